@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ascbpf_events.h - the one ABI shared by the BPF programs, the loader, the
+ * capture file and the converter.
+ *
+ * Contract:
+ *  - Every record starts with struct asc_hdr; hdr.type says which struct
+ *    follows, hdr.size is the record's total size in bytes.  Readers skip
+ *    records whose type they do not know by hdr.size, so new types can be
+ *    added without bumping ASC_CAPTURE_VERSION; changing an existing struct
+ *    requires a bump.
+ *  - Fixed-width fields only (no long, enum, bool or pointers), naturally
+ *    aligned, sizes a multiple of 8.  user/records.c holds a _Static_assert
+ *    for every size below.
+ *  - Records written by BPF have a fixed size per type.  Records written by
+ *    userspace (types >= ASC_REC_USER_BASE) may carry a trailing string and
+ *    therefore a variable size, always padded to 8 bytes.
+ *  - All host times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns()).
+ *    Device times are raw system-counter ticks; the capture's clock records
+ *    (ASC_REC_CLOCK, ASC_REC_DEVCLOCK) convert both to wall time.
+ */
+#ifndef __ASCBPF_EVENTS_H
+#define __ASCBPF_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define ASC_CAPTURE_VERSION	1
+
+/* Sizes of the inline payloads; changing any of them changes the ABI. */
+#define ASC_MAX_ARGS		6	/* x86-64 / aarch64 integer argument registers we read */
+#define ASC_NAME_LEN		64	/* op names from std::string / const char * */
+#define ASC_MAX_SQES		8	/* SQE headers kept per halSqTaskSend record */
+#define ASC_IOCTL_ARG_LEN	48	/* leading bytes of an ioctl argument struct */
+#define ASC_STACK_DEPTH		32	/* user stack frames per stack record */
+#define ASC_MODULE_NAME_LEN	16	/* davinci sub-module name ("TSDRV", "SVM", ...) */
+
+enum asc_rec_type {
+	ASC_REC_INVALID		= 0,
+	/* written by BPF (fixed size) */
+	ASC_REC_ENTER		= 1,	/* function entry: probe id + raw arguments */
+	ASC_REC_EXIT		= 2,	/* function return: probe id + return value */
+	ASC_REC_OPNAME		= 3,	/* OpCommand::RunOpApiV2 / aclop op type string */
+	ASC_REC_QUEUE		= 4,	/* Enqueue / Dequeue side of a task-queue slot */
+	ASC_REC_SQE		= 5,	/* halSqTaskSend: SQE headers of one submission */
+	ASC_REC_MEM		= 6,	/* one allocator event with totals */
+	ASC_REC_IOCTL		= 7,	/* one ioctl on a davinci node, enter+exit */
+	ASC_REC_STACK		= 8,	/* user stack of the ENTER record just before it (same tid) */
+	ASC_REC_STEP		= 9,	/* step boundary seen by the step probe */
+	ASC_REC_FDBIND		= 10,	/* 'Z' module bind on davinci_manager */
+	ASC_REC_PYSTACK		= 11,	/* reserved: Python frames (code object ptr, line) */
+	ASC_REC_TENSOR		= 12,	/* reserved: tensor dims/dtype of an aten op argument */
+
+	/* written by userspace into the capture file */
+	ASC_REC_USER_BASE	= 64,
+	ASC_REC_DEVTASK		= 64,	/* device task start/end from the profiling channel */
+	ASC_REC_PROBE		= 65,	/* probe table entry: id -> layer, kind, library, symbol */
+	ASC_REC_CLOCK		= 66,	/* CLOCK_MONOTONIC <-> CLOCK_REALTIME pair */
+	ASC_REC_DEVCLOCK	= 67,	/* device counter frequency and (counter, monotonic) pair */
+	ASC_REC_PROCESS		= 68,	/* traced process: pid, rank, device, comm / cmdline */
+	ASC_REC_THREAD		= 69,	/* thread name: tid -> comm */
+	ASC_REC_STATS		= 70,	/* per-CPU drop and event counters at end of trace */
+	ASC_REC_CONFIG		= 71,	/* options as traced, "key=value" */
+	ASC_REC_SYMBOL		= 72,	/* symbolised address (for stacks): addr -> "lib!sym+off" */
+	ASC_REC_LOST		= 73,	/* records known lost (e.g. device channel overflow) */
+};
+
+/* Layers, as the output files group events. */
+enum asc_layer {
+	ASC_LAYER_FRAMEWORK	= 1,	/* aten ops, OpCommand, task queue (PTA) */
+	ASC_LAYER_CANN		= 2,	/* aclnn*, aclop*, aclrt*, rt* */
+	ASC_LAYER_DRIVER	= 3,	/* hal*, ioctls */
+	ASC_LAYER_MEMORY	= 4,	/* allocator events */
+	ASC_LAYER_DEVICE	= 5,	/* device task timing */
+	ASC_LAYER_PYTHON	= 6,	/* Python functions / step markers */
+};
+
+/* Common header of every record: 24 bytes. */
+struct asc_hdr {
+	__u16 type;		/* enum asc_rec_type */
+	__u16 size;		/* total record size in bytes, including this header */
+	__u32 tgid;		/* process (userspace pid) */
+	__u32 tid;		/* thread (userspace tid) */
+	__u32 probe_id;		/* index into the probe table (ASC_REC_PROBE), or 0 */
+	__u64 ts_ns;		/* CLOCK_MONOTONIC ns */
+};
+
+/* ASC_REC_ENTER: 72 bytes.  args[i] are the raw integer argument registers. */
+struct asc_enter {
+	struct asc_hdr hdr;
+	__u64 args[ASC_MAX_ARGS];
+};
+
+/* ASC_REC_EXIT: 32 bytes. */
+struct asc_exit {
+	struct asc_hdr hdr;
+	__u64 ret;		/* raw return register (aclError / pointer / ...) */
+};
+
+/* ASC_REC_OPNAME: 96 bytes.  Emitted on entry of a probe that carries a name. */
+struct asc_opname {
+	struct asc_hdr hdr;
+	__u32 len;		/* bytes in name, excluding the NUL; may be truncated */
+	__u32 flags;		/* ASC_OPNAME_TRUNCATED */
+	char name[ASC_NAME_LEN];
+};
+#define ASC_OPNAME_TRUNCATED	0x1
+
+/*
+ * ASC_REC_QUEUE: 48 bytes.  One per Repository::Enqueue (producer thread) and
+ * one per AsncExecFunc (acl_thread consumer); both carry the slot's
+ * correlation id read from QueueParas at the same offset.
+ */
+struct asc_queue {
+	struct asc_hdr hdr;
+	__u64 correlation_id;
+	__u64 stream;		/* QueueParas.paramStream */
+	__u32 param_type;	/* QueueParamType (EXECUTE_OPAPI = 7, ...) */
+	__u32 side;		/* ASC_QUEUE_ENQUEUE / ASC_QUEUE_DEQUEUE */
+};
+#define ASC_QUEUE_ENQUEUE	0
+#define ASC_QUEUE_DEQUEUE	1
+
+/* One 8-byte STARS SQE header as submitted. */
+struct asc_sqe_hdr {
+	__u8  sqe_type;		/* header type:6 */
+	__u8  flags;		/* second header byte (ie, pre/post, wrCqe) */
+	__u16 block_dim;
+	__u16 stream_id;	/* rtStreamId */
+	__u16 task_id;		/* 16-bit task id; wraps, the converter counts the wraps */
+};
+
+/* ASC_REC_SQE: 104 bytes.  One per halSqTaskSend call (written on entry). */
+struct asc_sqe {
+	struct asc_hdr hdr;
+	__u32 dev_id;
+	__u32 sq_id;
+	__u32 sqe_num;		/* SQEs in the submission (may exceed ASC_MAX_SQES) */
+	__u32 nr_kept;		/* headers present in sqe[] */
+	struct asc_sqe_hdr sqe[ASC_MAX_SQES];
+};
+
+/* ASC_REC_MEM: 80 bytes. */
+struct asc_mem {
+	struct asc_hdr hdr;
+	__u64 ptr;
+	__s64 size;		/* bytes; negative for frees, as torch_npu reports them */
+	__u64 total_allocated;	/* bytes, after this event */
+	__u64 total_reserved;
+	__u64 total_active;
+	__u64 stream;		/* stream pointer (or stream id) the block belongs to */
+	__u16 device;
+	__u8  component;	/* ASC_MEM_PTA / ASC_MEM_GE / ASC_MEM_APP / ASC_MEM_WORKSPACE */
+	__u8  data_type;	/* ASC_MEM_MALLOC / ASC_MEM_FREE / ASC_MEM_BLOCK_FREE */
+	__u32 reserved;
+};
+#define ASC_MEM_PTA		0	/* torch_npu caching allocator */
+#define ASC_MEM_GE		1	/* CANN segment allocations (aclrtMalloc* / rtMalloc) */
+#define ASC_MEM_APP		2	/* driver-level device memory (halMemAlloc / SVM) */
+#define ASC_MEM_WORKSPACE	3
+#define ASC_MEM_MALLOC		0
+#define ASC_MEM_FREE		1
+#define ASC_MEM_BLOCK_FREE	2
+
+/* ASC_REC_IOCTL: 104 bytes.  hdr.ts_ns is the entry time. */
+struct asc_ioctl {
+	struct asc_hdr hdr;
+	__u64 exit_ns;
+	__s64 ret;		/* syscall return (0 or -errno) */
+	__u32 fd;
+	__u32 cmd;
+	__u8  module;		/* ASC_MOD_* the fd is bound to, ASC_MOD_UNKNOWN if not seen */
+	__u8  arg_len;		/* bytes copied into arg[] (after the call) */
+	__u16 reserved;
+	__u32 reserved2;
+	__u8  arg[ASC_IOCTL_ARG_LEN];
+};
+#define ASC_MOD_UNKNOWN		0
+#define ASC_MOD_TSDRV		1
+#define ASC_MOD_SVM		2
+#define ASC_MOD_DEVMNG		3
+#define ASC_MOD_OTHER		4
+
+/* ASC_REC_FDBIND: 48 bytes.  hdr.ts_ns is the exit time of the bind ioctl. */
+struct asc_fdbind {
+	struct asc_hdr hdr;
+	__u32 fd;
+	__s32 device_id;
+	char module_name[ASC_MODULE_NAME_LEN];
+};
+
+/* ASC_REC_STACK: 288 bytes.  ips[0] is the probed function's address. */
+struct asc_stack {
+	struct asc_hdr hdr;
+	__u32 nr;		/* valid entries in ips[] */
+	__u32 flags;		/* ASC_STACK_TRUNCATED */
+	__u64 ips[ASC_STACK_DEPTH];
+};
+#define ASC_STACK_TRUNCATED	0x1
+
+/* ASC_REC_STEP: 40 bytes. */
+struct asc_step {
+	struct asc_hdr hdr;
+	__u64 step;		/* 0-based index of the step that starts at hdr.ts_ns */
+	__u32 state;		/* enum asc_sched_state of that step (bpf/schedule.h) */
+	__u32 reserved;
+};
+
+/* ---- records written by userspace ---- */
+
+/*
+ * ASC_REC_DEVTASK: 56 bytes.  One device task, start and end paired from the
+ * STARS ACSQ log (channel 50).  hdr.ts_ns is 0; times are in start/end_cnt.
+ */
+struct asc_devtask {
+	struct asc_hdr hdr;
+	__u64 start_cnt;	/* system counter ticks */
+	__u64 end_cnt;
+	__u32 dev_id;
+	__u16 stream_id;
+	__u16 task_id;		/* 16-bit, as the device logs it */
+	__u16 task_type;	/* ACSQ log task type (word0 >> 10) */
+	__u16 flags;
+	__u32 reserved;
+};
+
+/*
+ * ASC_REC_PROBE: 48 bytes + "library\0symbol\0" padded to 8.
+ * hdr.probe_id is the id that ENTER/EXIT/... records carry.
+ */
+struct asc_probe {
+	struct asc_hdr hdr;
+	__u16 layer;		/* enum asc_layer */
+	__u16 kind;		/* enum asc_probe_kind (user/probes.h) */
+	__u32 flags;		/* ASC_PROBE_* */
+	__u64 offset;		/* file offset attached at (after any prologue skip) */
+	__u16 lib_len;		/* strlen(library) */
+	__u16 sym_len;		/* strlen(symbol) */
+	__u32 reserved;
+	char strings[];		/* library, NUL, symbol, NUL */
+};
+#define ASC_PROBE_RETPROBE	0x1	/* a uretprobe is attached too */
+#define ASC_PROBE_SKIPPED_ENDBR	0x2	/* attached after an endbr64 */
+#define ASC_PROBE_SINGLESTEP	0x4	/* first instruction is not emulated by the kernel */
+#define ASC_PROBE_MISSING	0x8	/* symbol not found: not attached */
+
+/* ASC_REC_CLOCK: 48 bytes. */
+struct asc_clock {
+	struct asc_hdr hdr;	/* ts_ns = CLOCK_MONOTONIC */
+	__u64 realtime_ns;	/* CLOCK_REALTIME at the same instant */
+	__u64 monotonic_raw_ns;
+	__u32 which;		/* ASC_CLOCK_START / ASC_CLOCK_END */
+	__s32 utc_offset_s;	/* local time - UTC, for directory names and local stamps */
+};
+#define ASC_CLOCK_START		0
+#define ASC_CLOCK_END		1
+
+/* ASC_REC_DEVCLOCK: 48 bytes. */
+struct asc_devclock {
+	struct asc_hdr hdr;	/* ts_ns = CLOCK_MONOTONIC when counter was read */
+	__u64 counter;		/* device system counter at hdr.ts_ns */
+	__u64 freq_hz;		/* counter frequency */
+	__u32 dev_id;
+	__u32 reserved;
+};
+
+/* ASC_REC_PROCESS: 40 bytes + cmdline (NUL-separated args, NUL) padded to 8. */
+struct asc_process {
+	struct asc_hdr hdr;	/* tgid = pid */
+	__s32 rank;		/* -1 if unknown */
+	__s32 device;		/* -1 if unknown */
+	__u32 cmdline_len;
+	char comm[4];		/* first 4 bytes of comm; full comm is in the thread record */
+	char strings[];
+};
+
+/* ASC_REC_THREAD: 40 bytes. */
+struct asc_thread {
+	struct asc_hdr hdr;	/* tgid, tid */
+	char comm[16];
+};
+
+/* ASC_REC_STATS: 64 bytes.  Totals over all CPUs, and per source. */
+struct asc_stats {
+	struct asc_hdr hdr;
+	__u64 events;		/* records committed by BPF */
+	__u64 drops;		/* bpf_ringbuf_reserve failures (summed over CPUs) */
+	__u64 devtask_records;	/* device records read from the profiling channel */
+	__u64 devtask_drops;	/* device records lost (channel overflow, unpaired) */
+	__u64 bytes;		/* ring-buffer bytes consumed */
+};
+
+/* ASC_REC_CONFIG / ASC_REC_SYMBOL / ASC_REC_LOST: 32 bytes + text padded to 8. */
+struct asc_text {
+	struct asc_hdr hdr;
+	__u64 value;		/* SYMBOL: address; LOST: count; CONFIG: 0 */
+	char text[];		/* NUL-terminated */
+};
+
+#endif /* __ASCBPF_EVENTS_H */

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# tests/run.sh [--unit|--integration] [NAME-FILTER]
+#
+# Runs the cmocka unit binaries ($OUTPUT/tests/test_*) and the integration
+# tests (tests/integration/test_*.sh and test_*.py), then prints one closing
+# line "N passed, N failed, N skipped".  An integration test exits 0 (pass),
+# 77 (skip: it must print the reason) or anything else (fail).  A skip fails
+# the run unless ASCBPF_ALLOW_SKIP=1: on our machines and in CI nothing may be
+# skipped.  Each test runs under a timeout ($ASCBPF_TEST_TIMEOUT s, 300).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+OUTPUT=${OUTPUT:-$top/build}
+export OUTPUT ASCBPF_TOP=$top
+timeout_s=${ASCBPF_TEST_TIMEOUT:-300}
+mode=all
+filter=""
+for a in "$@"; do
+	case "$a" in
+	--unit) mode=unit ;;
+	--integration) mode=integration ;;
+	*) filter=$a ;;
+	esac
+done
+
+passed=0 failed=0 skipped=0
+failed_names=() skipped_names=()
+logdir=$OUTPUT/test-logs
+mkdir -p "$logdir"
+
+run_unit() {
+	local bin=$1 name out rc p f
+	name=$(basename "$bin")
+	out=$logdir/$name.log
+	timeout "$timeout_s" "$bin" >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out" | awk '{s+=$1} END {print s+0}')
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1	# crashed or timed out before cmocka could count
+		echo "FAIL: $name exited with status $rc"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	[ "$f" -gt 0 ] && failed_names+=("$name")
+}
+
+run_integration() {
+	local t=$1 name out rc
+	name=$(basename "$t")
+	out=$logdir/$name.log
+	echo "=== $name"
+	case "$t" in
+	*.py) timeout "$timeout_s" "${PYTHON:-/usr/bin/python3}" "$t" >"$out" 2>&1 ;;
+	*) timeout "$timeout_s" bash "$t" >"$out" 2>&1 ;;
+	esac
+	rc=$?
+	case $rc in
+	0) passed=$((passed + 1)); tail -n 3 "$out"; echo "PASS: $name" ;;
+	77) skipped=$((skipped + 1)); skipped_names+=("$name: $(tail -n 1 "$out")"); echo "SKIP: $name: $(tail -n 1 "$out")" ;;
+	*) failed=$((failed + 1)); failed_names+=("$name"); tail -n 40 "$out"; echo "FAIL: $name (status $rc, log $out)" ;;
+	esac
+}
+
+if [ "$mode" != integration ]; then
+	for bin in "$OUTPUT"/tests/test_*; do
+		[ -x "$bin" ] || continue
+		case "$(basename "$bin")" in *"$filter"*) ;; *) continue ;; esac
+		run_unit "$bin"
+	done
+fi
+if [ "$mode" != unit ]; then
+	for t in "$top"/tests/integration/test_*.sh "$top"/tests/integration/test_*.py; do
+		[ -f "$t" ] || continue
+		case "$(basename "$t")" in *"$filter"*) ;; *) continue ;; esac
+		run_integration "$t"
+	done
+fi
+
+echo
+for n in "${failed_names[@]}"; do echo "failed: $n"; done
+for n in "${skipped_names[@]}"; do echo "skipped: $n"; done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] || exit 1
+if [ "$skipped" -gt 0 ] && [ "${ASCBPF_ALLOW_SKIP:-0}" != 1 ]; then
+	echo "tests were skipped: nothing may be skipped on our machines or in CI (ASCBPF_ALLOW_SKIP=1 to allow)"
+	exit 1
+fi
+exit 0

@@ -1,0 +1,29 @@
+# user/: the ascbpf program.  Every user/*.c except main.c is a module
+# (user/NAME.c -> $(OUTPUT)/user/NAME.o) linked into ascbpf; unit tests link
+# the modules they test (tests/build.mk).
+
+USER_OUT	:= $(OUTPUT)/user
+OUTPUT_DIRS	+= $(USER_OUT)
+USER_SRCS	:= $(wildcard user/*.c)
+USER_OBJS	:= $(patsubst user/%.c,$(USER_OUT)/%.o,$(USER_SRCS))
+USER_LIB_OBJS	:= $(filter-out $(USER_OUT)/main.o,$(USER_OBJS))
+
+USER_PKGS	:= libbpf libelf libzstd
+USER_CFLAGS	:= $(COMMON_CFLAGS) -Iuser -Ibpf -I$(BPF_OUT) \
+		   -DASCBPF_VERSION='"$(VERSION)"' \
+		   $(shell $(PKG_CONFIG) --cflags $(USER_PKGS) 2>/dev/null)
+USER_LDLIBS	:= $(shell $(PKG_CONFIG) --libs $(USER_PKGS) 2>/dev/null) -ldl -lpthread -lm
+
+# Modules may include BPF skeletons: build those first.
+$(USER_OUT)/%.o: user/%.c | $(USER_OUT) $(BPF_SKELS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+ifneq ($(wildcard user/main.c),)
+$(OUTPUT)/ascbpf: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(COMMON_LDFLAGS) $^ $(USER_LDLIBS) -o $@
+
+ALL_TARGETS	+= $(OUTPUT)/ascbpf
+INSTALL_BIN	+= $(OUTPUT)/ascbpf
+endif
