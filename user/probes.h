@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * probes.h - the probe table (what ascbpf attaches to, by layer) and its
+ * resolution against a running process into attach sites.
+ *
+ * The same table serves npu_model and a real Ascend host: entries name
+ * libraries by soname basename and symbols by their exported names (mangled
+ * for C++).  Resolution reads /proc/PID/maps (through /proc/PID/root for
+ * processes in containers), the ELF .dynsym and .symtab, and places each
+ * uprobe where the kernel can emulate the first instruction when that is
+ * safe (after an endbr64, for instance); see prologue analysis in probes.c.
+ *
+ * Functions return 0 or -errno.
+ */
+#ifndef __ASCBPF_PROBES_H
+#define __ASCBPF_PROBES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What the BPF side does at a site; user/trace.c maps a kind to a BPF program. */
+enum asc_probe_kind {
+	ASC_PK_CALL = 1,	/* ENTER (args) on entry, EXIT (ret) on return */
+	ASC_PK_OPNAME_STDSTR,	/* as CALL, plus OPNAME from arg0 (const std::string &) */
+	ASC_PK_OPNAME_CSTR,	/* as CALL, plus OPNAME from arg0 (const char *) */
+	ASC_PK_ENQUEUE,		/* as CALL, plus QUEUE(enqueue) from arg0 (QueueParas *) */
+	ASC_PK_DEQUEUE,		/* as CALL, plus QUEUE(dequeue) from arg0 (QueueParas *) */
+	ASC_PK_SQE_SEND,	/* as CALL, plus SQE from (devId, struct halTaskSendInfo *) */
+	ASC_PK_MEM_REPORT,	/* MEM from the allocator's report hook argument */
+	ASC_PK_STEP,		/* STEP: a step boundary; advances the schedule gate */
+	ASC_PK_ATEN_OP,		/* as CALL on at::_ops::<op>::call (framework range) */
+};
+
+/* Probe families: what the trace options switch on and off. */
+enum asc_probe_family {
+	ASC_FAM_FRAMEWORK = 1 << 0,	/* aten ops, OpCommand, task queue (--activities cpu) */
+	ASC_FAM_CANN	  = 1 << 1,	/* aclnn, aclop, aclrt, rt (--activities npu) */
+	ASC_FAM_DRIVER	  = 1 << 2,	/* hal*, ioctls (--activities npu, --level >= 1) */
+	ASC_FAM_MEMORY	  = 1 << 3,	/* allocator reports and memory calls (--profile-memory) */
+	ASC_FAM_STEP	  = 1 << 4,	/* step boundary (always, unless --step none) */
+};
+
+struct asc_probe_spec {
+	const char *lib;	/* soname basename: "libascendcl.so" */
+	const char *sym;	/* exact symbol name, or a glob ("aclnn*") */
+	uint16_t layer;		/* enum asc_layer (bpf/ascbpf_events.h) */
+	uint16_t kind;		/* enum asc_probe_kind */
+	uint32_t family;	/* enum asc_probe_family */
+	uint32_t flags;		/* ASC_SPEC_* */
+};
+#define ASC_SPEC_OPTIONAL	0x1	/* absent on some versions: not a warning when missing */
+#define ASC_SPEC_NO_RETPROBE	0x2	/* entry only */
+
+/* One resolved attach point. */
+struct asc_probe_site {
+	uint32_t id;			/* probe id carried by records (>= 1) */
+	const struct asc_probe_spec *spec;
+	char *path;			/* path to open for attach (host view, /proc/PID/root/...) */
+	char *sym;			/* resolved symbol (a glob expands to many sites) */
+	uint64_t func_offset;		/* file offset of the function */
+	uint64_t attach_offset;		/* file offset attached at (func_offset + skip) */
+	uint32_t flags;			/* ASC_PROBE_* (bpf/ascbpf_events.h) */
+};
+
+struct asc_probe_missing {
+	const struct asc_probe_spec *spec;
+	char reason[96];		/* "library not mapped", "symbol not found", ... */
+};
+
+struct asc_probe_plan {
+	pid_t pid;
+	struct asc_probe_site *sites;
+	size_t nr_sites;
+	struct asc_probe_missing *missing;
+	size_t nr_missing;
+	char **libs_seen;		/* distinct library paths matched in the maps */
+	size_t nr_libs;
+};
+
+/* The built-in table, terminated by an entry with lib == NULL. */
+extern const struct asc_probe_spec asc_probe_table[];
+
+/*
+ * Resolves every table entry whose family is in `families` against PID's
+ * current mappings.  Sites get ids first_id, first_id + 1, ...  Returns
+ * -ESRCH if PID does not exist, -ENOENT if none of the table's libraries is
+ * mapped (the plan then lists what was looked for in `missing`).
+ */
+int asc_probe_plan_build(pid_t pid, uint32_t families, uint32_t first_id,
+			 struct asc_probe_plan *plan);
+
+void asc_probe_plan_free(struct asc_probe_plan *plan);
+
+#endif /* __ASCBPF_PROBES_H */
