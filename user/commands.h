@@ -13,6 +13,7 @@ int cmd_trace(int argc, char **argv);	/* user/trace.c */
 int cmd_probes(int argc, char **argv);	/* user/probes.c */
 int cmd_convert(int argc, char **argv);	/* user/convert.c */
 int cmd_report(int argc, char **argv);	/* user/report.c */
+int cmd_dump(int argc, char **argv);	/* user/dump.c */
 int cmd_version(int argc, char **argv);	/* user/version.c */
 
 #endif /* __ASCBPF_COMMANDS_H */

@@ -22,6 +22,7 @@ static const struct cmd cmds[] = {
 	{ "probes",  cmd_probes,  "list what would attach where in a process, and what is missing" },
 	{ "convert", cmd_convert, "turn a capture file into *_ascend_pt/ASCEND_PROFILER_OUTPUT" },
 	{ "report",  cmd_report,  "find dispatch, optimizer, TransData and memory problems" },
+	{ "dump",    cmd_dump,    "print the records of a capture file (text or --json lines)" },
 	{ "version", cmd_version, "print versions and the kernel features found" },
 	{ NULL, NULL, NULL },
 };
