@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ascbpf.bpf.c - every BPF program of `ascbpf trace`.
+ *
+ * The traced thread is the hot path, so each program does the minimum:
+ *  1. one hash lookup of the current tgid in `tgids`; no entry or a closed
+ *     gate (schedule outside an active window) returns at once;
+ *  2. reserve a fixed-size record in the one ring buffer, fill it, submit it
+ *     without a wake-up (the consumer polls on a timer) unless the ring holds
+ *     more than wakeup_bytes;
+ *  3. a failed reserve is counted in the per-CPU `stats` map: never silent.
+ *
+ * Generic programs (asc_call_enter / asc_call_exit) serve every ASC_PK_CALL
+ * and ASC_PK_ATEN_OP site; the attach layer passes the site's probe id as the
+ * BPF cookie.  The other probe kinds have dedicated entry programs that emit
+ * the ENTER record and their extra record; every kind uses asc_call_exit on
+ * return.  Entry programs exist in two sections' worth of variants only in
+ * the loader (expected_attach_type), never here.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "ascbpf_events.h"
+#include "ascbpf_maps.h"
+#include "schedule.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* libbpf 1.1 has no PT_REGS_PARM6: the sixth integer argument register. */
+#ifndef PT_REGS_PARM6
+#if defined(__TARGET_ARCH_x86)
+#define PT_REGS_PARM6(x) (((struct pt_regs *)(x))->r9)
+#elif defined(__TARGET_ARCH_arm64)
+#define PT_REGS_PARM6(x) (((struct user_pt_regs *)(x))->regs[5])
+#else
+#error "PT_REGS_PARM6 is not defined for this architecture"
+#endif
+#endif
+
+/* ---- configuration, set by the loader before load ---- */
+const volatile struct asc_sched sched_cfg = {};
+const volatile __u64 wakeup_bytes = 1 << 20;	/* wake the consumer above this fill */
+const volatile __u32 with_stack = 0;		/* --with-stack: STACK after ENTER */
+const volatile __u32 stop_on_load = 0;		/* SIGSTOP our own child at the loader hook */
+const volatile __u32 comm_filter_on = 0;	/* --comm: adopt execs of comm_filter */
+const volatile char comm_filter[16] = {};
+const volatile __u32 loader_probe_id = 0;	/* probe id of the r_brk hook */
+
+/* ---- maps ---- */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);		/* resized by --ringbuf-size */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASC_MAX_TGIDS);
+	__type(key, __u32);
+	__type(value, struct asc_tgid_state);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASC_MAX_FDS);
+	__type(key, struct asc_fd_key);
+	__type(value, __u32);
+} fdmod SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct asc_cpu_stats);
+} stats SEC(".maps");
+
+/* An ioctl between sys_enter and sys_exit, per tid. */
+struct ioctl_inflight {
+	__u64 ts_ns;
+	__u64 arg;
+	__u32 fd;
+	__u32 cmd;
+	__u32 module;
+	__u32 traced;		/* 1: emit an IOCTL record at exit (gate was open) */
+	char module_name[ASC_MODULE_NAME_LEN];
+	__s32 device_id;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASC_MAX_INFLIGHT);
+	__type(key, __u32);
+	__type(value, struct ioctl_inflight);
+} inflight SEC(".maps");
+
+/* ---- helpers ---- */
+
+static __always_inline void count_drop(void)
+{
+	__u32 zero = 0;
+	struct asc_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
+
+	if (s)
+		s->drops++;
+}
+
+static __always_inline void *reserve(__u32 size)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		count_drop();
+	return rec;
+}
+
+static __always_inline void submit(void *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
+}
+
+static __always_inline void fill_hdr(struct asc_hdr *h, __u16 type, __u16 size, __u64 pid_tgid,
+				     __u32 probe_id, __u64 ts)
+{
+	h->type = type;
+	h->size = size;
+	h->tgid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+	h->probe_id = probe_id;
+	h->ts_ns = ts;
+}
+
+/* The gate: traced tgid and open window.  Returns the state or NULL. */
+static __always_inline struct asc_tgid_state *gate(__u64 pid_tgid)
+{
+	__u32 tgid = pid_tgid >> 32;
+	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
+
+	if (!st || !st->open)
+		return NULL;
+	return st;
+}
+
+static __always_inline void emit_stack(void *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
+{
+	struct asc_stack *s = reserve(sizeof(*s));
+	long n;
+
+	if (!s)
+		return;
+	fill_hdr(&s->hdr, ASC_REC_STACK, sizeof(*s), pid_tgid, id, ts);
+	n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+	s->nr = n > 0 ? n / sizeof(__u64) : 0;
+	s->flags = s->nr == ASC_STACK_DEPTH ? ASC_STACK_TRUNCATED : 0;
+	submit(s);
+}
+
+/* ENTER with the six argument registers; returns 0 if nothing was emitted. */
+static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
+{
+	struct asc_enter *e = reserve(sizeof(*e));
+
+	if (!e)
+		return 0;
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
+	e->args[0] = PT_REGS_PARM1(ctx);
+	e->args[1] = PT_REGS_PARM2(ctx);
+	e->args[2] = PT_REGS_PARM3(ctx);
+	e->args[3] = PT_REGS_PARM4(ctx);
+	e->args[4] = PT_REGS_PARM5(ctx);
+	e->args[5] = PT_REGS_PARM6(ctx);
+	submit(e);
+	if (with_stack)
+		emit_stack(ctx, pid_tgid, id, ts);
+	return 1;
+}
+
+/* ---- generic call sites (ASC_PK_CALL, ASC_PK_ATEN_OP) ---- */
+
+SEC("uprobe")
+int BPF_KPROBE(asc_call_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!gate(pid_tgid))
+		return 0;
+	emit_enter(ctx, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_call_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct asc_exit *x;
+
+	if (!gate(pid_tgid))
+		return 0;
+	x = reserve(sizeof(*x));
+	if (!x)
+		return 0;
+	fill_hdr(&x->hdr, ASC_REC_EXIT, sizeof(*x), pid_tgid, bpf_get_attach_cookie(ctx),
+		 bpf_ktime_get_ns());
+	x->ret = PT_REGS_RC(ctx);
+	submit(x);
+	return 0;
+}
+
+/* ---- op names ---- */
+
+static __always_inline void emit_opname(__u64 pid_tgid, __u32 id, __u64 ts, const void *src,
+					__u64 len, int is_cstr)
+{
+	struct asc_opname *o = reserve(sizeof(*o));
+	long n;
+
+	if (!o)
+		return;
+	fill_hdr(&o->hdr, ASC_REC_OPNAME, sizeof(*o), pid_tgid, id, ts);
+	o->flags = 0;
+	if (is_cstr) {
+		n = bpf_probe_read_user_str(o->name, sizeof(o->name), src);
+		if (n < 0)
+			n = 1;
+		o->len = n - 1;
+		if (n == sizeof(o->name))
+			o->flags = ASC_OPNAME_TRUNCATED;	/* may also be exactly 63 bytes */
+	} else {
+		if (len > sizeof(o->name) - 1) {
+			len = sizeof(o->name) - 1;
+			o->flags = ASC_OPNAME_TRUNCATED;
+		}
+		if (bpf_probe_read_user(o->name, len & (ASC_NAME_LEN - 1), src) < 0)
+			len = 0;
+		len &= ASC_NAME_LEN - 1;
+		o->name[len] = 0;
+		o->len = len;
+	}
+	submit(o);
+}
+
+/* arg0: const std::string & (libstdc++: data pointer at 0, length at 8). */
+SEC("uprobe")
+int BPF_KPROBE(asc_opname_stdstr_enter, void *str)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u64 ts = bpf_ktime_get_ns();
+	struct { const void *data; __u64 len; } s = {};
+
+	if (!gate(pid_tgid))
+		return 0;
+	emit_enter(ctx, pid_tgid, id, ts);
+	if (bpf_probe_read_user(&s, sizeof(s), str) < 0)
+		s.len = 0;
+	emit_opname(pid_tgid, id, ts, s.data, s.len, 0);
+	return 0;
+}
+
+/* arg0: const char *. */
+SEC("uprobe")
+int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u64 ts = bpf_ktime_get_ns();
+
+	if (!gate(pid_tgid))
+		return 0;
+	emit_enter(ctx, pid_tgid, id, ts);
+	emit_opname(pid_tgid, id, ts, name, 0, 1);
+	return 0;
+}
+
+/* ---- task queue: QueueParas *arg0 (stream at 0, type at 8, correlation id at 32) ---- */
+
+static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u32 side)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u64 ts = bpf_ktime_get_ns();
+	struct asc_queue *q;
+	__u64 v[5] = {};
+
+	if (!gate(pid_tgid))
+		return 0;
+	emit_enter(ctx, pid_tgid, id, ts);
+	q = reserve(sizeof(*q));
+	if (!q)
+		return 0;
+	fill_hdr(&q->hdr, ASC_REC_QUEUE, sizeof(*q), pid_tgid, id, ts);
+	bpf_probe_read_user(v, sizeof(v), qp);	/* zeros on fault */
+	q->stream = v[0];
+	q->param_type = (__u32)v[1];
+	q->correlation_id = v[4];
+	q->side = side;
+	submit(q);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_enqueue_enter, void *qp)
+{
+	return queue_enter(ctx, qp, ASC_QUEUE_ENQUEUE);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_dequeue_enter, void *qp)
+{
+	return queue_enter(ctx, qp, ASC_QUEUE_DEQUEUE);
+}
+
+/* ---- halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info) ---- */
+
+SEC("uprobe")
+int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u64 ts = bpf_ktime_get_ns();
+	/* halTaskSendInfo: type, tsId, sqId, timeout, sqe_addr @16, sqe_num @24 */
+	struct { __u32 type, ts_id, sq_id; __s32 timeout; __u64 sqe_addr; __u32 sqe_num, pos; } ti;
+	struct asc_sqe *r;
+	__u32 i, n;
+
+	if (!gate(pid_tgid))
+		return 0;
+	emit_enter(ctx, pid_tgid, id, ts);
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, ASC_REC_SQE, sizeof(*r), pid_tgid, id, ts);
+	if (bpf_probe_read_user(&ti, sizeof(ti), info) < 0)
+		__builtin_memset(&ti, 0, sizeof(ti));
+	r->dev_id = dev_id;
+	r->sq_id = ti.sq_id;
+	r->sqe_num = ti.sqe_num;
+	n = ti.sqe_num < ASC_MAX_SQES ? ti.sqe_num : ASC_MAX_SQES;
+	r->nr_kept = 0;
+	__builtin_memset(r->sqe, 0, sizeof(r->sqe));
+	for (i = 0; i < ASC_MAX_SQES; i++) {
+		if (i >= n)
+			break;
+		/* 64-byte SQEs, 8-byte STARS header first */
+		if (bpf_probe_read_user(&r->sqe[i], sizeof(r->sqe[i]),
+					(void *)(ti.sqe_addr + (__u64)i * 64)) < 0)
+			break;
+		r->nr_kept = i + 1;
+	}
+	submit(r);
+	return 0;
+}
+
+/*
+ * ---- allocator report hook ----
+ * npu_model's (and torch_npu's) memory report carries one event; A documents
+ * the layout in npu_model/README.md ("allocator report hook"):
+ *   u64 ptr @0, s64 size @8, u64 total_allocated @16, u64 total_reserved @24,
+ *   u64 total_active @32, u64 stream @40, u16 device @48, u8 component @50,
+ *   u8 data_type @51.
+ * The raw bytes are copied 1:1 into asc_mem, which has the same order.
+ */
+SEC("uprobe")
+int BPF_KPROBE(asc_mem_report_enter, void *rep)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct asc_mem *m;
+
+	if (!gate(pid_tgid))
+		return 0;
+	m = reserve(sizeof(*m));
+	if (!m)
+		return 0;
+	fill_hdr(&m->hdr, ASC_REC_MEM, sizeof(*m), pid_tgid, bpf_get_attach_cookie(ctx),
+		 bpf_ktime_get_ns());
+	if (bpf_probe_read_user(&m->ptr, 52, rep) < 0)
+		__builtin_memset(&m->ptr, 0, 52);
+	m->reserved = 0;
+	submit(m);
+	return 0;
+}
+
+/*
+ * ---- step boundary ----
+ * Each hit starts step next_step; the schedule decides whether that step is
+ * recorded, and the gate of this tgid follows.  The STEP record is emitted
+ * for every step, recorded or not, so the converter sees every boundary.
+ */
+SEC("uprobe")
+int BPF_KPROBE(asc_step_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
+	struct asc_sched s;
+	struct asc_step *r;
+	__u64 step;
+	__u32 action;
+
+	if (!st)
+		return 0;
+	step = __sync_fetch_and_add(&st->next_step, 1);
+	__builtin_memcpy(&s, (const void *)&sched_cfg, sizeof(s));
+	action = asc_sched_action(&s, step);
+	st->open = asc_sched_recording(action);
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, ASC_REC_STEP, sizeof(*r), pid_tgid, bpf_get_attach_cookie(ctx),
+		 bpf_ktime_get_ns());
+	r->step = step;
+	r->state = action;
+	r->reserved = 0;
+	submit(r);
+	return 0;
+}
+
+/*
+ * ---- dynamic loader hook (r_brk / _dl_debug_state) ----
+ * Tells the loader that the link map changed (dlopen, or the initial load),
+ * with an ENTER record carrying loader_probe_id and always a wake-up.  For our
+ * own child only (stop_on_load), the child is stopped until the new libraries
+ * are attached; it was given PR_SET_PDEATHSIG(SIGCONT) so it never stays
+ * stopped if ascbpf dies.
+ */
+SEC("uprobe")
+int BPF_KPROBE(asc_loader_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	struct asc_enter *e;
+
+	if (!bpf_map_lookup_elem(&tgids, &tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, loader_probe_id,
+		 bpf_ktime_get_ns());
+	__builtin_memset(e->args, 0, sizeof(e->args));
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	if (stop_on_load)
+		bpf_send_signal(19 /* SIGSTOP */);
+	return 0;
+}
+
+/* ---- --comm: adopt processes that exec later ---- */
+
+SEC("tp/sched/sched_process_exec")
+int asc_exec(void *ctx)
+{
+	struct asc_tgid_state st = { .open = 1, .flags = ASC_TGID_FROM_EXEC };
+	char comm[16];
+	__u32 tgid;
+	int i;
+
+	if (!comm_filter_on)
+		return 0;
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (i = 0; i < 16; i++) {
+		if (comm[i] != comm_filter[i])
+			return 0;
+		if (!comm[i])
+			break;
+	}
+	if (sched_cfg.enabled)
+		st.open = 0;		/* closed until the first step boundary */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	bpf_map_update_elem(&tgids, &tgid, &st, BPF_NOEXIST);
+	return 0;
+}
+
+/* ---- ioctls on davinci nodes ---- */
+
+static __always_inline __u32 module_from_name(const char *n)
+{
+	if (n[0] == 'T' && n[1] == 'S' && n[2] == 'D' && n[3] == 'R' && n[4] == 'V' && !n[5])
+		return ASC_MOD_TSDRV;
+	if (n[0] == 'S' && n[1] == 'V' && n[2] == 'M' && !n[3])
+		return ASC_MOD_SVM;
+	if (n[0] == 'D' && n[1] == 'E' && n[2] == 'V' && n[3] == 'M' && n[4] == 'N' && n[5] == 'G'
+	    && !n[6])
+		return ASC_MOD_DEVMNG;
+	return ASC_MOD_OTHER;
+}
+
+/*
+ * A davinci fd found in /proc/PID/fd before we attached has module
+ * ASC_MOD_UNKNOWN; its first non-'Z' ioctl names the module by magic and
+ * size (TSDRV 'X'; SVM 'M' with the 344-byte devmm_ioctl_arg; DEVMNG 'M' _IO).
+ */
+static __always_inline __u32 module_from_cmd(__u32 cmd)
+{
+	__u32 magic = (cmd >> 8) & 0xff, size = (cmd >> 16) & 0x3fff;
+
+	if (magic == 'X')
+		return ASC_MOD_TSDRV;
+	if (magic == 'M')
+		return size == 344 ? ASC_MOD_SVM : ASC_MOD_DEVMNG;
+	return ASC_MOD_UNKNOWN;
+}
+
+SEC("tp/syscalls/sys_enter_ioctl")
+int asc_ioctl_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
+	struct ioctl_inflight in = {};
+	struct asc_fd_key key;
+	__u32 *mod;
+
+	if (!st)
+		return 0;
+	in.fd = ctx->args[0];
+	in.cmd = ctx->args[1];
+	in.arg = ctx->args[2];
+	if (in.cmd == ASC_DAVINCI_OPEN) {
+		/* the bind is learned whatever the gate says */
+		if (bpf_probe_read_user(in.module_name, sizeof(in.module_name) - 1,
+					(void *)in.arg) < 0)
+			return 0;
+		bpf_probe_read_user(&in.device_id, sizeof(in.device_id),
+				    (void *)(in.arg + ASC_DAVINCI_NAME_MAX));
+		in.module = ASC_MOD_UNKNOWN;
+	} else {
+		key.tgid = tgid;
+		key.fd = in.fd;
+		mod = bpf_map_lookup_elem(&fdmod, &key);
+		if (!mod)
+			return 0;		/* not a davinci fd */
+		if (*mod == ASC_MOD_UNKNOWN) {
+			*mod = module_from_cmd(in.cmd);
+		}
+		in.module = *mod;
+	}
+	in.traced = st->open;
+	if (!in.traced && in.cmd != ASC_DAVINCI_OPEN)
+		return 0;
+	in.ts_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_ioctl")
+int asc_ioctl_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct ioctl_inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+	__u64 now = bpf_ktime_get_ns();
+	struct asc_ioctl *r;
+	__u32 len;
+	long ret;
+
+	if (!in)
+		return 0;
+	ret = ctx->ret;
+	if (in->cmd == ASC_DAVINCI_OPEN && ret == 0) {
+		struct asc_fd_key key = { .tgid = tgid, .fd = in->fd };
+		__u32 mod = module_from_name(in->module_name);
+		struct asc_fdbind *b;
+
+		bpf_map_update_elem(&fdmod, &key, &mod, BPF_ANY);
+		b = reserve(sizeof(*b));
+		if (b) {
+			fill_hdr(&b->hdr, ASC_REC_FDBIND, sizeof(*b), pid_tgid, 0, now);
+			b->fd = in->fd;
+			b->device_id = in->device_id;
+			__builtin_memcpy(b->module_name, in->module_name, sizeof(b->module_name));
+			submit(b);
+		}
+	}
+	if (!in->traced)
+		goto out;
+	r = reserve(sizeof(*r));
+	if (!r)
+		goto out;
+	fill_hdr(&r->hdr, ASC_REC_IOCTL, sizeof(*r), pid_tgid, 0, in->ts_ns);
+	r->exit_ns = now;
+	r->ret = ret;
+	r->fd = in->fd;
+	r->cmd = in->cmd;
+	r->module = in->module;
+	r->reserved = 0;
+	r->reserved2 = 0;
+	len = (in->cmd >> 16) & 0x3fff;
+	if (len == 0 || len > ASC_IOCTL_ARG_LEN)
+		len = ASC_IOCTL_ARG_LEN;	/* _IO commands still pass a struct pointer */
+	__builtin_memset(r->arg, 0, sizeof(r->arg));
+	if (bpf_probe_read_user(r->arg, len, (void *)in->arg) < 0)
+		len = 0;
+	r->arg_len = len;
+	submit(r);
+out:
+	bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}
+
+/* close(fd) forgets the fd's module so a reused number is learned again. */
+SEC("tp/syscalls/sys_enter_close")
+int asc_close_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct asc_fd_key key = { .tgid = pid_tgid >> 32, .fd = ctx->args[0] };
+
+	bpf_map_delete_elem(&fdmod, &key);
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ascbpf_maps.h - keys and values of the maps that userspace (user/trace.c)
+ * fills and reads in bpf/ascbpf.bpf.c.  Records themselves are in
+ * ascbpf_events.h; this header is only the loader <-> BPF map contract.
+ */
+#ifndef __ASCBPF_MAPS_H
+#define __ASCBPF_MAPS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define ASC_MAX_TGIDS		1024	/* processes traced at once (-p ..., --comm) */
+#define ASC_MAX_FDS		4096	/* davinci fds tracked over all traced processes */
+#define ASC_MAX_INFLIGHT	4096	/* threads inside a traced ioctl at one time */
+
+/*
+ * tgids map: key tgid (__u32).  A process is traced iff it has an entry.
+ * The entry is also the schedule gate: every program returns after this one
+ * lookup when open == 0.
+ */
+struct asc_tgid_state {
+	__u64 next_step;	/* index the next step boundary gets (0-based) */
+	__u32 open;		/* 1 while the current step is recorded */
+	__u32 flags;		/* ASC_TGID_* */
+};
+#define ASC_TGID_FROM_EXEC	0x1	/* added by the sched_process_exec program (--comm) */
+
+/* fdmod map: (tgid, fd) -> module (ASC_MOD_*), learned from the 'Z' bind or /proc/PID/fd. */
+struct asc_fd_key {
+	__u32 tgid;
+	__u32 fd;
+};
+
+/* stats map (per-CPU array, one slot): counters the hot path bumps only on failure. */
+struct asc_cpu_stats {
+	__u64 drops;		/* bpf_ringbuf_reserve failures */
+	__u64 ioctl_lost;	/* ioctl exits without a stashed entry (map full) */
+};
+
+/* The 'Z' (davinci interface) ioctls. */
+#define ASC_DAVINCI_MAGIC	'Z'
+#define ASC_DAVINCI_OPEN	0x5a00u	/* _IO('Z', 0), arg: struct davinci_intf_open_arg * */
+#define ASC_DAVINCI_CLOSE	0x5a01u
+#define ASC_DAVINCI_NAME_MAX	256	/* module_name[256] then int device_id */
+
+#endif /* __ASCBPF_MAPS_H */
