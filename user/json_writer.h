@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * json_writer.h - a buffered output stream and the JSON serialisation the
+ * converter and `ascbpf dump --json` share.
+ *
+ * Strings follow Python's json.dumps(ensure_ascii=False): '"' and '\\'
+ * escaped, \b \f \n \r \t by name, other bytes below 0x20 as \u00XX, valid
+ * UTF-8 copied as is.  Bytes that are not valid UTF-8 (names from a target
+ * may be truncated mid-character or be garbage) become U+FFFD, so the output
+ * is always valid UTF-8 JSON.
+ *
+ * The stream records the first write error; asc_out_close() returns it.
+ */
+#ifndef __ASCBPF_JSON_WRITER_H
+#define __ASCBPF_JSON_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ASC_OUT_BUF	(256 * 1024)
+
+struct asc_out {
+	int fd;
+	int err;		/* first error (-errno) */
+	int own_fd;		/* close fd in asc_out_close() */
+	size_t len;
+	uint64_t bytes;		/* bytes written through this stream */
+	char *buf;
+};
+
+/* Creates PATH (O_EXCL unless force) and attaches a stream; 0 or -errno. */
+int asc_out_open(struct asc_out *o, const char *path, int force);
+/* Attaches a stream to an open fd (not closed by asc_out_close()). */
+int asc_out_fdopen(struct asc_out *o, int fd);
+int asc_out_flush(struct asc_out *o);
+/* Flushes, closes the fd if owned, frees the buffer; returns the first error. */
+int asc_out_close(struct asc_out *o);
+
+void asc_out_write(struct asc_out *o, const void *p, size_t n);
+void asc_out_puts(struct asc_out *o, const char *s);
+void asc_out_printf(struct asc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void asc_out_u64(struct asc_out *o, uint64_t v);
+void asc_out_s64(struct asc_out *o, int64_t v);
+
+static inline void asc_out_putc(struct asc_out *o, char c)
+{
+	if (o->len == ASC_OUT_BUF)
+		asc_out_flush(o);
+	o->buf[o->len++] = c;
+}
+
+/* Writes s (n bytes) as a quoted JSON string. */
+void asc_json_str(struct asc_out *o, const char *s, size_t n);
+/* The same for a NUL-terminated string. */
+void asc_json_cstr(struct asc_out *o, const char *s);
+
+/*
+ * Length of the longest prefix of s[0..n) that is valid UTF-8 up to a
+ * character boundary (used to cut names without splitting a character).
+ */
+size_t asc_utf8_valid_prefix(const char *s, size_t n);
+
+/*
+ * Formats ns as microseconds with exactly 3 decimals ("1764671100123456.789"),
+ * the way torch_npu writes "ts" and "dur"; negative values get a '-'.
+ * buf must hold 32 bytes.  Returns the length.
+ */
+int asc_fmt_us(char *buf, int64_t ns);
+
+#endif /* __ASCBPF_JSON_WRITER_H */
