@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * consumer.c - validate, count and forward ring-buffer records (consumer.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "consumer.h"
+#include "log.h"
+#include "records.h"
+
+void asc_consumer_reset(struct asc_consumer *c)
+{
+	c->records = c->bytes = c->bad = c->sink_errors = c->loader_events = 0;
+	memset(c->by_type, 0, sizeof(c->by_type));
+	memset(c->by_layer, 0, sizeof(c->by_layer));
+}
+
+unsigned int asc_consumer_layer_of(const struct asc_consumer *c, const struct asc_hdr *h)
+{
+	switch (h->type) {
+	case ASC_REC_IOCTL:
+	case ASC_REC_FDBIND:
+	case ASC_REC_SQE:
+		return ASC_LAYER_DRIVER;
+	case ASC_REC_MEM:
+		return ASC_LAYER_MEMORY;
+	case ASC_REC_STEP:
+		return ASC_LAYER_PYTHON;
+	default:
+		break;
+	}
+	if (h->probe_id < c->nr_probe_layer && c->probe_layer &&
+	    c->probe_layer[h->probe_id] < ASC_CONSUMER_LAYERS)
+		return c->probe_layer[h->probe_id];
+	return 0;
+}
+
+int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size)
+{
+	const struct asc_hdr *h = data;
+	char why[96];
+	int err;
+
+	if (!data || size < sizeof(*h)) {
+		c->bad++;
+		asc_dbg("ring buffer: sample of %zu bytes is shorter than a header\n", size);
+		return -EBADMSG;
+	}
+	if (h->type == ASC_REC_INVALID || h->type >= ASC_REC_USER_BASE) {
+		c->bad++;
+		asc_dbg("ring buffer: record type %u cannot come from BPF\n", h->type);
+		return -EBADMSG;
+	}
+	why[0] = 0;
+	err = asc_rec_check(data, size, why, sizeof(why));
+	if (err != 0) {
+		/* 1 = a type this build does not know: BPF and loader disagree */
+		c->bad++;
+		asc_dbg("ring buffer: bad %s record (%u bytes): %s\n",
+			asc_rec_type_name(h->type) ?: "unknown", (unsigned int)size,
+			err == 1 ? "unknown type" : why);
+		return -EBADMSG;
+	}
+	if (c->loader_probe_id && h->type == ASC_REC_ENTER && h->probe_id == c->loader_probe_id) {
+		c->loader_events++;
+		if (c->on_loader)
+			c->on_loader(c->loader_ctx, h->tgid);
+		return 0;
+	}
+	c->records++;
+	c->bytes += size;
+	c->by_type[h->type]++;
+	c->by_layer[asc_consumer_layer_of(c, h)]++;
+	if (c->sink) {
+		err = c->sink(c->sink_ctx, data, size);
+		if (err) {
+			c->sink_errors++;
+			return err;
+		}
+	}
+	return 0;
+}
+
+int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "framework=%llu cann=%llu driver=%llu memory=%llu python=%llu other=%llu",
+			(unsigned long long)c->by_layer[ASC_LAYER_FRAMEWORK],
+			(unsigned long long)c->by_layer[ASC_LAYER_CANN],
+			(unsigned long long)c->by_layer[ASC_LAYER_DRIVER],
+			(unsigned long long)c->by_layer[ASC_LAYER_MEMORY],
+			(unsigned long long)c->by_layer[ASC_LAYER_PYTHON],
+			(unsigned long long)(c->by_layer[0] + c->by_layer[ASC_LAYER_DEVICE] +
+					     c->by_layer[7]));
+}

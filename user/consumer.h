@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * consumer.h - the ring-buffer record handler of `ascbpf trace`, a pure
+ * function of the bytes it is given so it can be tested on synthetic input.
+ *
+ * Contract: asc_consumer_handle() is called once per ring-buffer sample.  It
+ * accepts only records BPF may write (types below ASC_REC_USER_BASE, exact
+ * fixed size, hdr.size equal to the sample size, counts within bounds, as
+ * asc_rec_check() defines), hands each accepted record to the sink, and
+ * counts records, bytes, per-type and per-layer events.  A malformed sample
+ * is counted in `bad` and never reaches the sink.  The loader hook record
+ * (ENTER with probe id == loader_probe_id) goes to on_loader instead of the
+ * sink, so the capture holds only traced calls.
+ */
+#ifndef __ASCBPF_CONSUMER_H
+#define __ASCBPF_CONSUMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ascbpf_events.h"
+
+#define ASC_CONSUMER_LAYERS	8	/* enum asc_layer values 0..7; 0 = unknown */
+
+/* Receives one accepted record; a non-zero return is counted in sink_errors. */
+typedef int (*asc_consumer_sink_fn)(void *ctx, const void *rec, size_t size);
+/* Called for each loader-hook notification (tgid whose link map changed). */
+typedef void (*asc_consumer_loader_fn)(void *ctx, uint32_t tgid);
+
+struct asc_consumer {
+	/* set by the caller */
+	asc_consumer_sink_fn sink;
+	void *sink_ctx;
+	asc_consumer_loader_fn on_loader;
+	void *loader_ctx;
+	uint32_t loader_probe_id;	/* 0: no loader hook */
+	const uint16_t *probe_layer;	/* layer of each probe id, indexed by id */
+	size_t nr_probe_layer;		/* entries in probe_layer */
+
+	/* counters */
+	uint64_t records;		/* records accepted (and passed to the sink) */
+	uint64_t bytes;			/* bytes of accepted records */
+	uint64_t bad;			/* malformed samples dropped */
+	uint64_t sink_errors;		/* sink failures */
+	uint64_t loader_events;		/* loader-hook notifications */
+	uint64_t by_type[ASC_REC_USER_BASE];
+	uint64_t by_layer[ASC_CONSUMER_LAYERS];
+};
+
+/* Zeroes the counters, keeps the callbacks and the probe layer table. */
+void asc_consumer_reset(struct asc_consumer *c);
+
+/* Returns 0 (accepted), -EBADMSG (malformed, counted) or the sink's error. */
+int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size);
+
+/* Layer a record counts under (ASC_LAYER_*, 0 when not known). */
+unsigned int asc_consumer_layer_of(const struct asc_consumer *c, const struct asc_hdr *h);
+
+/*
+ * "framework=N cann=N driver=N memory=N python=N other=N" into buf; returns
+ * what snprintf returns.
+ */
+int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t len);
+
+#endif /* __ASCBPF_CONSUMER_H */
