@@ -49,8 +49,8 @@ enum asc_rec_type {
 	ASC_REC_STACK		= 8,	/* user stack of the ENTER record just before it (same tid) */
 	ASC_REC_STEP		= 9,	/* step boundary seen by the step probe */
 	ASC_REC_FDBIND		= 10,	/* 'Z' module bind on davinci_manager */
-	ASC_REC_PYSTACK		= 11,	/* reserved: Python frames (code object ptr, line) */
-	ASC_REC_TENSOR		= 12,	/* reserved: tensor dims/dtype of an aten op argument */
+	ASC_REC_PYSTACK		= 11,	/* Python frames (code object ptr, instruction) of an ENTER */
+	ASC_REC_TENSOR		= 12,	/* tensor dims/dtype of an aten op argument of an ENTER */
 
 	/* written by userspace into the capture file */
 	ASC_REC_USER_BASE	= 64,
@@ -64,6 +64,7 @@ enum asc_rec_type {
 	ASC_REC_CONFIG		= 71,	/* options as traced, "key=value" */
 	ASC_REC_SYMBOL		= 72,	/* symbolised address (for stacks): addr -> "lib!sym+off" */
 	ASC_REC_LOST		= 73,	/* records known lost (e.g. device channel overflow) */
+	ASC_REC_PYFRAME		= 74,	/* resolved Python frame: (code, lasti) -> "file(line): func" */
 };
 
 /* Layers, as the output files group events. */
@@ -207,6 +208,48 @@ struct asc_step {
 	__u32 reserved;
 };
 
+/*
+ * ASC_REC_TENSOR: 96 bytes.  One per tensor argument of an aten op, emitted
+ * (with --record-shapes) right after the op's ENTER record, with the same
+ * tid, probe_id and ts_ns.  Only what was read from the TensorImpl is here:
+ * kind UNREADABLE leaves dtype ASC_DTYPE_UNKNOWN and ndim 0.
+ */
+#define ASC_TENSOR_DIMS		8
+struct asc_tensor {
+	struct asc_hdr hdr;
+	__u16 arg_index;	/* position of the argument in the op's schema (0-based) */
+	__u16 list_index;	/* element of a Tensor[] argument, else 0 */
+	__u8  kind;		/* ASC_TENSOR_* */
+	__u8  dtype;		/* c10::ScalarType, or ASC_DTYPE_UNKNOWN */
+	__u8  ndim;		/* dims of the tensor (may exceed ASC_TENSOR_DIMS) */
+	__u8  flags;		/* ASC_TENSOR_TRUNCATED */
+	__s64 dims[ASC_TENSOR_DIMS];
+};
+#define ASC_TENSOR_DEFINED	0
+#define ASC_TENSOR_UNDEFINED	1	/* undefined tensor or empty optional */
+#define ASC_TENSOR_UNREADABLE	2	/* user memory could not be read */
+#define ASC_TENSOR_TRUNCATED	0x1	/* ndim > ASC_TENSOR_DIMS (or list cut short) */
+#define ASC_DTYPE_UNKNOWN	0xff
+
+/*
+ * ASC_REC_PYSTACK: 416 bytes.  The Python frames of the thread at an ENTER
+ * (with --with-stack), innermost first, emitted right after the ENTER with
+ * the same tid, probe_id and ts_ns.  code[i] is the PyCodeObject address in
+ * the target, lasti[i] the index (in code units) of the instruction last
+ * started in that frame; userspace resolves the pair (ASC_REC_PYFRAME).
+ */
+#define ASC_PY_DEPTH		32
+struct asc_pystack {
+	struct asc_hdr hdr;
+	__u32 nr;		/* valid frames */
+	__u32 flags;		/* ASC_PYSTACK_* */
+	__u64 code[ASC_PY_DEPTH];
+	__s32 lasti[ASC_PY_DEPTH];
+};
+#define ASC_PYSTACK_TRUNCATED	0x1	/* more than ASC_PY_DEPTH frames */
+#define ASC_PYSTACK_NO_THREAD	0x2	/* no PyThreadState for this thread (not a Python thread) */
+#define ASC_PYSTACK_FAULT	0x4	/* a frame could not be read; nr frames were */
+
 /* ---- records written by userspace ---- */
 
 /*
@@ -295,6 +338,19 @@ struct asc_stats {
 struct asc_text {
 	struct asc_hdr hdr;
 	__u64 value;		/* SYMBOL: address; LOST: count; CONFIG: 0 */
+	char text[];		/* NUL-terminated */
+};
+
+/*
+ * ASC_REC_PYFRAME: 40 bytes + text padded to 8.  Written by the loader while
+ * the target lives: one per distinct (code, lasti) seen in PYSTACK records.
+ * text is "file(line): function" as torch.profiler prints a frame.
+ */
+struct asc_pyframe {
+	struct asc_hdr hdr;	/* tgid of the target */
+	__u64 code;
+	__s32 lasti;
+	__s32 line;		/* -1 if the line table had no line */
 	char text[];		/* NUL-terminated */
 };
 
