@@ -506,6 +506,67 @@ static int queue_stats(const struct asc_rpt_input *in, struct asc_rpt_dispatch *
 	return 0;
 }
 
+struct step_gap {
+	int64_t step;
+	uint64_t gap;
+};
+
+static int cmp_step_gap(const void *a, const void *b)
+{
+	const struct step_gap *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return x->gap < y->gap ? -1 : x->gap > y->gap;
+}
+
+/*
+ * Per-step verdicts: the same rule as the overall one on each step's own
+ * idle share and gaps.  ks[] is sorted by (stream, start).  Best effort: a
+ * failed allocation leaves the per-step gaps at 0 (the overall verdict does
+ * not depend on them).
+ */
+static void step_gaps(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,
+		      const struct asc_rpt_kernel **ks, struct asc_rpt_result *res)
+{
+	struct step_gap *sg = calloc(in->nr_kernels + 1, sizeof(*sg));
+	size_t i, j, k, n = 0;
+
+	for (j = 0; j < res->nr_steps; j++) {
+		struct asc_rpt_step_split *sp = &res->steps[j];
+
+		if (sp->compute_ns + sp->idle_ns)
+			sp->idle_share = (double)sp->idle_ns / (double)(sp->compute_ns + sp->idle_ns);
+	}
+	if (!sg)
+		return;
+	for (i = 1; i < in->nr_kernels; i++) {
+		const struct asc_rpt_kernel *a = ks[i - 1], *b = ks[i];
+
+		if (a->stream != b->stream || a->step != b->step)
+			continue;
+		sg[n].step = a->step;
+		sg[n].gap = b->start_ns > a->end_ns ? b->start_ns - a->end_ns : 0;
+		n++;
+	}
+	qsort(sg, n, sizeof(*sg), cmp_step_gap);
+	for (i = 0; i < n; i = k) {
+		for (k = i; k < n && sg[k].step == sg[i].step; k++)
+			;
+		for (j = 0; j < res->nr_steps; j++) {
+			struct asc_rpt_step_split *sp = &res->steps[j];
+
+			if (sp->step != sg[i].step)
+				continue;
+			sp->nr_gaps = k - i;
+			sp->gap_median_us = (double)sg[i + rank_index(k - i, 50)].gap / NS_PER_US;
+			sp->dispatch_bound = sp->idle_share >= t->idle_share &&
+					     sp->gap_median_us >= t->gap_us;
+		}
+	}
+	free(sg);
+}
+
 int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,
 			    struct asc_rpt_result *res)
 {
@@ -553,6 +614,7 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 		gaps[n++] = b->start_ns > a->end_ns ? b->start_ns - a->end_ns : 0;
 	}
 	d->nr_gaps = n;
+	step_gaps(in, t, ks, res);
 	if (n) {
 		qsort(gaps, n, sizeof(*gaps), cmp_u64);
 		d->gap_median_us = (double)gaps[rank_index(n, 50)] / NS_PER_US;

@@ -5,8 +5,9 @@
  * they can be unit-tested on synthetic data without BPF or a capture.
  *
  * Contract for every input array:
- *  - All times are host CLOCK_MONOTONIC nanoseconds; device kernel times are
- *    already converted to that clock by the adapter (user/report_input.c).
+ *  - All times are nanoseconds on one clock, host and device alike (the
+ *    adapter, user/report_input.c, passes the correlation layer's wall-clock
+ *    times); 0 means "not seen" where a field says so.
  *  - Strings are borrowed (owned by whoever filled the input) and may be
  *    NULL when unknown; detectors never free or keep them past the call.
  *  - Arrays need not be sorted; detectors sort private copies.
@@ -128,6 +129,10 @@ struct asc_rpt_step_split {
 	uint64_t idle_ns;	/* device idle between the step's first kernel start and last end */
 	uint64_t host_only_ns;	/* step time before the first / after the last kernel */
 	uint64_t kernels;	/* kernels that intersect the step */
+	uint64_t nr_gaps;	/* per-step dispatch evidence (asc_rpt_detect_dispatch) */
+	double gap_median_us;
+	double idle_share;	/* idle / (compute + idle) */
+	int dispatch_bound;	/* same rule as the overall verdict, on this step alone */
 };
 
 /* ---- dispatch-bound verdict ---- */

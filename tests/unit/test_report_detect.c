@@ -251,6 +251,11 @@ static int dispatch_verdict(uint64_t gap, double idle_share, double gap_us,
 	t.gap_us = gap_us;
 	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
 	verdict = r.dispatch.dispatch_bound;
+	/* one step: the per-step verdict is the overall one */
+	assert_int_equal(r.nr_steps, 1);
+	assert_int_equal(r.steps[0].dispatch_bound, verdict);
+	assert_true(r.steps[0].idle_share == r.dispatch.idle_share);
+	assert_true(r.steps[0].gap_median_us == r.dispatch.gap_median_us);
 	if (out)
 		*out = r.dispatch;
 	asc_rpt_result_free(&r);
@@ -328,6 +333,10 @@ static void test_gap_percentiles_and_step_boundaries(void **state)
 	assert_int_equal(r.dispatch.nr_gaps, 100);
 	assert_true(r.dispatch.gap_median_us == 50.0);
 	assert_true(r.dispatch.gap_p99_us == 99.0);
+	assert_int_equal(r.steps[0].nr_gaps, 100);
+	assert_true(r.steps[0].gap_median_us == 50.0);
+	assert_int_equal(r.steps[1].nr_gaps, 0);
+	assert_false(r.steps[1].dispatch_bound);
 	asc_rpt_result_free(&r);
 }
 
