@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * elfsym.h - ELF function symbols of a shared object or executable, from
+ * .dynsym and .symtab (libelf): lookup by exact name or glob, symbol ->
+ * file offset through the PT_LOAD segment that holds it, and address ->
+ * symbol+offset for stack symbolisation.
+ *
+ * Opened files are cached by (device, inode, size, mtime): opening the same
+ * file twice returns the same object with one more reference, so a library
+ * mapped by many processes is read once.  The build-id (NT_GNU_BUILD_ID) is
+ * kept for the capture's symbol records.  Safe to call from several threads.
+ *
+ * Addresses called "vaddr" are ELF virtual addresses (st_value, p_vaddr),
+ * i.e. what `nm` prints; file offsets are what uprobes attach at.
+ */
+#ifndef __ASCBPF_ELFSYM_H
+#define __ASCBPF_ELFSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ASC_SYM_DYNSYM	0x1	/* present in .dynsym */
+#define ASC_SYM_SYMTAB	0x2	/* present in .symtab */
+
+struct asc_elf_sym {
+	const char *name;	/* valid while the asc_elf is open */
+	uint64_t vaddr;		/* st_value */
+	uint64_t size;		/* st_size (0 if unknown) */
+	uint8_t type;		/* STT_FUNC or STT_GNU_IFUNC */
+	uint8_t bind;		/* STB_GLOBAL / STB_WEAK / STB_LOCAL */
+	uint8_t source;		/* ASC_SYM_* (both when the tables agree) */
+	uint8_t reserved;
+};
+
+struct asc_elf;
+
+/* Opens (or finds in the cache) path.  -ENOENT, -EACCES, -ENOEXEC (not ELF). */
+int asc_elf_open(const char *path, struct asc_elf **elf);
+/* Drops one reference; the last one frees it.  NULL is a no-op. */
+void asc_elf_close(struct asc_elf *elf);
+
+const char *asc_elf_path(const struct asc_elf *elf);
+/* Lower-case hex build-id, "" if the file has none. */
+const char *asc_elf_build_id(const struct asc_elf *elf);
+uint16_t asc_elf_machine(const struct asc_elf *elf);	/* EM_X86_64, EM_AARCH64, ... */
+
+/* Function symbols (deduplicated across .dynsym and .symtab), sorted by name. */
+size_t asc_elf_nr_syms(const struct asc_elf *elf);
+const struct asc_elf_sym *asc_elf_sym(const struct asc_elf *elf, size_t i);
+
+/* Exact name lookup; NULL + errno = ENOENT if absent. */
+const struct asc_elf_sym *asc_elf_find(const struct asc_elf *elf, const char *name);
+
+/*
+ * Calls fn for every function symbol whose name matches the glob pattern
+ * (asc_glob_match), in name order.  fn returns 0 to go on, anything else to
+ * stop; that value is returned.  Otherwise returns the number of matches.
+ */
+int asc_elf_for_each_match(const struct asc_elf *elf, const char *pattern,
+			   int (*fn)(const struct asc_elf_sym *sym, void *ctx), void *ctx);
+
+/*
+ * vaddr <-> file offset through the PT_LOAD segment containing it (its file
+ * part: p_vaddr <= vaddr < p_vaddr + p_filesz; off = vaddr - p_vaddr +
+ * p_offset).  -ENOENT if no segment holds it.
+ */
+int asc_elf_vaddr_to_off(const struct asc_elf *elf, uint64_t vaddr, uint64_t *off);
+int asc_elf_off_to_vaddr(const struct asc_elf *elf, uint64_t off, uint64_t *vaddr);
+
+/* Reads up to len bytes of the file at vaddr; returns the count read or -errno. */
+int asc_elf_read(const struct asc_elf *elf, uint64_t vaddr, void *buf, size_t len);
+
+/*
+ * The function containing vaddr (vaddr - sym->vaddr < size, or, for symbols
+ * of unknown size, the nearest one below within the same segment), with
+ * *delta = vaddr - sym->vaddr.  NULL + errno = ENOENT if none.
+ */
+const struct asc_elf_sym *asc_elf_symbolize(const struct asc_elf *elf, uint64_t vaddr,
+					    uint64_t *delta);
+
+/*
+ * Shell-style glob as fnmatch(3) without flags: '*', '?', '[...]' (with '!'
+ * or '^' negation and ranges), '\' escapes.  Whole-string match.
+ */
+bool asc_glob_match(const char *pattern, const char *str);
+/* Whether s contains glob metacharacters (else it is an exact name). */
+bool asc_glob_is_pattern(const char *s);
+
+#endif /* __ASCBPF_ELFSYM_H */
