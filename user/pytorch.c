@@ -1,0 +1,1054 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pytorch.c - aten op names and schemas, the c10::TensorImpl layout of the
+ * PyTorch build in the target, and the helpers both this file and pystack.c
+ * use to read layouts out of machine code (ELF symbols, an x86-64 decoder for
+ * the instructions small accessors consist of).
+ *
+ * Why machine code: Debian ships no debug data for libtorch or for this exact
+ * python3.11 build, and layouts change between versions.  The exported
+ * accessors (TensorImpl::dim_custom, PyFrame_GetCode, ...) are a few loads
+ * each; decoding them gives the offsets this very binary uses.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pytorch.h"
+
+/* ---- ELF ---- */
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+};
+
+static int elf_file_open(const char *path, struct elf_file *ef)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0)
+		return -errno;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
+		if (ef->elf)
+			elf_end(ef->elf);
+		close(ef->fd);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static void elf_file_close(struct elf_file *ef)
+{
+	elf_end(ef->elf);
+	close(ef->fd);
+}
+
+static int elf_find_sym(Elf *elf, Elf64_Word type, const char *name, struct asc_elf_sym *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *nm;
+
+			if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF)
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (nm && !strcmp(nm, name)) {
+				out->vaddr = s.st_value;
+				out->size = s.st_size;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
+{
+	struct elf_file ef;
+	int err = elf_file_open(path, &ef);
+
+	if (err)
+		return err;
+	err = elf_find_sym(ef.elf, SHT_DYNSYM, name, sym);
+	if (err)
+		err = elf_find_sym(ef.elf, SHT_SYMTAB, name, sym);
+	elf_file_close(&ef);
+	return err;
+}
+
+int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
+{
+	struct elf_file ef;
+	size_t i, nph;
+	int err = elf_file_open(path, &ef);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (elf_getphdrnum(ef.elf, &nph))
+		nph = 0;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
+			continue;
+		if (pread(ef.fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr)) == (ssize_t)len)
+			err = 0;
+		else
+			err = -EIO;
+		break;
+	}
+	elf_file_close(&ef);
+	return err;
+}
+
+/* Reads the code of function NAME (at most cap bytes); *vaddr gets its address. */
+static int read_func(const char *path, const char *name, uint8_t *buf, size_t cap, size_t *len,
+		     uint64_t *vaddr)
+{
+	struct asc_elf_sym s;
+	int err = asc_elf_lookup(path, name, &s);
+
+	if (err)
+		return err;
+	*len = s.size && s.size < cap ? s.size : cap;
+	*vaddr = s.vaddr;
+	return asc_elf_read_vaddr(path, s.vaddr, buf, *len);
+}
+
+/* ---- x86-64 decoder (subset) ---- */
+
+static int modrm_len(const uint8_t *p, size_t avail, uint8_t rex, struct asc_insn *in)
+{
+	uint8_t m, mod, rm;
+	int n = 1;
+
+	if (avail < 1)
+		return -EILSEQ;
+	m = p[0];
+	mod = m >> 6;
+	rm = m & 7;
+	in->has_modrm = 1;
+	in->reg = ((m >> 3) & 7) | ((rex & 4) << 1);
+	in->base = -1;
+	in->index = -1;
+	in->rm = -1;
+	if (mod == 3) {
+		in->rm = rm | ((rex & 1) << 3);
+		return 1;
+	}
+	in->mem = 1;
+	if (rm == 4) {
+		uint8_t sib, base, idx;
+
+		if (avail < 2)
+			return -EILSEQ;
+		sib = p[1];
+		n = 2;
+		base = sib & 7;
+		idx = ((sib >> 3) & 7) | ((rex & 2) << 2);
+		in->index = idx == 4 ? -1 : idx;
+		if (base == 5 && mod == 0) {
+			in->base = -1;
+			if (avail < (size_t)n + 4)
+				return -EILSEQ;
+			in->disp = (int32_t)(p[n] | p[n + 1] << 8 | p[n + 2] << 16 |
+					     (uint32_t)p[n + 3] << 24);
+			return n + 4;
+		}
+		in->base = base | ((rex & 1) << 3);
+	} else if (rm == 5 && mod == 0) {
+		in->base = ASC_X86_RIP;
+		if (avail < 5)
+			return -EILSEQ;
+		in->disp = (int32_t)(p[1] | p[2] << 8 | p[3] << 16 | (uint32_t)p[4] << 24);
+		return 5;
+	} else {
+		in->base = rm | ((rex & 1) << 3);
+	}
+	if (mod == 1) {
+		if (avail < (size_t)n + 1)
+			return -EILSEQ;
+		in->disp = (int8_t)p[n];
+		n += 1;
+	} else if (mod == 2) {
+		if (avail < (size_t)n + 4)
+			return -EILSEQ;
+		in->disp = (int32_t)(p[n] | p[n + 1] << 8 | p[n + 2] << 16 |
+				     (uint32_t)p[n + 3] << 24);
+		n += 4;
+	}
+	return n;
+}
+
+static int64_t read_imm(const uint8_t *p, int size)
+{
+	int64_t v = 0;
+	int i;
+
+	for (i = size - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	if (size == 1)
+		return (int8_t)v;
+	if (size == 2)
+		return (int16_t)v;
+	if (size == 4)
+		return (int32_t)v;
+	return v;
+}
+
+int asc_x86_decode(const uint8_t *code, size_t avail, uint64_t pc, struct asc_insn *in)
+{
+	const uint8_t *p = code;
+	uint8_t rex = 0, op;
+	int opsize16 = 0, n, imm = 0, rel = 0;
+	size_t left = avail;
+
+	memset(in, 0, sizeof(*in));
+	in->reg = in->base = in->index = in->rm = -1;
+	while (left) {
+		uint8_t b = *p;
+
+		if (b == 0x66)
+			opsize16 = 1;
+		else if (b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x3e || b == 0x26 ||
+			 b == 0x64 || b == 0x65 || b == 0x36 || b == 0xf0)
+			;
+		else
+			break;
+		p++;
+		left--;
+	}
+	if (left && (*p & 0xf0) == 0x40) {
+		rex = *p++;
+		left--;
+	}
+	if (!left)
+		return -EILSEQ;
+	op = *p++;
+	left--;
+	in->opcode = op;
+	in->opsize = (rex & 8) ? 8 : opsize16 ? 2 : 4;
+
+	if (op == 0x0f) {
+		uint8_t o2;
+
+		if (!left)
+			return -EILSEQ;
+		o2 = *p++;
+		left--;
+		in->op2 = 0x100 | o2;
+		if (o2 >= 0x80 && o2 <= 0x8f) {
+			rel = 4;
+		} else if (o2 == 0x05 || o2 == 0x0b || o2 == 0xa2) {
+			;
+		} else if (o2 == 0x1e || o2 == 0x1f || (o2 >= 0x40 && o2 <= 0x4f) ||
+			   (o2 >= 0x90 && o2 <= 0x9f) || o2 == 0xaf || o2 == 0xb6 || o2 == 0xb7 ||
+			   o2 == 0xbe || o2 == 0xbf || o2 == 0x10 || o2 == 0x11 || o2 == 0x28 ||
+			   o2 == 0x29 || o2 == 0x57 || o2 == 0xef || o2 == 0xd6 || o2 == 0x6f ||
+			   o2 == 0x7f || o2 == 0x6e || o2 == 0x7e || o2 == 0x2e || o2 == 0x2f ||
+			   o2 == 0x16 || o2 == 0x12 || o2 == 0x13 || o2 == 0x17 || o2 == 0xa3 ||
+			   o2 == 0xab || o2 == 0xb3 || o2 == 0xbb || o2 == 0xbc || o2 == 0xbd ||
+			   o2 == 0xb1 || o2 == 0xc1 || o2 == 0x6c || o2 == 0x6d || o2 == 0xd4 ||
+			   o2 == 0xfb || o2 == 0xfe || o2 == 0xd3) {
+			n = modrm_len(p, left, rex, in);
+			if (n < 0)
+				return n;
+			p += n;
+			left -= n;
+			if (o2 == 0xb6 || o2 == 0xbe)
+				in->opsize = 1;	/* source size */
+			else if (o2 == 0xb7 || o2 == 0xbf)
+				in->opsize = 2;
+		} else if (o2 == 0xba) {
+			n = modrm_len(p, left, rex, in);
+			if (n < 0)
+				return n;
+			p += n;
+			left -= n;
+			imm = 1;
+		} else {
+			return -EILSEQ;
+		}
+	} else if (op >= 0x50 && op <= 0x5f) {
+		in->reg = (op & 7) | ((rex & 1) << 3);
+		in->opsize = 8;
+	} else if (op == 0xc3 || op == 0x90 || op == 0xcc || op == 0xc9 || op == 0xf4 ||
+		   op == 0x99 || op == 0x98 || op == 0xfc) {
+		;
+	} else if (op == 0xc2) {
+		imm = 2;
+	} else if (op < 0x40 && (op & 7) < 4) {
+		n = modrm_len(p, left, rex, in);	/* ALU r/m, r and r, r/m */
+		if (n < 0)
+			return n;
+		p += n;
+		left -= n;
+		if (!(op & 1))
+			in->opsize = 1;
+	} else if (op < 0x40 && (op & 7) == 4) {
+		imm = 1;
+		in->opsize = 1;
+	} else if (op < 0x40 && (op & 7) == 5) {
+		imm = opsize16 ? 2 : 4;
+	} else if (op == 0x63 || (op >= 0x84 && op <= 0x8b) || op == 0x8d || op == 0x8f ||
+		   (op >= 0xd0 && op <= 0xd3) || op == 0xfe || op == 0xff) {
+		n = modrm_len(p, left, rex, in);
+		if (n < 0)
+			return n;
+		p += n;
+		left -= n;
+		if (op == 0x84 || op == 0x86 || op == 0x88 || op == 0x8a || op == 0xd0 ||
+		    op == 0xd2 || op == 0xfe)
+			in->opsize = 1;
+	} else if (op == 0xc0 || op == 0xc1 || op == 0xc6 || op == 0x80 || op == 0x83 ||
+		   op == 0x6b) {
+		n = modrm_len(p, left, rex, in);
+		if (n < 0)
+			return n;
+		p += n;
+		left -= n;
+		imm = 1;
+		if (op == 0xc0 || op == 0xc6 || op == 0x80)
+			in->opsize = 1;
+	} else if (op == 0xc7 || op == 0x81 || op == 0x69) {
+		n = modrm_len(p, left, rex, in);
+		if (n < 0)
+			return n;
+		p += n;
+		left -= n;
+		imm = opsize16 ? 2 : 4;
+	} else if (op == 0xf6 || op == 0xf7) {
+		n = modrm_len(p, left, rex, in);
+		if (n < 0)
+			return n;
+		p += n;
+		left -= n;
+		if (((in->reg & 7) == 0 || (in->reg & 7) == 1))
+			imm = op == 0xf6 ? 1 : (opsize16 ? 2 : 4);
+		if (op == 0xf6)
+			in->opsize = 1;
+	} else if (op == 0xa8) {
+		imm = 1;
+		in->opsize = 1;
+	} else if (op == 0xa9) {
+		imm = opsize16 ? 2 : 4;
+	} else if (op >= 0xb0 && op <= 0xb7) {
+		in->reg = (op & 7) | ((rex & 1) << 3);
+		imm = 1;
+		in->opsize = 1;
+	} else if (op >= 0xb8 && op <= 0xbf) {
+		in->reg = (op & 7) | ((rex & 1) << 3);
+		imm = (rex & 8) ? 8 : opsize16 ? 2 : 4;
+	} else if ((op >= 0x70 && op <= 0x7f) || op == 0xeb) {
+		rel = 1;
+	} else if (op == 0xe8 || op == 0xe9) {
+		rel = 4;
+	} else {
+		return -EILSEQ;
+	}
+	if (imm) {
+		if (left < (size_t)imm)
+			return -EILSEQ;
+		in->imm = read_imm(p, imm);
+		p += imm;
+		left -= imm;
+	}
+	if (rel) {
+		if (left < (size_t)rel)
+			return -EILSEQ;
+		in->imm = read_imm(p, rel);
+		p += rel;
+		left -= rel;
+	}
+	in->len = p - code;
+	if (rel)
+		in->target = pc + in->len + in->imm;
+	else if (in->mem && in->base == ASC_X86_RIP)
+		in->target = pc + in->len + in->disp;
+	return in->len;
+}
+
+/* Decodes up to max instructions of a function body; returns how many. */
+static int decode_all(const uint8_t *code, size_t len, uint64_t pc, struct asc_insn *out, int max)
+{
+	size_t off = 0;
+	int n = 0;
+
+	while (off < len && n < max) {
+		int l = asc_x86_decode(code + off, len - off, pc + off, &out[n]);
+
+		if (l < 0)
+			break;
+		off += l;
+		n++;
+	}
+	return n;
+}
+
+static int is_load(const struct asc_insn *in, int base)
+{
+	return in->opcode == 0x8b && !in->op2 && in->mem && in->base == base && in->index < 0;
+}
+
+/* ---- c10::TensorImpl ---- */
+
+#define SYM_DIM_CUSTOM		"_ZNK3c1010TensorImpl10dim_customEv"
+#define SYM_SIZES_CUSTOM	"_ZNK3c1010TensorImpl12sizes_customEv"
+#define SYM_CTOR_TYPEMETA \
+	"_ZN3c1010TensorImplC2EONS_7StorageENS_14DispatchKeySetEN6caffe28TypeMetaENS_8optionalINS_6DeviceEEE"
+#define SYM_CTOR_TYPEMETA_C1 \
+	"_ZN3c1010TensorImplC1EONS_7StorageENS_14DispatchKeySetEN6caffe28TypeMetaENS_8optionalINS_6DeviceEEE"
+
+#define MAX_INSNS 512
+
+/*
+ * dim_custom() ends its fast path with "mov D(%rdi),%rax; [pop]; ret": D is
+ * sizes_and_strides_.size_.  (The other returns load through a pointer first.)
+ */
+static int find_dim_off(const struct asc_insn *in, int n, uint32_t *dim_off)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		if (!is_load(&in[i], ASC_X86_RDI) || in[i].reg != ASC_X86_RAX || in[i].opsize != 8)
+			continue;
+		for (j = i + 1; j < n && in[j].opcode >= 0x58 && in[j].opcode <= 0x5f; j++)
+			;
+		if (j < n && in[j].opcode == 0xc3 && in[i].disp > 0) {
+			*dim_off = in[i].disp;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * sizes_custom(): "mov D(%rdi),%rX; cmp $N,%rX; ja <out of line>; lea S(%rdi),%rax"
+ * and on the out-of-line path "mov S(%rdi),%rax": inline while size <= N.
+ */
+static int find_sizes(const struct asc_insn *in, int n, uint32_t dim_off, uint32_t *sizes_off,
+		      uint32_t *inline_max)
+{
+	int i, j;
+
+	for (i = 0; i + 1 < n; i++) {
+		if (!is_load(&in[i], ASC_X86_RDI) || in[i].disp != dim_off)
+			continue;
+		if (in[i + 1].opcode != 0x83 || in[i + 1].mem || (in[i + 1].reg & 7) != 7 ||
+		    in[i + 1].rm != in[i].reg)
+			continue;
+		for (j = i + 2; j < n && j < i + 6; j++) {
+			if (in[j].opcode == 0x8d && in[j].mem && in[j].base == ASC_X86_RDI &&
+			    in[j].index < 0 && in[j].disp > 0) {
+				*sizes_off = in[j].disp;
+				*inline_max = in[i + 1].imm;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/* TensorImpl(Storage&&, DispatchKeySet, TypeMeta, ...): "mov %cx,D(%rdi)" stores data_type_. */
+static int find_dtype_off(const struct asc_insn *in, int n, uint32_t *dtype_off)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (in[i].opcode == 0x89 && !in[i].op2 && in[i].opsize == 2 && in[i].mem &&
+		    in[i].base == ASC_X86_RDI && in[i].index < 0 && in[i].reg == ASC_X86_RCX &&
+		    in[i].disp > 0) {
+			*dtype_off = in[i].disp;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int asc_tensor_layout_discover(const char *path, struct asc_tensor_layout *tl)
+{
+	static uint8_t code[4096];
+	static struct asc_insn in[MAX_INSNS];
+	uint64_t va;
+	size_t len;
+	int n, err;
+
+	memset(tl, 0, sizeof(*tl));
+	err = read_func(path, SYM_DIM_CUSTOM, code, sizeof(code), &len, &va);
+	if (!err) {
+		n = decode_all(code, len, va, in, MAX_INSNS);
+		err = find_dim_off(in, n, &tl->dim_off);
+	}
+	if (!err) {
+		err = read_func(path, SYM_SIZES_CUSTOM, code, sizeof(code), &len, &va);
+		if (!err) {
+			n = decode_all(code, len, va, in, MAX_INSNS);
+			err = find_sizes(in, n, tl->dim_off, &tl->sizes_off, &tl->inline_max);
+		}
+	}
+	if (!err && tl->inline_max > 0 && tl->inline_max <= 64)
+		tl->valid |= ASC_TL_DIMS;
+	else
+		asc_dbg("%s: TensorImpl sizes layout not found (%d)\n", path, err);
+
+	err = read_func(path, SYM_CTOR_TYPEMETA, code, sizeof(code), &len, &va);
+	if (err)
+		err = read_func(path, SYM_CTOR_TYPEMETA_C1, code, sizeof(code), &len, &va);
+	if (!err) {
+		n = decode_all(code, len, va, in, MAX_INSNS);
+		err = find_dtype_off(in, n, &tl->dtype_off);
+	}
+	if (!err)
+		tl->valid |= ASC_TL_DTYPE;
+	else
+		asc_dbg("%s: TensorImpl data_type_ not found (%d)\n", path, err);
+	return tl->valid ? 0 : -ENOENT;
+}
+
+/* caffe2::TypeMeta names of the c10::ScalarType values (what torch.profiler prints). */
+const char *asc_scalar_type_name(unsigned int st)
+{
+	static const char *const names[] = {
+		[0] = "unsigned char", [1] = "signed char", [2] = "short int", [3] = "int",
+		[4] = "long int", [5] = "c10::Half", [6] = "float", [7] = "double",
+		[8] = "c10::complex<c10::Half>", [9] = "c10::complex<float>",
+		[10] = "c10::complex<double>", [11] = "bool", [12] = "c10::qint8",
+		[13] = "c10::quint8", [14] = "c10::qint32", [15] = "c10::BFloat16",
+		[16] = "c10::quint4x2", [17] = "c10::quint2x4",
+	};
+
+	return st < sizeof(names) / sizeof(names[0]) ? names[st] : NULL;
+}
+
+/* ---- schemas ---- */
+
+struct schema_ent {
+	char *head;		/* "add.Tensor" (name[.overload]) */
+	const char *schema;	/* points into the library copy: "add.Tensor(...) -> ..." */
+	int full;		/* 1: head is a whole string, 0: a suffix of a longer one */
+};
+
+struct asc_aten_schemas {
+	char *data;		/* .rodata copy */
+	size_t data_len;
+	struct schema_ent *ents;
+	size_t nr, cap;
+	struct schema_ent **hash;
+	size_t hash_size;
+};
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static int is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+static int add_ent(struct asc_aten_schemas *s, const char *head, size_t hlen, const char *schema,
+		   int full)
+{
+	struct schema_ent *e;
+
+	if (s->nr == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4096;
+		void *p = realloc(s->ents, cap * sizeof(*s->ents));
+
+		if (!p)
+			return -ENOMEM;
+		s->ents = p;
+		s->cap = cap;
+	}
+	e = &s->ents[s->nr];
+	e->head = strndup(head, hlen);
+	if (!e->head)
+		return -ENOMEM;
+	e->schema = schema;
+	e->full = full;
+	s->nr++;
+	return 0;
+}
+
+/*
+ * A schema string: "ident[.ident](...) -> ...".  The linker merges strings
+ * that are suffixes of others ("addmm(...)" lives inside "sspaddmm(...)"),
+ * so every identifier boundary of the head starts a candidate too.
+ */
+static int scan_string(struct asc_aten_schemas *s, const char *str, size_t len)
+{
+	const char *paren = memchr(str, '(', len), *q;
+	size_t hlen, i;
+	int err;
+
+	if (!paren || paren == str || !memmem(paren, len - (paren - str), ") -> ", 5))
+		return 0;
+	hlen = paren - str;
+	if (hlen > 120)
+		return 0;
+	for (q = str; q < paren; q++)
+		if (!is_ident(*q) && *q != '.')
+			return 0;
+	if (str[0] == '.' || (str[0] >= '0' && str[0] <= '9'))
+		return 0;
+	for (i = 0; i < hlen; i++) {
+		if (str[i] == '.')
+			break;
+		err = add_ent(s, str + i, hlen - i, str + i, i == 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int build_hash(struct asc_aten_schemas *s)
+{
+	size_t i;
+
+	s->hash_size = 1;
+	while (s->hash_size < s->nr * 2)
+		s->hash_size <<= 1;
+	s->hash = calloc(s->hash_size, sizeof(*s->hash));
+	if (!s->hash)
+		return -ENOMEM;
+	for (i = 0; i < s->nr; i++) {
+		struct schema_ent *e = &s->ents[i];
+		size_t h = hash_str(e->head, strlen(e->head)) & (s->hash_size - 1);
+
+		while (s->hash[h]) {
+			if (!strcmp(s->hash[h]->head, e->head)) {
+				if (e->full && !s->hash[h]->full)
+					s->hash[h] = e;	/* a whole string beats a suffix */
+				goto next;
+			}
+			h = (h + 1) & (s->hash_size - 1);
+		}
+		s->hash[h] = e;
+next:;
+	}
+	return 0;
+}
+
+static const struct schema_ent *find_ent(const struct asc_aten_schemas *s, const char *head)
+{
+	size_t h;
+
+	if (!s || !s->hash_size)
+		return NULL;
+	h = hash_str(head, strlen(head)) & (s->hash_size - 1);
+	while (s->hash[h]) {
+		if (!strcmp(s->hash[h]->head, head))
+			return s->hash[h];
+		h = (h + 1) & (s->hash_size - 1);
+	}
+	return NULL;
+}
+
+void asc_aten_schemas_free(struct asc_aten_schemas *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr; i++)
+		free(s->ents[i].head);
+	free(s->ents);
+	free(s->hash);
+	free(s->data);
+	free(s);
+}
+
+size_t asc_aten_schemas_count(const struct asc_aten_schemas *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; s && i < s->nr; i++)
+		n += s->ents[i].full;
+	return n;
+}
+
+struct asc_aten_schemas *asc_aten_schemas_load(const char *path)
+{
+	struct asc_aten_schemas *s = calloc(1, sizeof(*s));
+	struct elf_file ef;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, i, start;
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = elf_file_open(path, &ef);
+	if (err) {
+		asc_err("%s: cannot read as ELF (%s)\n", path, strerror(-err));
+		free(s);
+		errno = -err;
+		return NULL;
+	}
+	err = -ENOENT;
+	if (elf_getshdrstrndx(ef.elf, &shstrndx))
+		goto out;
+	while ((scn = elf_nextscn(ef.elf, scn))) {
+		GElf_Shdr sh;
+		const char *nm;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		nm = elf_strptr(ef.elf, shstrndx, sh.sh_name);
+		if (!nm || strcmp(nm, ".rodata") || sh.sh_type != SHT_PROGBITS)
+			continue;
+		s->data = malloc(sh.sh_size + 1);
+		if (!s->data) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (pread(ef.fd, s->data, sh.sh_size, sh.sh_offset) != (ssize_t)sh.sh_size) {
+			err = -EIO;
+			goto out;
+		}
+		s->data[sh.sh_size] = 0;
+		s->data_len = sh.sh_size;
+		err = 0;
+		break;
+	}
+	if (err)
+		goto out;
+	for (i = 0, start = 0; i <= s->data_len; i++) {
+		if (i < s->data_len && s->data[i])
+			continue;
+		if (i > start + 4) {
+			err = scan_string(s, s->data + start, i - start);
+			if (err)
+				goto out;
+		}
+		start = i + 1;
+	}
+	err = build_hash(s);
+out:
+	elf_file_close(&ef);
+	if (err) {
+		if (err == -ENOENT)
+			asc_err("%s: no .rodata section\n", path);
+		asc_aten_schemas_free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+/* ---- names ---- */
+
+int asc_aten_struct_name(const char *sym, char *buf, size_t len)
+{
+	static const char prefix[] = "_ZN2at4_ops";
+	const char *p;
+	char *end;
+	unsigned long n;
+
+	if (!sym || strncmp(sym, prefix, sizeof(prefix) - 1))
+		return -EINVAL;
+	p = sym + sizeof(prefix) - 1;
+	if (*p < '1' || *p > '9')
+		return -EINVAL;
+	n = strtoul(p, &end, 10);
+	if (n == 0 || strnlen(end, n) < n || strncmp(end + n, "4callE", 6))
+		return -EINVAL;
+	if (n + 1 > len)
+		return -ENAMETOOLONG;
+	memcpy(buf, end, n);
+	buf[n] = 0;
+	return 0;
+}
+
+/* ---- schema parsing and register assignment (x86-64 SysV) ---- */
+
+/*
+ * How torchgen's dispatcher signature (at::_ops::<op>::call) passes each
+ * schema type, in integer registers:
+ *   Tensor / Tensor(a) / Tensor(a!)      const Tensor & / Tensor &      1, TENSOR
+ *   Tensor?                              const optional<Tensor> &       1, OPT_TENSOR
+ *   Tensor[] / Tensor(a!)[]              ArrayRef<Tensor> by value      2, TENSOR_LIST
+ *   Tensor?[], Scalar, Scalar?, Generator?, Storage, SymInt, Tensor?[] by reference  1
+ *   int[] / SymInt[] / float[] / Dimname[] / Scalar[] / str (ArrayRef, string_view) 2
+ *   int / bool / ScalarType / Layout / MemoryFormat / Device / Dimname and
+ *   their ?-optionals of at most 8 bytes, bool[N]                        1
+ *   int? (optional<int64_t>, 16 bytes)                                    2
+ *   float (double, SSE)                                                   0
+ *   float? (optional<double>: SSE + INTEGER eightbytes)                   1
+ *   int[N]? / SymInt[]? / float[]? / str? (24 bytes: in memory)           0, stack
+ * A 2-register argument that does not fit in the remaining registers goes
+ * on the stack as a whole.  Anything not in this list stops the mapping
+ * (later arguments get reg -1): we never guess a register.
+ */
+static int type_regs(const char *t, uint8_t *kind)
+{
+	size_t n = strlen(t);
+	int opt = n && t[n - 1] == '?';
+	int list = strchr(t, '[') != NULL;
+	int is_tensor = !strncmp(t, "Tensor", 6);
+	char base[32];
+	size_t i;
+
+	*kind = ASC_ARGK_OTHER;
+	for (i = 0; t[i] && t[i] != '[' && t[i] != '(' && t[i] != '?' && i < sizeof(base) - 1; i++)
+		base[i] = t[i];
+	base[i] = 0;
+	if (is_tensor && strcmp(base, "Tensor"))
+		return -1;
+	if (is_tensor) {
+		if (list) {
+			/* "Tensor?[]" is const List<optional<Tensor>> & */
+			if (strstr(t, "?[]"))
+				return 1;
+			if (opt)
+				return 0;	/* Tensor[]? optional<ArrayRef>: 24 bytes, memory */
+			*kind = ASC_ARGK_TENSOR_LIST;
+			return 2;
+		}
+		*kind = opt ? ASC_ARGK_OPT_TENSOR : ASC_ARGK_TENSOR;
+		return 1;
+	}
+	if (list) {
+		if (!strcmp(base, "bool"))
+			return opt ? -1 : 1;	/* std::array<bool, N> */
+		if (opt)
+			return 0;		/* OptionalArrayRef: 24 bytes, memory */
+		if (!strcmp(base, "int") || !strcmp(base, "SymInt") || !strcmp(base, "float") ||
+		    !strcmp(base, "Dimname") || !strcmp(base, "Scalar") || !strcmp(base, "str"))
+			return 2;
+		return -1;
+	}
+	if (!strcmp(base, "float"))
+		return opt ? 1 : 0;
+	if (!strcmp(base, "int"))
+		return opt ? 2 : 1;
+	if (!strcmp(base, "str"))
+		return opt ? 0 : 2;
+	if (!strcmp(base, "Scalar") || !strcmp(base, "Generator") || !strcmp(base, "Storage") ||
+	    !strcmp(base, "SymInt") || !strcmp(base, "bool") || !strcmp(base, "ScalarType") ||
+	    !strcmp(base, "Layout") || !strcmp(base, "MemoryFormat") || !strcmp(base, "Device") ||
+	    !strcmp(base, "Dimname"))
+		return 1;
+	return -1;
+}
+
+/* Returns are by hidden pointer (rdi) unless void, a reference or a small trivially copyable value. */
+static int returns_sret(const char *rets)
+{
+	while (*rets == ' ')
+		rets++;
+	if (!strcmp(rets, "()") || !strcmp(rets, "bool") || !strcmp(rets, "int") ||
+	    !strcmp(rets, "float") || !strcmp(rets, "ScalarType") || !strcmp(rets, "SymInt") ||
+	    !strcmp(rets, "QScheme") || !strcmp(rets, "Layout"))
+		return 0;
+	if (!strncmp(rets, "Tensor(", 7) && strstr(rets, "!)") && !strchr(rets, ',') &&
+	    !strchr(rets, '['))
+		return 0;	/* Tensor & */
+	if (rets[0] == '(') {
+		/* std::tuple<Tensor &, Tensor &> is trivially copyable: rax:rdx */
+		const char *c = strchr(rets, ',');
+
+		if (c && !strchr(c + 1, ',') && strstr(rets, "!)") &&
+		    strstr(strstr(rets, "!)") + 2, "!)") && !strchr(rets, '['))
+			return 0;
+	}
+	return 1;
+}
+
+int asc_aten_parse_schema(const char *schema, struct asc_aten_op *op)
+{
+	const char *p = schema, *paren, *close, *arrow;
+	int depth, reg, stop = 0;
+	size_t n;
+
+	memset(op, 0, sizeof(*op));
+	paren = strchr(p, '(');
+	if (!paren || paren == p)
+		return -EINVAL;
+	/* matching ')' of the argument list */
+	for (close = paren, depth = 0; *close; close++) {
+		if (*close == '(')
+			depth++;
+		else if (*close == ')' && --depth == 0)
+			break;
+	}
+	if (!*close)
+		return -EINVAL;
+	arrow = strstr(close, " -> ");
+	if (!arrow)
+		return -EINVAL;
+	{
+		const char *dot = memchr(p, '.', paren - p);
+		size_t nl = (dot ? dot : paren) - p;
+		int has_ns = memmem(p, nl, "::", 2) != NULL;
+
+		if (nl + 7 > sizeof(op->name))
+			return -EINVAL;
+		snprintf(op->name, sizeof(op->name), "%s%.*s", has_ns ? "" : "aten::", (int)nl, p);
+		if (dot) {
+			n = paren - dot - 1;
+			if (n >= sizeof(op->overload))
+				return -EINVAL;
+			memcpy(op->overload, dot + 1, n);
+			op->overload[n] = 0;
+		}
+	}
+	op->sret = returns_sret(arrow + 4);
+	reg = op->sret;
+	p = paren + 1;
+	while (p < close) {
+		const char *end = p, *sp;
+		struct asc_aten_arg *a;
+		int nr;
+
+		for (depth = 0; end < close; end++) {
+			if (*end == '(' || *end == '[')
+				depth++;
+			else if (*end == ')' || *end == ']')
+				depth--;
+			else if (*end == ',' && depth == 0)
+				break;
+		}
+		while (p < end && *p == ' ')
+			p++;
+		if (end - p == 1 && *p == '*') {
+			p = end + 1;
+			continue;
+		}
+		if (op->nargs == ASC_ATEN_MAX_ARGS)
+			return -E2BIG;
+		a = &op->args[op->nargs++];
+		/* "Type name[=default]": the type may contain spaces only inside (...) */
+		for (sp = p, depth = 0; sp < end; sp++) {
+			if (*sp == '(')
+				depth++;
+			else if (*sp == ')')
+				depth--;
+			else if (*sp == ' ' && depth == 0)
+				break;
+		}
+		n = sp - p;
+		snprintf(a->type, sizeof(a->type), "%.*s", (int)n, p);
+		if (sp < end) {
+			const char *eq = memchr(sp, '=', end - sp);
+			const char *ne = eq ? eq : end;
+
+			snprintf(a->name, sizeof(a->name), "%.*s", (int)(ne - sp - 1), sp + 1);
+		}
+		a->reg = -1;
+		nr = stop ? -1 : type_regs(a->type, &a->kind);
+		if (nr < 0) {
+			stop = 1;	/* unknown passing: later registers are unknown */
+			a->kind = ASC_ARGK_OTHER;
+		} else if (nr > 0 && reg + nr <= 6) {
+			a->reg = reg;
+			a->nregs = nr;
+			reg += nr;
+		} else if (nr == 0) {
+			a->kind = ASC_ARGK_OTHER;
+		} else {
+			a->kind = ASC_ARGK_OTHER;	/* on the stack */
+			if (nr == 1)
+				reg = 6;
+		}
+		p = end + 1;
+	}
+	return 0;
+}
+
+/* Overload names that look like words of an op name: used only without schemas. */
+static int looks_like_overload(const char *s)
+{
+	static const char *const words[] = { "out", "int", "dim", "self", "names", "Tensor",
+		"Scalar", "input", "other", "grad_input", "values", "using_ints", "float", NULL };
+	int i;
+
+	if (*s >= 'A' && *s <= 'Z')
+		return 1;
+	for (i = 0; words[i]; i++)
+		if (!strcmp(s, words[i]))
+			return 1;
+	return 0;
+}
+
+int asc_aten_name(const struct asc_aten_schemas *s, const char *sym, struct asc_aten_op *op)
+{
+	char st[256], head[260];
+	const struct schema_ent *best = NULL;
+	size_t n, i;
+	int err = asc_aten_struct_name(sym, st, sizeof(st));
+
+	if (err)
+		return err;
+	memset(op, 0, sizeof(*op));
+	n = strlen(st);
+	/* Candidates: "st" (no overload) and "name.overload" for every '_' split. */
+	best = find_ent(s, st);
+	if (!best || !best->full) {
+		for (i = n - 1; i > 0; i--) {
+			const struct schema_ent *e;
+
+			if (st[i] != '_' || i == n - 1)
+				continue;
+			snprintf(head, sizeof(head), "%.*s.%s", (int)i, st, st + i + 1);
+			e = find_ent(s, head);
+			if (e && (!best || (e->full && !best->full)))
+				best = e;
+			if (best && best->full)
+				break;
+		}
+	}
+	if (best) {
+		err = asc_aten_parse_schema(best->schema, op);
+		if (!err) {
+			op->exact = 1;
+			return 0;
+		}
+		memset(op, 0, sizeof(*op));
+	}
+	/* No schema: split at the last '_' followed by an overload-looking word. */
+	for (i = n - 1; i > 0; i--) {
+		if (st[i] == '_' && i < n - 1 && st[i - 1] != '_' && looks_like_overload(st + i + 1))
+			break;
+	}
+	if (i > 0) {
+		snprintf(op->name, sizeof(op->name), "aten::%.*s", (int)i, st);
+		snprintf(op->overload, sizeof(op->overload), "%s", st + i + 1);
+	} else {
+		snprintf(op->name, sizeof(op->name), "aten::%s", st);
+	}
+	return 0;
+}
