@@ -25,3 +25,4 @@ $(TEST_OUT)/test_%: tests/unit/test_%.c $$(or $$(TEST_OBJS_test_$$*),$(OUTPUT)/l
 		$(or $(TEST_LIBS_test_$*),$(USER_LDLIBS)) $(TEST_LDLIBS) -o $@
 
 ALL_TARGETS	+= $(UNIT_TESTS)
+include tests/lib/build.mk

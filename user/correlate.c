@@ -1,0 +1,1502 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * correlate.c - builds the joined view of correlate.h from a capture.
+ *
+ * One pass over the records in file order.  Each thread has a stack of open
+ * calls (ENTER pushed, EXIT pops down to the frame of the same probe id, so
+ * a lost exit closes only the frames above it); a record that needs "what is
+ * open on this thread now" (OPNAME, QUEUE, SQE, MEM, STACK) reads that stack.
+ * Submissions are keyed by (device, stream, task id, wrap) with wraps counted
+ * per (device, stream) in record order; device tasks are counted the same way
+ * and joined to them when the pass ends.  Then every array is sorted by start
+ * time and cross references are remapped, framework op nesting is computed
+ * per thread, steps are cut into RECORD_AND_SAVE cycles, and device
+ * durations are summed onto the ops.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ascbpf_events.h"
+#include "capture.h"
+#include "correlate.h"
+#include "log.h"
+#include "probes.h"
+#include "records.h"
+#include "schedule.h"
+
+#define MAX_OPEN	256	/* open frames kept per thread; deeper ENTERs are ignored */
+
+/* ---- growable arrays ---- */
+
+static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+#define PUSH(arr, nr, cap, out) \
+	(grow_array((void **)&(arr), &(cap), (nr) + 1, sizeof(*(arr))) ? -ENOMEM : \
+	 ((out) = &(arr)[(nr)++], memset((out), 0, sizeof(*(out))), 0))
+
+/* ---- u64 -> u64 hash map (open addressing, key 0 reserved: stored as key+1) ---- */
+
+struct hmap {
+	uint64_t *keys;
+	uint64_t *vals;
+	size_t cap, nr;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static int hmap_put(struct hmap *h, uint64_t key, uint64_t val);
+
+static int hmap_grow(struct hmap *h)
+{
+	struct hmap n = { 0 };
+	size_t i;
+
+	n.cap = h->cap ? h->cap * 2 : 1024;
+	n.keys = calloc(n.cap, sizeof(*n.keys));
+	n.vals = malloc(n.cap * sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -ENOMEM;
+	}
+	for (i = 0; i < h->cap; i++)
+		if (h->keys[i])
+			hmap_put(&n, h->keys[i] - 1, h->vals[i]);
+	free(h->keys);
+	free(h->vals);
+	*h = n;
+	return 0;
+}
+
+/* Inserts or replaces. */
+static int hmap_put(struct hmap *h, uint64_t key, uint64_t val)
+{
+	size_t i;
+
+	if ((h->nr + 1) * 2 > h->cap && hmap_grow(h))
+		return -ENOMEM;
+	for (i = mix64(key) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		if (!h->keys[i]) {
+			h->keys[i] = key + 1;
+			h->vals[i] = val;
+			h->nr++;
+			return 0;
+		}
+		if (h->keys[i] == key + 1) {
+			h->vals[i] = val;
+			return 0;
+		}
+	}
+}
+
+static int hmap_get(const struct hmap *h, uint64_t key, uint64_t *val)
+{
+	size_t i;
+
+	if (!h->cap)
+		return 0;
+	for (i = mix64(key) & (h->cap - 1); h->keys[i]; i = (i + 1) & (h->cap - 1))
+		if (h->keys[i] == key + 1) {
+			*val = h->vals[i];
+			return 1;
+		}
+	return 0;
+}
+
+static void hmap_free(struct hmap *h)
+{
+	free(h->keys);
+	free(h->vals);
+	memset(h, 0, sizeof(*h));
+}
+
+/* ---- string table ---- */
+
+struct strtab {
+	char *arena;
+	size_t len, cap;
+	uint64_t *offs;		/* id -> offset */
+	size_t nr, ocap;
+	struct hmap index;	/* hash of bytes -> id (chained by probing on collision) */
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int strtab_init(struct strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (grow_array((void **)&t->arena, &t->cap, 1, 1) ||
+	    grow_array((void **)&t->offs, &t->ocap, 1, sizeof(*t->offs)))
+		return -ENOMEM;
+	t->arena[0] = '\0';	/* id 0 = "" */
+	t->len = 1;
+	t->offs[0] = 0;
+	t->nr = 1;
+	return 0;
+}
+
+/* Returns the id of s[0..n) (interned), 0 for an empty string or on ENOMEM. */
+static uint32_t strtab_add(struct strtab *t, const char *s, size_t n)
+{
+	uint64_t h, id;
+	int probe;
+
+	if (!n)
+		return 0;
+	h = hash_bytes(s, n);
+	/* collisions: probe h, h+1, ... in the index until the bytes match or a slot is free */
+	for (probe = 0; probe < 64; probe++) {
+		if (!hmap_get(&t->index, h + probe, &id))
+			break;
+		if (strlen(t->arena + t->offs[id]) == n && !memcmp(t->arena + t->offs[id], s, n))
+			return (uint32_t)id;
+	}
+	if (probe == 64 || memchr(s, 0, n))
+		return 0;
+	if (grow_array((void **)&t->arena, &t->cap, t->len + n + 1, 1) ||
+	    grow_array((void **)&t->offs, &t->ocap, t->nr + 1, sizeof(*t->offs)))
+		return 0;
+	memcpy(t->arena + t->len, s, n);
+	t->arena[t->len + n] = '\0';
+	t->offs[t->nr] = t->len;
+	t->len += n + 1;
+	if (hmap_put(&t->index, h + probe, t->nr))
+		return 0;
+	return (uint32_t)t->nr++;
+}
+
+static uint32_t strtab_cstr(struct strtab *t, const char *s)
+{
+	return strtab_add(t, s, strlen(s));
+}
+
+/* ---- build state ---- */
+
+enum frame_kind {
+	FR_OP = 1,	/* aten op: item = ops index */
+	FR_CALL,	/* CANN call: item = calls index */
+	FR_ENQ,		/* Enqueue: item = queues index or -1 */
+	FR_DEQ,		/* Dequeue side: item = queues index or -1 */
+	FR_OTHER,	/* anything else with an exit (RunOpApi, halSqTaskSend, ...) */
+};
+
+struct frame {
+	uint32_t probe_id;
+	uint8_t kind;
+	int32_t item;
+	uint32_t name;		/* OPNAME captured inside this frame */
+	int64_t start;		/* mono ns */
+};
+
+struct tstate {
+	uint32_t tid;
+	uint32_t depth;
+	struct frame *frames;	/* MAX_OPEN */
+	int32_t last_op;	/* op created by the latest ENTER on this thread (for STACK) */
+};
+
+struct probe_info {
+	uint16_t layer, kind;
+	uint32_t name;		/* derived name string id */
+	uint8_t is_launch_api;	/* aclnn* (not GetWorkspaceSize) / aclop*: names kernels */
+	uint8_t level;		/* ASC_CORR_LEVEL_* for CANN probes */
+	uint8_t known;
+};
+
+struct sub {		/* one submitted task (SQE header) */
+	int64_t ts;
+	uint32_t tid;
+	int32_t api, launch_call, op, queue;
+	uint16_t block_dim;
+	uint8_t sqe_type;
+};
+
+struct devt {
+	uint64_t start_cnt, end_cnt;
+	uint32_t dev, wrap;
+	uint16_t stream, task, type;
+};
+
+struct stackrec {
+	int32_t op;
+	uint32_t nr;
+	uint64_t ips[ASC_STACK_DEPTH];
+};
+
+struct wrapstate {
+	uint32_t last;
+	uint32_t wrap;
+	int seen;
+};
+
+struct priv {
+	struct strtab strs;
+	struct probe_info *probes;
+	size_t nr_probes, probes_cap;
+	struct tstate *threads;
+	size_t nr_threads, threads_cap;
+	struct hmap tid_index;		/* tid -> threads index */
+	struct hmap queue_index;	/* correlation id -> queues index */
+	struct hmap sub_index;		/* task key -> subs index */
+	struct hmap sub_wraps;		/* (dev, stream) -> wrapstates index */
+	struct hmap dev_wraps;
+	struct wrapstate *wraps;
+	size_t nr_wraps, wraps_cap;
+	struct sub *subs;
+	size_t nr_subs, subs_cap;
+	struct devt *devts;
+	size_t nr_devts, devts_cap;
+	struct stackrec *stacks;
+	size_t nr_stacks, stacks_cap;
+	struct hmap symbols;		/* address -> string id */
+	int32_t *call_queue;		/* per call: queue index of the Dequeue it ran in */
+	size_t call_queue_cap;
+	size_t ops_cap, calls_cap, queues_cap, mems_cap, steps_cap, thr_cap, cfg_cap, cycles_cap;
+	int64_t wall_off;		/* realtime - monotonic */
+	int64_t max_mono;
+	int64_t min_mono;
+};
+
+static int64_t dev_to_mono(const struct asc_corr *c, uint64_t cnt)
+{
+	const struct asc_corr_info *in = &c->info;
+	__int128 d;
+
+	if (!in->have_devclock || !in->devclock_freq_hz)
+		return (int64_t)cnt;
+	d = (__int128)((int64_t)(cnt - in->devclock_counter)) * 1000000000 /
+	    (__int128)in->devclock_freq_hz;
+	return in->devclock_mono_ns + (int64_t)d;
+}
+
+int64_t asc_corr_wall_ns(const struct asc_corr *c, uint64_t mono_ns)
+{
+	const struct priv *p = c->priv;
+
+	return (int64_t)mono_ns + p->wall_off;
+}
+
+const char *asc_corr_str(const struct asc_corr *c, uint32_t id)
+{
+	const struct priv *p = c->priv;
+
+	if (!p || id >= p->strs.nr)
+		return "";
+	return p->strs.arena + p->strs.offs[id];
+}
+
+const char *asc_corr_task_type_name(uint32_t t)
+{
+	switch (t) {
+	case 0: return "AI_CORE";
+	case 1: return "AI_CPU";
+	case 2: return "AI_VECTOR_CORE";
+	case 3: return "PLACE_HOLDER";
+	case 4: return "EVENT_RECORD";
+	case 5: return "EVENT_WAIT";
+	case 8: return "WRITE_VALUE";
+	case 11: return "MEMCPY_ASYNC";
+	default: return "UNKNOWN";
+	}
+}
+
+const char *asc_corr_thread_name(const struct asc_corr *c, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_threads; i++)
+		if (c->threads[i].tid == tid)
+			return c->threads[i].comm;
+	return "";
+}
+
+const char *asc_corr_config(const struct asc_corr *c, const char *key)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < c->nr_config; i++)
+		if (!strncmp(c->config[i], key, n) && c->config[i][n] == '=')
+			return c->config[i] + n + 1;
+	return NULL;
+}
+
+/* ---- names ---- */
+
+/*
+ * "aten::<op>" from at::_ops::<op>_<overload>::call, mangled
+ * (_ZN2at4_ops<len><name>4call...) or plain; NULL if sym is not one.
+ */
+static size_t aten_name(const char *sym, char *out, size_t outlen)
+{
+	const char *p, *name = NULL;
+	size_t n = 0, cut;
+	char *end;
+
+	if (!strncmp(sym, "_ZN2at4_ops", 11)) {
+		n = strtoul(sym + 11, &end, 10);
+		if (!n || strlen(end) < n)
+			return 0;
+		name = end;
+	} else if (!strncmp(sym, "at::_ops::", 10)) {
+		name = sym + 10;
+		p = strstr(name, "::");
+		n = p ? (size_t)(p - name) : strlen(name);
+	} else {
+		return 0;
+	}
+	/* drop the overload: the last "_X..." with X upper case, or "_out" */
+	for (cut = n; cut > 1; cut--) {
+		if (name[cut - 1] != '_' || cut == n)
+			continue;
+		if ((name[cut] >= 'A' && name[cut] <= 'Z') ||
+		    (n - cut == 3 && !memcmp(name + cut, "out", 3))) {
+			n = cut - 1;
+			break;
+		}
+	}
+	if (n + 7 > outlen)
+		n = outlen - 7;
+	memcpy(out, "aten::", 6);
+	memcpy(out + 6, name, n);
+	out[6 + n] = '\0';
+	return n + 6;
+}
+
+static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe *pr)
+{
+	uint32_t id = pr->hdr.probe_id;
+	struct probe_info *pi;
+	const char *sym = asc_probe_sym(pr);
+	char buf[256];
+
+	if (grow_array((void **)&p->probes, &p->probes_cap, (size_t)id + 1, sizeof(*p->probes)))
+		return -ENOMEM;
+	if (id >= p->nr_probes) {
+		memset(p->probes + p->nr_probes, 0, (id + 1 - p->nr_probes) * sizeof(*p->probes));
+		p->nr_probes = id + 1;
+	}
+	(void)c;
+	pi = &p->probes[id];
+	pi->known = 1;
+	pi->layer = pr->layer;
+	pi->kind = pr->kind;
+	if (pr->kind == ASC_PK_ATEN_OP && aten_name(sym, buf, sizeof(buf)))
+		pi->name = strtab_cstr(&p->strs, buf);
+	else
+		pi->name = strtab_cstr(&p->strs, sym);
+	if (pr->layer == ASC_LAYER_CANN) {
+		pi->level = !strncmp(sym, "rt", 2) ? ASC_CORR_LEVEL_RUNTIME : ASC_CORR_LEVEL_ACL;
+		pi->is_launch_api = (!strncmp(sym, "aclnn", 5) && !strstr(sym, "GetWorkspaceSize")) ||
+				    !strncmp(sym, "aclopCompileAndExecute", 22) ||
+				    !strncmp(sym, "aclopExecute", 12);
+	}
+	return 0;
+}
+
+static const struct probe_info *probe_of(const struct priv *p, uint32_t id)
+{
+	return id < p->nr_probes && p->probes[id].known ? &p->probes[id] : NULL;
+}
+
+static struct tstate *thread_of(struct priv *p, uint32_t tid)
+{
+	struct tstate *t;
+	uint64_t idx;
+
+	if (hmap_get(&p->tid_index, tid, &idx))
+		return &p->threads[idx];
+	if (grow_array((void **)&p->threads, &p->threads_cap, p->nr_threads + 1,
+		       sizeof(*p->threads)))
+		return NULL;
+	t = &p->threads[p->nr_threads];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->last_op = -1;
+	t->frames = malloc(MAX_OPEN * sizeof(*t->frames));
+	if (!t->frames || hmap_put(&p->tid_index, tid, p->nr_threads)) {
+		free(t->frames);
+		return NULL;
+	}
+	p->nr_threads++;
+	return t;
+}
+
+/* Innermost open frame of a kind, or NULL. */
+static struct frame *open_frame(struct tstate *t, int kind)
+{
+	uint32_t i;
+
+	for (i = t->depth; i-- > 0;)
+		if (t->frames[i].kind == kind)
+			return &t->frames[i];
+	return NULL;
+}
+
+static int32_t open_item(struct tstate *t, int kind)
+{
+	struct frame *f = open_frame(t, kind);
+
+	return f ? f->item : -1;
+}
+
+static int32_t queue_for(struct asc_corr *c, struct priv *p, uint64_t corr)
+{
+	struct asc_corr_queue *q;
+	uint64_t idx;
+
+	if (hmap_get(&p->queue_index, corr, &idx))
+		return (int32_t)idx;
+	if (PUSH(c->queues, c->nr_queues, p->queues_cap, q))
+		return -1;
+	q->correlation_id = corr;
+	q->op = -1;
+	q->step = -1;
+	if (hmap_put(&p->queue_index, corr, c->nr_queues - 1))
+		return -1;
+	return (int32_t)(c->nr_queues - 1);
+}
+
+static uint32_t count_wrap(struct priv *p, struct hmap *m, uint32_t dev, uint32_t stream,
+			   uint32_t task)
+{
+	uint64_t key = (uint64_t)dev << 32 | stream, idx;
+	struct wrapstate *w;
+
+	if (!hmap_get(m, key, &idx)) {
+		if (grow_array((void **)&p->wraps, &p->wraps_cap, p->nr_wraps + 1,
+			       sizeof(*p->wraps)) || hmap_put(m, key, p->nr_wraps))
+			return 0;
+		idx = p->nr_wraps++;
+		memset(&p->wraps[idx], 0, sizeof(p->wraps[idx]));
+	}
+	w = &p->wraps[idx];
+	if (w->seen && task < w->last && w->last - task > 0x8000)
+		w->wrap++;
+	w->seen = 1;
+	w->last = task;
+	return w->wrap;
+}
+
+static uint64_t task_key(uint32_t dev, uint32_t stream, uint32_t task, uint32_t wrap)
+{
+	return (uint64_t)(dev & 0xff) << 56 | (uint64_t)(wrap & 0xffffff) << 32 |
+	       (uint64_t)(stream & 0xffff) << 16 | (task & 0xffff);
+}
+
+/* ---- record handlers ---- */
+
+static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
+{
+	const struct probe_info *pi = probe_of(p, h->probe_id);
+	struct tstate *t;
+	struct frame *f;
+	int kind;
+
+	if (!pi)
+		return 0;
+	switch (pi->kind) {
+	case ASC_PK_ATEN_OP:
+		kind = FR_OP;
+		break;
+	case ASC_PK_ENQUEUE:
+		kind = FR_ENQ;
+		break;
+	case ASC_PK_DEQUEUE:
+		kind = FR_DEQ;
+		break;
+	case ASC_PK_STEP:
+	case ASC_PK_MEM_REPORT:
+		return 0;
+	default:
+		kind = pi->layer == ASC_LAYER_CANN ? FR_CALL : FR_OTHER;
+		break;
+	}
+	t = thread_of(p, h->tid);
+	if (!t)
+		return -ENOMEM;
+	if (t->depth >= MAX_OPEN)
+		return 0;
+	f = &t->frames[t->depth];
+	memset(f, 0, sizeof(*f));
+	f->probe_id = h->probe_id;
+	f->kind = kind;
+	f->item = -1;
+	f->start = h->ts_ns;
+	if (kind == FR_OP) {
+		struct asc_corr_op *o;
+
+		if (PUSH(c->ops, c->nr_ops, p->ops_cap, o))
+			return -ENOMEM;
+		o->start_ns = o->end_ns = h->ts_ns;
+		o->tid = h->tid;
+		o->name = pi->name;
+		o->seq = -1;
+		o->parent = -1;
+		o->step = -1;
+		o->flags = ASC_CORR_O_NO_EXIT;
+		f->item = c->nr_ops - 1;
+		t->last_op = f->item;
+	} else if (kind == FR_CALL) {
+		struct asc_corr_call *k;
+
+		if (PUSH(c->calls, c->nr_calls, p->calls_cap, k))
+			return -ENOMEM;
+		if (grow_array((void **)&p->call_queue, &p->call_queue_cap, c->nr_calls,
+			       sizeof(*p->call_queue)))
+			return -ENOMEM;
+		k->start_ns = k->end_ns = h->ts_ns;
+		k->tid = h->tid;
+		k->name = pi->name;
+		k->probe_id = h->probe_id;
+		k->level = pi->level;
+		k->parent = open_item(t, FR_CALL);
+		k->op = open_item(t, FR_OP);
+		k->step = -1;
+		p->call_queue[c->nr_calls - 1] = open_item(t, FR_DEQ);
+		f->item = c->nr_calls - 1;
+		t->last_op = -1;
+	} else {
+		t->last_op = -1;
+	}
+	t->depth++;
+	return 0;
+}
+
+static void on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exit *e)
+{
+	const struct asc_hdr *h = &e->hdr;
+	struct tstate *t = thread_of(p, h->tid);
+	uint32_t i;
+
+	if (!t)
+		return;
+	for (i = t->depth; i-- > 0;)
+		if (t->frames[i].probe_id == h->probe_id)
+			break;
+	if (i == (uint32_t)-1)
+		return;		/* exit without a captured entry */
+	/* frames above i lost their exits: they keep end = start and NO_EXIT */
+	{
+		struct frame *f = &t->frames[i];
+
+		switch (f->kind) {
+		case FR_OP:
+			c->ops[f->item].end_ns = h->ts_ns;
+			c->ops[f->item].flags &= ~ASC_CORR_O_NO_EXIT;
+			break;
+		case FR_CALL:
+			c->calls[f->item].end_ns = h->ts_ns;
+			c->calls[f->item].ret = (int64_t)e->ret;
+			break;
+		case FR_ENQ:
+			if (f->item >= 0) {
+				c->queues[f->item].enq_start_ns = f->start;
+				c->queues[f->item].enq_end_ns = h->ts_ns;
+			}
+			break;
+		case FR_DEQ:
+			if (f->item >= 0) {
+				c->queues[f->item].deq_start_ns = f->start;
+				c->queues[f->item].deq_end_ns = h->ts_ns;
+			}
+			break;
+		}
+	}
+	t->depth = i;
+}
+
+static void on_opname(struct asc_corr *c, struct priv *p, const struct asc_opname *o)
+{
+	struct tstate *t = thread_of(p, o->hdr.tid);
+	size_t n = strnlen(o->name, o->len);
+	uint32_t i, id;
+
+	if (!t)
+		return;
+	id = strtab_add(&p->strs, o->name, n);
+	for (i = t->depth; i-- > 0;) {
+		struct frame *f = &t->frames[i];
+
+		if (f->probe_id != o->hdr.probe_id)
+			continue;
+		f->name = id;
+		if (f->kind == FR_CALL)
+			c->calls[f->item].opname = id;
+		else if (f->kind == FR_OP && id)
+			c->ops[f->item].name = id;
+		return;
+	}
+}
+
+/* The name of the innermost open frame that captured an OPNAME (RunOpApiV2's op). */
+static uint32_t open_name(struct tstate *t)
+{
+	uint32_t i;
+
+	for (i = t->depth; i-- > 0;)
+		if (t->frames[i].name)
+			return t->frames[i].name;
+	return 0;
+}
+
+static int on_queue(struct asc_corr *c, struct priv *p, const struct asc_queue *q)
+{
+	struct tstate *t = thread_of(p, q->hdr.tid);
+	struct asc_corr_queue *qq;
+	struct frame *f;
+	int32_t idx;
+
+	if (!t)
+		return -ENOMEM;
+	idx = queue_for(c, p, q->correlation_id);
+	if (idx < 0)
+		return -ENOMEM;
+	qq = &c->queues[idx];
+	qq->param_type = q->param_type;
+	if (q->side == ASC_QUEUE_ENQUEUE) {
+		f = open_frame(t, FR_ENQ);
+		qq->enq_tid = q->hdr.tid;
+		qq->enq_start_ns = f ? f->start : (int64_t)q->hdr.ts_ns;
+		qq->enq_end_ns = qq->enq_start_ns;
+		qq->op = open_item(t, FR_OP);
+		if (!qq->name)
+			qq->name = open_name(t);
+	} else {
+		f = open_frame(t, FR_DEQ);
+		qq->deq_tid = q->hdr.tid;
+		qq->deq_start_ns = f ? f->start : (int64_t)q->hdr.ts_ns;
+		qq->deq_end_ns = qq->deq_start_ns;
+	}
+	if (f)
+		f->item = idx;
+	return 0;
+}
+
+static int on_sqe(struct priv *p, const struct asc_sqe *s)
+{
+	struct tstate *t = thread_of(p, s->hdr.tid);
+	int32_t api = -1, launch, op, queue;
+	uint32_t i;
+
+	if (!t)
+		return -ENOMEM;
+	launch = open_item(t, FR_CALL);
+	/* outermost launching API (aclnnXxx / aclop*) on the stack */
+	for (i = 0; i < t->depth; i++) {
+		struct frame *f = &t->frames[i];
+
+		if (f->kind == FR_CALL && p->probes[f->probe_id].is_launch_api) {
+			api = f->item;
+			break;
+		}
+	}
+	if (api < 0)
+		api = launch;
+	op = open_item(t, FR_OP);
+	queue = open_item(t, FR_DEQ);
+	for (i = 0; i < s->nr_kept; i++) {
+		const struct asc_sqe_hdr *q = &s->sqe[i];
+		uint32_t wrap = count_wrap(p, &p->sub_wraps, s->dev_id, q->stream_id, q->task_id);
+		struct sub *sb;
+
+		if (PUSH(p->subs, p->nr_subs, p->subs_cap, sb))
+			return -ENOMEM;
+		sb->ts = s->hdr.ts_ns;
+		sb->tid = s->hdr.tid;
+		sb->api = api;
+		sb->launch_call = launch;
+		sb->op = op;
+		sb->queue = queue;
+		sb->block_dim = q->block_dim;
+		sb->sqe_type = q->sqe_type;
+		if (hmap_put(&p->sub_index, task_key(s->dev_id, q->stream_id, q->task_id, wrap),
+			     p->nr_subs - 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int on_mem(struct asc_corr *c, struct priv *p, const struct asc_mem *m)
+{
+	struct tstate *t = thread_of(p, m->hdr.tid);
+	struct asc_corr_mem *o;
+
+	if (!t || PUSH(c->mems, c->nr_mems, p->mems_cap, o))
+		return -ENOMEM;
+	o->ts_ns = m->hdr.ts_ns;
+	o->ptr = m->ptr;
+	o->size = m->size;
+	o->total_allocated = m->total_allocated;
+	o->total_reserved = m->total_reserved;
+	o->total_active = m->total_active;
+	o->stream = m->stream;
+	o->tid = m->hdr.tid;
+	o->device = m->device;
+	o->component = m->component;
+	o->data_type = m->data_type;
+	o->op = open_item(t, FR_OP);
+	o->step = -1;
+	return 0;
+}
+
+static int on_stack(struct priv *p, const struct asc_stack *s)
+{
+	struct tstate *t = thread_of(p, s->hdr.tid);
+	struct stackrec *sr;
+
+	if (!t)
+		return -ENOMEM;
+	if (t->last_op < 0)
+		return 0;
+	if (PUSH(p->stacks, p->nr_stacks, p->stacks_cap, sr))
+		return -ENOMEM;
+	sr->op = t->last_op;
+	sr->nr = s->nr;
+	memcpy(sr->ips, s->ips, s->nr * sizeof(s->ips[0]));
+	t->last_op = -1;
+	return 0;
+}
+
+static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t size)
+{
+	const struct asc_hdr *h = rec;
+	int ret;
+
+	ret = asc_rec_check(rec, size, NULL, 0);
+	c->info.records++;
+	if (ret < 0) {
+		c->info.bad_records++;
+		return 0;
+	}
+	if (ret == 1) {
+		c->info.unknown_records++;
+		return 0;
+	}
+	if (h->type < ASC_REC_USER_BASE && h->ts_ns) {
+		if ((int64_t)h->ts_ns > p->max_mono)
+			p->max_mono = h->ts_ns;
+		if (!p->min_mono || (int64_t)h->ts_ns < p->min_mono)
+			p->min_mono = h->ts_ns;
+	}
+	switch (h->type) {
+	case ASC_REC_ENTER:
+		return on_enter(c, p, h);
+	case ASC_REC_EXIT:
+		on_exit_rec(c, p, rec);
+		return 0;
+	case ASC_REC_OPNAME:
+		on_opname(c, p, rec);
+		return 0;
+	case ASC_REC_QUEUE:
+		return on_queue(c, p, rec);
+	case ASC_REC_SQE:
+		return on_sqe(p, rec);
+	case ASC_REC_MEM:
+		return on_mem(c, p, rec);
+	case ASC_REC_STACK:
+		return on_stack(p, rec);
+	case ASC_REC_STEP: {
+		const struct asc_step *s = rec;
+		struct asc_corr_step *st;
+
+		if (PUSH(c->steps, c->nr_steps, p->steps_cap, st))
+			return -ENOMEM;
+		st->step = s->step;
+		st->state = s->state;
+		st->cycle = -1;
+		st->start_ns = s->hdr.ts_ns;
+		st->tid = s->hdr.tid;
+		return 0;
+	}
+	case ASC_REC_DEVTASK: {
+		const struct asc_devtask *d = rec;
+		struct devt *dt;
+
+		if (PUSH(p->devts, p->nr_devts, p->devts_cap, dt))
+			return -ENOMEM;
+		dt->start_cnt = d->start_cnt;
+		dt->end_cnt = d->end_cnt;
+		dt->dev = d->dev_id;
+		dt->stream = d->stream_id;
+		dt->task = d->task_id;
+		dt->type = d->task_type;
+		dt->wrap = count_wrap(p, &p->dev_wraps, d->dev_id, d->stream_id, d->task_id);
+		return 0;
+	}
+	case ASC_REC_PROBE:
+		return add_probe(c, p, rec);
+	case ASC_REC_CLOCK: {
+		const struct asc_clock *k = rec;
+
+		if (k->which == ASC_CLOCK_START || !c->info.have_clock) {
+			c->info.start_wall_ns = k->realtime_ns;
+			c->info.start_mono_ns = k->hdr.ts_ns;
+			c->info.utc_offset_s = k->utc_offset_s;
+			p->wall_off = (int64_t)(k->realtime_ns - k->hdr.ts_ns);
+		}
+		if (k->which == ASC_CLOCK_END) {
+			c->info.end_wall_ns = k->realtime_ns;
+			c->info.end_mono_ns = k->hdr.ts_ns;
+		}
+		c->info.have_clock = 1;
+		return 0;
+	}
+	case ASC_REC_DEVCLOCK: {
+		const struct asc_devclock *d = rec;
+
+		if (!c->info.have_devclock) {
+			c->info.have_devclock = 1;
+			c->info.devclock_counter = d->counter;
+			c->info.devclock_freq_hz = d->freq_hz;
+			c->info.devclock_mono_ns = d->hdr.ts_ns;
+		}
+		return 0;
+	}
+	case ASC_REC_PROCESS: {
+		const struct asc_process *pr = rec;
+
+		c->info.pid = pr->hdr.tgid;
+		c->info.rank = pr->rank;
+		c->info.device = pr->device;
+		return 0;
+	}
+	case ASC_REC_THREAD: {
+		const struct asc_thread *th = rec;
+		struct asc_corr_thread *o;
+		size_t i;
+
+		for (i = 0; i < c->nr_threads; i++)
+			if (c->threads[i].tid == th->hdr.tid)
+				break;
+		if (i == c->nr_threads && PUSH(c->threads, c->nr_threads, p->thr_cap, o))
+			return -ENOMEM;
+		c->threads[i].tid = th->hdr.tid;
+		memcpy(c->threads[i].comm, th->comm, sizeof(th->comm));
+		c->threads[i].comm[15] = '\0';
+		return 0;
+	}
+	case ASC_REC_STATS: {
+		const struct asc_stats *s = rec;
+
+		c->info.bpf_events = s->events;
+		c->info.bpf_drops = s->drops;
+		c->info.devtask_drops = s->devtask_drops;
+		return 0;
+	}
+	case ASC_REC_CONFIG: {
+		const struct asc_text *tx = rec;
+		char **slot;
+
+		if (PUSH(c->config, c->nr_config, p->cfg_cap, slot))
+			return -ENOMEM;
+		*slot = strdup(tx->text);
+		return *slot ? 0 : -ENOMEM;
+	}
+	case ASC_REC_SYMBOL: {
+		const struct asc_text *tx = rec;
+
+		return hmap_put(&p->symbols, tx->value, strtab_cstr(&p->strs, tx->text));
+	}
+	case ASC_REC_LOST:
+		c->info.lost += ((const struct asc_text *)rec)->value;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- finishing ---- */
+
+struct sortkey {
+	int64_t a, b;
+	size_t idx;
+};
+
+static int cmp_sortkey(const void *x, const void *y)
+{
+	const struct sortkey *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	if (p->b != q->b)
+		return p->b < q->b ? -1 : 1;
+	return p->idx < q->idx ? -1 : p->idx > q->idx;
+}
+
+/*
+ * Sorts arr (n elements of size elem) by (a, b) taken from each element and
+ * returns old index -> new index, or NULL on ENOMEM.
+ */
+static int32_t *sort_remap(void *arr, size_t n, size_t elem,
+			   void (*key)(const void *e, int64_t *a, int64_t *b))
+{
+	struct sortkey *k = malloc((n ? n : 1) * sizeof(*k));
+	int32_t *map = malloc((n ? n : 1) * sizeof(*map));
+	char *tmp = malloc((n ? n : 1) * elem);
+	size_t i;
+
+	if (!k || !map || !tmp) {
+		free(k);
+		free(map);
+		free(tmp);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		key((char *)arr + i * elem, &k[i].a, &k[i].b);
+		k[i].idx = i;
+	}
+	qsort(k, n, sizeof(*k), cmp_sortkey);
+	for (i = 0; i < n; i++) {
+		memcpy(tmp + i * elem, (char *)arr + k[i].idx * elem, elem);
+		map[k[i].idx] = (int32_t)i;
+	}
+	memcpy(arr, tmp, n * elem);
+	free(tmp);
+	free(k);
+	return map;
+}
+
+static int32_t remap(const int32_t *map, int32_t i)
+{
+	return i < 0 ? -1 : map[i];
+}
+
+static void key_op(const void *e, int64_t *a, int64_t *b)
+{
+	const struct asc_corr_op *o = e;
+
+	*a = o->start_ns;
+	*b = -o->end_ns;	/* enclosing ops first */
+}
+
+static void key_call(const void *e, int64_t *a, int64_t *b)
+{
+	const struct asc_corr_call *o = e;
+
+	*a = o->start_ns;
+	*b = -o->end_ns;
+}
+
+static void key_kernel(const void *e, int64_t *a, int64_t *b)
+{
+	const struct asc_corr_kernel *o = e;
+
+	*a = o->start_ns;
+	*b = o->stream;
+}
+
+static void key_queue(const void *e, int64_t *a, int64_t *b)
+{
+	const struct asc_corr_queue *o = e;
+
+	*a = o->enq_start_ns ? o->enq_start_ns : o->deq_start_ns;
+	*b = (int64_t)o->correlation_id;
+}
+
+static void key_mem(const void *e, int64_t *a, int64_t *b)
+{
+	const struct asc_corr_mem *o = e;
+
+	*a = o->ts_ns;
+	*b = 0;
+}
+
+/* Step index (into steps[]) containing mono time t, -1 if none (before the first). */
+static int32_t step_at(const struct asc_corr *c, int64_t t)
+{
+	size_t lo = 0, hi = c->nr_steps;
+
+	if (!c->nr_steps || t < c->steps[0].start_ns)
+		return -1;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->steps[mid].start_ns <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (int32_t)lo;
+}
+
+static int32_t step_id_at(const struct asc_corr *c, int64_t t)
+{
+	int32_t i = step_at(c, t);
+
+	return i < 0 ? -1 : (int32_t)c->steps[i].step;
+}
+
+static int cmp_step(const void *x, const void *y)
+{
+	const struct asc_corr_step *p = x, *q = y;
+
+	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
+}
+
+static uint32_t type_from_name(struct priv *p, const char *name)
+{
+	if (!strncmp(name, "aclnn", 5) && name[5])
+		return strtab_cstr(&p->strs, name + 5);
+	return strtab_cstr(&p->strs, name);
+}
+
+/* Builds the call stack string of each op with a stack record. */
+static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *opmap)
+{
+	char *buf = malloc(ASC_STACK_DEPTH * 160);
+	size_t i, len;
+	uint32_t k;
+
+	if (!buf)
+		return;
+	for (i = 0; i < p->nr_stacks; i++) {
+		struct stackrec *sr = &p->stacks[i];
+
+		len = 0;
+		for (k = 0; k < sr->nr; k++) {
+			uint64_t sid;
+			const char *s;
+			int n;
+
+			s = hmap_get(&p->symbols, sr->ips[k], &sid) ? asc_corr_str(c, sid) : NULL;
+			n = s ? snprintf(buf + len, 160, "%s%.150s", k ? ";\r\n" : "", s)
+			      : snprintf(buf + len, 160, "%s0x%llx", k ? ";\r\n" : "",
+					 (unsigned long long)sr->ips[k]);
+			if (n > 0)
+				len += n < 160 ? n : 159;
+		}
+		if (sr->op >= 0 && (size_t)sr->op < c->nr_ops)
+			c->ops[remap(opmap, sr->op)].stack = strtab_add(&p->strs, buf, len);
+	}
+	free(buf);
+}
+
+static int finish(struct asc_corr *c, struct priv *p)
+{
+	int32_t *opmap = NULL, *callmap = NULL, *qmap = NULL;
+	size_t i;
+	int err = -ENOMEM;
+
+	/* steps: sorted by start, end = next start; ProfilerStep#N ops */
+	qsort(c->steps, c->nr_steps, sizeof(*c->steps), cmp_step);
+	for (i = 0; i < c->nr_steps; i++) {
+		struct asc_corr_op *o;
+		char name[40];
+		int64_t end = i + 1 < c->nr_steps ? c->steps[i + 1].start_ns :
+			      (c->info.end_mono_ns > p->max_mono ? c->info.end_mono_ns : p->max_mono);
+
+		c->steps[i].end_ns = end > c->steps[i].start_ns ? end : c->steps[i].start_ns;
+		if (!asc_sched_recording(c->steps[i].state))
+			continue;
+		if (PUSH(c->ops, c->nr_ops, p->ops_cap, o))
+			goto out;
+		snprintf(name, sizeof(name), "ProfilerStep#%llu",
+			 (unsigned long long)c->steps[i].step);
+		o->start_ns = c->steps[i].start_ns;
+		o->end_ns = c->steps[i].end_ns;
+		o->tid = c->steps[i].tid;
+		o->name = strtab_cstr(&p->strs, name);
+		o->seq = -1;
+		o->parent = -1;
+		o->flags = ASC_CORR_O_STEP;
+	}
+	/* cycles: warmup/record steps up to a RECORD_AND_SAVE (or the last recorded step) */
+	{
+		int32_t first = -1, last_rec = -1;
+
+		for (i = 0; i <= c->nr_steps; i++) {
+			uint32_t st = i < c->nr_steps ? c->steps[i].state : ASC_SCHED_NONE;
+			int end_cycle = 0;
+
+			if (st != ASC_SCHED_NONE && first < 0)
+				first = i;
+			if (asc_sched_recording(st))
+				last_rec = i;
+			if (st == ASC_SCHED_RECORD_AND_SAVE)
+				end_cycle = 1;
+			else if (first >= 0 && (i == c->nr_steps || st == ASC_SCHED_NONE ||
+						(st == ASC_SCHED_WARMUP && last_rec >= first)))
+				end_cycle = 2;	/* cycle interrupted: keep it if it recorded */
+			if (!end_cycle)
+				continue;
+			if (last_rec >= first && first >= 0) {
+				struct asc_corr_cycle *cy;
+				int32_t lastidx = end_cycle == 1 ? (int32_t)i : last_rec;
+				int32_t j;
+
+				if (PUSH(c->cycles, c->nr_cycles, p->cycles_cap, cy))
+					goto out;
+				cy->first_step = first;
+				cy->last_step = lastidx;
+				cy->start_ns = c->steps[first].start_ns;
+				cy->end_ns = c->steps[lastidx].end_ns;
+				for (j = first; j <= lastidx; j++)
+					c->steps[j].cycle = (int32_t)c->nr_cycles - 1;
+			}
+			first = st == ASC_SCHED_WARMUP && end_cycle == 2 ? (int32_t)i : -1;
+			last_rec = -1;
+		}
+	}
+
+	/* ops: nesting per thread (sort by tid, start, -end; stack walk) */
+	opmap = sort_remap(c->ops, c->nr_ops, sizeof(*c->ops), key_op);
+	if (!opmap)
+		goto out;
+	for (i = 0; i < c->nr_ops; i++)
+		c->ops[i].parent = -1;
+	/* ops are sorted by start: walk per thread with a stack of open ops */
+	{
+		struct hmap last = { 0 };	/* tid -> innermost open op index */
+
+		for (i = 0; i < c->nr_ops; i++) {
+			struct asc_corr_op *o = &c->ops[i];
+			uint64_t v;
+			int32_t par = -1;
+
+			if (hmap_get(&last, o->tid, &v))
+				par = (int32_t)v;
+			/* sorted by start: an earlier op encloses o iff it ends no earlier */
+			while (par >= 0 && c->ops[par].end_ns < o->end_ns)
+				par = c->ops[par].parent;
+			o->parent = par;
+			o->depth = par >= 0 ? c->ops[par].depth + 1 : 0;
+			if (hmap_put(&last, o->tid, i)) {
+				hmap_free(&last);
+				goto out;
+			}
+		}
+		hmap_free(&last);
+	}
+
+	/* calls */
+	callmap = sort_remap(c->calls, c->nr_calls, sizeof(*c->calls), key_call);
+	if (!callmap)
+		goto out;
+	{
+		int32_t *cq = malloc((c->nr_calls ? c->nr_calls : 1) * sizeof(*cq));
+
+		if (!cq)
+			goto out;
+		for (i = 0; i < c->nr_calls; i++)
+			cq[callmap[i]] = p->call_queue ? p->call_queue[i] : -1;
+		free(p->call_queue);
+		p->call_queue = cq;
+		p->call_queue_cap = c->nr_calls;
+	}
+	for (i = 0; i < c->nr_calls; i++) {
+		c->calls[i].parent = remap(callmap, c->calls[i].parent);
+		c->calls[i].op = remap(opmap, c->calls[i].op);
+	}
+
+	/* queues */
+	for (i = 0; i < c->nr_queues; i++)
+		c->queues[i].op = remap(opmap, c->queues[i].op);
+	qmap = sort_remap(c->queues, c->nr_queues, sizeof(*c->queues), key_queue);
+	if (!qmap)
+		goto out;
+	for (i = 0; i < c->nr_calls; i++) {
+		int32_t q = remap(qmap, p->call_queue[i]);
+
+		if (q >= 0 && c->calls[i].op < 0)
+			c->calls[i].op = c->queues[q].op;
+	}
+
+	/* kernels: one per device task, joined to its submission */
+	c->kernels = calloc(p->nr_devts ? p->nr_devts : 1, sizeof(*c->kernels));
+	if (!c->kernels)
+		goto out;
+	c->nr_kernels = p->nr_devts;
+	for (i = 0; i < p->nr_devts; i++) {
+		const struct devt *d = &p->devts[i];
+		struct asc_corr_kernel *k = &c->kernels[i];
+		uint64_t si;
+		const char *nm = NULL;
+
+		k->start_ns = dev_to_mono(c, d->start_cnt);
+		k->end_ns = dev_to_mono(c, d->end_cnt);
+		k->device = d->dev;
+		k->stream = d->stream;
+		k->task_id = d->task;
+		k->wrap = d->wrap;
+		k->task_type = d->type;
+		k->api = k->launch_call = k->op = k->queue = -1;
+		k->step = -1;
+		if (d->type == 0 || d->type == 1 || d->type == 2)
+			k->flags |= ASC_CORR_K_COMPUTE;
+		if (hmap_get(&p->sub_index, task_key(d->dev, d->stream, d->task, d->wrap), &si)) {
+			const struct sub *sb = &p->subs[si];
+
+			k->flags |= ASC_CORR_K_MATCHED;
+			k->submit_ns = sb->ts;
+			k->submit_tid = sb->tid;
+			k->block_dim = sb->block_dim;
+			k->api = remap(callmap, sb->api);
+			k->launch_call = remap(callmap, sb->launch_call);
+			k->queue = remap(qmap, sb->queue);
+			k->op = k->queue >= 0 && c->queues[k->queue].op >= 0 ?
+				c->queues[k->queue].op : remap(opmap, sb->op);
+			if (k->queue >= 0)
+				k->correlation_id = c->queues[k->queue].correlation_id;
+		} else {
+			c->info.unmatched_kernels++;
+		}
+		if (k->api >= 0 && c->calls[k->api].opname)
+			k->name = c->calls[k->api].opname;
+		else if (k->api >= 0 &&
+			 !strncmp(asc_corr_str(c, c->calls[k->api].name), "aclnn", 5))
+			k->name = c->calls[k->api].name;
+		else if (k->queue >= 0 && c->queues[k->queue].name)
+			k->name = c->queues[k->queue].name;
+		else if (k->api >= 0)
+			k->name = c->calls[k->api].name;
+		if (k->name)
+			nm = asc_corr_str(c, k->name);
+		else
+			k->name = strtab_cstr(&p->strs, asc_corr_task_type_name(d->type));
+		k->type = nm ? type_from_name(p, nm) : k->name;
+	}
+	c->info.unmatched_sqes = p->nr_subs > c->nr_kernels - c->info.unmatched_kernels ?
+				 p->nr_subs - (c->nr_kernels - c->info.unmatched_kernels) : 0;
+
+	/* steps of everything (mono times still) */
+	for (i = 0; i < c->nr_ops; i++)
+		c->ops[i].step = step_id_at(c, c->ops[i].start_ns);
+	for (i = 0; i < c->nr_calls; i++)
+		c->calls[i].step = step_id_at(c, c->calls[i].start_ns);
+	for (i = 0; i < c->nr_queues; i++)
+		c->queues[i].step = step_id_at(c, c->queues[i].enq_start_ns ?
+					       c->queues[i].enq_start_ns : c->queues[i].deq_start_ns);
+	for (i = 0; i < c->nr_mems; i++) {
+		c->mems[i].op = remap(opmap, c->mems[i].op);
+		c->mems[i].step = step_id_at(c, c->mems[i].ts_ns);
+	}
+	for (i = 0; i < c->nr_kernels; i++) {
+		struct asc_corr_kernel *k = &c->kernels[i];
+
+		k->step = step_id_at(c, k->submit_ns ? k->submit_ns : k->start_ns);
+	}
+
+	/* device durations onto ops */
+	for (i = 0; i < c->nr_kernels; i++) {
+		const struct asc_corr_kernel *k = &c->kernels[i];
+		int64_t dur = k->end_ns - k->start_ns;
+		int aic = k->task_type == 0;
+		int32_t o = k->op;
+
+		if (o < 0 || !(k->flags & ASC_CORR_K_COMPUTE))
+			continue;
+		c->ops[o].device_self_ns += dur;
+		if (aic)
+			c->ops[o].device_self_aicore_ns += dur;
+		for (; o >= 0; o = c->ops[o].parent) {
+			c->ops[o].device_total_ns += dur;
+			if (aic)
+				c->ops[o].device_total_aicore_ns += dur;
+		}
+	}
+	resolve_stacks(c, p, opmap);
+
+	/* everything to wall clock */
+#define WALL(x) ((x) = (x) ? (x) + p->wall_off : 0)
+	for (i = 0; i < c->nr_ops; i++) {
+		WALL(c->ops[i].start_ns);
+		WALL(c->ops[i].end_ns);
+	}
+	for (i = 0; i < c->nr_calls; i++) {
+		WALL(c->calls[i].start_ns);
+		WALL(c->calls[i].end_ns);
+	}
+	for (i = 0; i < c->nr_queues; i++) {
+		WALL(c->queues[i].enq_start_ns);
+		WALL(c->queues[i].enq_end_ns);
+		WALL(c->queues[i].deq_start_ns);
+		WALL(c->queues[i].deq_end_ns);
+	}
+	for (i = 0; i < c->nr_mems; i++)
+		WALL(c->mems[i].ts_ns);
+	for (i = 0; i < c->nr_kernels; i++) {
+		WALL(c->kernels[i].start_ns);
+		WALL(c->kernels[i].end_ns);
+		WALL(c->kernels[i].submit_ns);
+	}
+	for (i = 0; i < c->nr_steps; i++) {
+		WALL(c->steps[i].start_ns);
+		WALL(c->steps[i].end_ns);
+	}
+	for (i = 0; i < c->nr_cycles; i++) {
+		WALL(c->cycles[i].start_ns);
+		WALL(c->cycles[i].end_ns);
+	}
+#undef WALL
+
+	/* kernels sorted by start; remap nothing refers to kernels */
+	free(sort_remap(c->kernels, c->nr_kernels, sizeof(*c->kernels), key_kernel));
+	/* memory events sorted by time (stable for equal times) */
+	free(sort_remap(c->mems, c->nr_mems, sizeof(*c->mems), key_mem));
+	err = 0;
+out:
+	free(opmap);
+	free(callmap);
+	free(qmap);
+	return err;
+}
+
+static void priv_free(struct priv *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	free(p->strs.arena);
+	free(p->strs.offs);
+	hmap_free(&p->strs.index);
+	free(p->probes);
+	for (i = 0; i < p->nr_threads; i++)
+		free(p->threads[i].frames);
+	free(p->threads);
+	hmap_free(&p->tid_index);
+	hmap_free(&p->queue_index);
+	hmap_free(&p->sub_index);
+	hmap_free(&p->sub_wraps);
+	hmap_free(&p->dev_wraps);
+	hmap_free(&p->symbols);
+	free(p->wraps);
+	free(p->subs);
+	free(p->devts);
+	free(p->stacks);
+	free(p->call_queue);
+	free(p);
+}
+
+/* Drops the build-only state and keeps the string table. */
+static void priv_shrink(struct priv *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_threads; i++)
+		free(p->threads[i].frames);
+	free(p->threads);
+	p->threads = NULL;
+	p->nr_threads = 0;
+	hmap_free(&p->tid_index);
+	hmap_free(&p->queue_index);
+	hmap_free(&p->sub_index);
+	hmap_free(&p->sub_wraps);
+	hmap_free(&p->dev_wraps);
+	hmap_free(&p->symbols);
+	hmap_free(&p->strs.index);
+	free(p->wraps);
+	p->wraps = NULL;
+	free(p->subs);
+	p->subs = NULL;
+	free(p->devts);
+	p->devts = NULL;
+	free(p->stacks);
+	p->stacks = NULL;
+	free(p->call_queue);
+	p->call_queue = NULL;
+}
+
+struct asc_corr *asc_corr_build(struct asc_capture_reader *r)
+{
+	struct asc_capture_info ci;
+	struct asc_corr *c;
+	struct priv *p;
+	const void *rec;
+	size_t size;
+	int ret;
+
+	c = calloc(1, sizeof(*c));
+	p = calloc(1, sizeof(*p));
+	if (!c || !p || strtab_init(&p->strs)) {
+		free(c);
+		priv_free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->priv = p;
+	c->info.rank = c->info.device = -1;
+	asc_capture_rewind(r);
+	while ((ret = asc_capture_next(r, &rec, &size)) == 1) {
+		ret = on_record(c, p, rec, size);
+		if (ret < 0)
+			break;
+	}
+	if (ret < 0) {
+		asc_err("correlate: %s\n", strerror(-ret));
+		asc_corr_free(c);
+		errno = -ret;
+		return NULL;
+	}
+	asc_capture_info(r, &ci);
+	c->info.damaged = ci.damaged;
+	c->info.bytes_unread = ci.bytes_unread;
+	memcpy(c->info.damage, ci.damage, sizeof(c->info.damage));
+	if (!c->info.have_clock)
+		p->wall_off = 0;
+	ret = finish(c, p);
+	if (ret) {
+		asc_corr_free(c);
+		errno = -ret;
+		return NULL;
+	}
+	if (!c->info.end_wall_ns)
+		c->info.end_wall_ns = p->max_mono + p->wall_off;
+	if (!c->info.start_wall_ns)
+		c->info.start_wall_ns = p->min_mono + p->wall_off;
+	priv_shrink(p);
+	return c;
+}
+
+void asc_corr_free(struct asc_corr *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	free(c->kernels);
+	free(c->ops);
+	free(c->calls);
+	free(c->queues);
+	free(c->mems);
+	free(c->steps);
+	free(c->cycles);
+	free(c->threads);
+	for (i = 0; i < c->nr_config; i++)
+		free(c->config[i]);
+	free(c->config);
+	priv_free(c->priv);
+	free(c);
+}
