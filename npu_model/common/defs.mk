@@ -15,4 +15,8 @@ MODEL_EXE_LDFLAGS	:= $(COMMON_LDFLAGS) -Wl,--enable-new-dtags -Wl,-rpath,'$$ORIG
 			   -L$(MODEL_LIB_DIR)
 # libnpu_common.so (journal writer + cost model): link with -lnpu_common.
 LIBNPU_COMMON	:= $(MODEL_LIB_DIR)/libnpu_common.so
+# Its objects, for unit tests that link a module without the shared libraries.
+COMMON_OBJS_FOR_TESTS := $(MODEL_OBJ_DIR)/common/journal.o $(MODEL_OBJ_DIR)/common/costmodel.o
+# Model libraries export only their entry points (NPU_NOINLINE = default visibility).
+MODEL_LIB_CFLAGS := $(MODEL_CFLAGS) -fvisibility=hidden
 endif
