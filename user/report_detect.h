@@ -311,4 +311,46 @@ int asc_rpt_is_optimizer(const struct asc_rpt_kernel *k);
 int asc_rpt_is_fused_optimizer(const struct asc_rpt_kernel *k);
 int asc_rpt_is_sync_api(const char *name);
 
+/* ---- the adapter: a capture -> the arrays above (user/report_input.c) ---- */
+
+struct asc_corr;
+
+struct asc_rpt_source {
+	struct asc_rpt_input in;
+	char capture[4096];		/* the capture file read */
+	uint32_t pid;
+	int32_t rank, device;		/* -1 if unknown */
+	uint64_t steps_in_capture;	/* step records, recorded or not */
+	uint64_t kernels_in_capture;	/* device tasks, compute or not */
+	uint64_t unmatched_kernels;	/* device tasks without a launch */
+	uint64_t bpf_drops, devtask_drops, lost;
+	int mem_component;		/* ASC_MEM_* used for the memory detectors, -1 none */
+	int damaged;
+	char damage[128];
+	void *priv;			/* the correlation view and the strings made here */
+};
+
+/*
+ * Finds the capture for `ascbpf report PATH`: PATH itself if it is a file;
+ * for a directory PATH/ascbpf/capture.ascb ({run}_ascend_pt, written by
+ * convert), PATH/capture.ascb, or the one {run}_ascend_pt/ascbpf/capture.ascb
+ * below PATH.  -ENOENT (with a message) when none is found, -EINVAL when
+ * several runs are found (the message lists them).
+ */
+int asc_rpt_find_capture(const char *path, char *out, size_t size);
+
+/*
+ * Reads the capture through the correlation layer (user/correlate.h) and
+ * fills src->in: compute kernels, CANN calls, queue slots, allocator events
+ * of one component (PTA, else GE, else APP) and the recorded steps.  The
+ * strings in src->in live until asc_rpt_source_free().  A damaged capture
+ * still loads (src->damaged set).  0 or -errno.
+ */
+int asc_rpt_source_load(const char *capture, struct asc_rpt_source *src);
+
+/* The same from a view built elsewhere; src takes no ownership of c. */
+int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *src);
+
+void asc_rpt_source_free(struct asc_rpt_source *src);
+
 #endif /* __ASCBPF_REPORT_DETECT_H */

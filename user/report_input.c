@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * report_input.c - the adapter from a capture, through the correlation layer
+ * (user/correlate.h), to the detectors' plain arrays (user/report_detect.h).
+ *
+ * What is taken, and why:
+ *  - kernels: device tasks flagged ASC_CORR_K_COMPUTE (the kernel_details
+ *    rows); event record/wait tasks would count waiting as device work.  A
+ *    kernel's op is the path of framework ops that launched it, outermost
+ *    first ("Optimizer.step#Adam.step > aten::mul_"), so the optimizer and
+ *    the TransData call sites can be recognised whatever op was innermost;
+ *    its stack is the innermost captured call stack on that path.
+ *  - steps: the recorded ones (RECORD, RECORD_AND_SAVE); the others carry
+ *    no events because the BPF gate was closed.
+ *  - memory: one allocator component, since each has its own totals: PTA
+ *    (the caching allocator, what the user's tensors hold), else GE, else
+ *    APP.  Frees are made negative whatever sign the record had.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "ascbpf_events.h"
+#include "capture.h"
+#include "correlate.h"
+#include "log.h"
+#include "report_detect.h"
+#include "schedule.h"
+
+struct source_priv {
+	struct asc_corr *corr;		/* owned when loaded from a file */
+	const struct asc_corr *view;
+	char **op_path;			/* per op: "outer > ... > inner", built on demand */
+	struct asc_rpt_kernel *kernels;
+	struct asc_rpt_api *apis;
+	struct asc_rpt_queue *queue;
+	struct asc_rpt_mem *mem;
+	struct asc_rpt_step *steps;
+};
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int asc_rpt_find_capture(const char *path, char *out, size_t size)
+{
+	char cand[4096], found[4096] = "";
+	struct dirent *de;
+	struct stat st;
+	int n = 0;
+	DIR *d;
+
+	if (stat(path, &st)) {
+		asc_err("report: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (S_ISREG(st.st_mode)) {
+		if ((size_t)snprintf(out, size, "%s", path) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		asc_err("report: %s is neither a capture file nor an output directory\n", path);
+		return -EINVAL;
+	}
+	snprintf(cand, sizeof(cand), "%s/ascbpf/capture.ascb", path);
+	if (!is_file(cand))
+		snprintf(cand, sizeof(cand), "%s/capture.ascb", path);
+	if (is_file(cand)) {
+		if ((size_t)snprintf(out, size, "%s", cand) >= size)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	d = opendir(path);
+	if (!d) {
+		asc_err("report: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		if (!ends_with(de->d_name, "_ascend_pt"))
+			continue;
+		snprintf(cand, sizeof(cand), "%s/%s/ascbpf/capture.ascb", path, de->d_name);
+		if (!is_file(cand))
+			continue;
+		if (n++)
+			asc_err("report: %s holds several runs: %s and %s (name one)\n", path,
+				found, cand);
+		snprintf(found, sizeof(found), "%s", cand);
+	}
+	closedir(d);
+	if (n > 1)
+		return -EINVAL;
+	if (!n) {
+		asc_err("report: no capture in %s (looked for ascbpf/capture.ascb, capture.ascb and "
+			"*_ascend_pt/ascbpf/capture.ascb)\n", path);
+		return -ENOENT;
+	}
+	if ((size_t)snprintf(out, size, "%s", found) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* "outer > ... > inner" for op i (step ranges left out); NULL for -1 or on ENOMEM. */
+static const char *op_path(struct source_priv *p, int32_t i)
+{
+	const struct asc_corr *c = p->view;
+	const char *names[64];
+	size_t n = 0, len = 0, k;
+	int32_t j;
+	char *s;
+
+	if (i < 0 || (size_t)i >= c->nr_ops)
+		return NULL;
+	if (p->op_path[i])
+		return p->op_path[i];
+	for (j = i; j >= 0 && (size_t)j < c->nr_ops && n < 64; j = c->ops[j].parent) {
+		const char *name = asc_corr_str(c, c->ops[j].name);
+
+		if ((c->ops[j].flags & ASC_CORR_O_STEP) || !*name)
+			continue;
+		names[n++] = name;
+		len += strlen(name) + 3;
+		if (c->ops[j].parent == j)
+			break;
+	}
+	if (!n)
+		return NULL;
+	s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	s[0] = 0;
+	for (k = n; k-- > 0;) {
+		strcat(s, names[k]);
+		if (k)
+			strcat(s, " > ");
+	}
+	p->op_path[i] = s;
+	return s;
+}
+
+/* The innermost non-empty call stack on op i's path, or NULL. */
+static const char *op_stack(const struct asc_corr *c, int32_t i)
+{
+	size_t hops = 0;
+
+	while (i >= 0 && (size_t)i < c->nr_ops && hops++ < 64) {
+		if (c->ops[i].stack) {
+			const char *s = asc_corr_str(c, c->ops[i].stack);
+
+			if (*s)
+				return s;
+		}
+		i = c->ops[i].parent;
+	}
+	return NULL;
+}
+
+static const char *str_or_null(const struct asc_corr *c, uint32_t id)
+{
+	const char *s = id ? asc_corr_str(c, id) : NULL;
+
+	return s && *s ? s : NULL;
+}
+
+static int pick_mem_component(const struct asc_corr *c)
+{
+	static const int order[] = { ASC_MEM_PTA, ASC_MEM_GE, ASC_MEM_APP, ASC_MEM_WORKSPACE };
+	size_t i, k;
+
+	for (k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+		for (i = 0; i < c->nr_mems; i++)
+			if (c->mems[i].component == order[k])
+				return order[k];
+	return -1;
+}
+
+int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *src)
+{
+	struct source_priv *p;
+	size_t i, n, compute = 0;
+
+	memset(src, 0, sizeof(*src));
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	src->priv = p;
+	p->view = c;
+	p->op_path = calloc(c->nr_ops + 1, sizeof(*p->op_path));
+	p->kernels = calloc(c->nr_kernels + 1, sizeof(*p->kernels));
+	p->apis = calloc(c->nr_calls + 1, sizeof(*p->apis));
+	p->queue = calloc(c->nr_queues + 1, sizeof(*p->queue));
+	p->mem = calloc(c->nr_mems + 1, sizeof(*p->mem));
+	p->steps = calloc(c->nr_steps + 1, sizeof(*p->steps));
+	if (!p->op_path || !p->kernels || !p->apis || !p->queue || !p->mem || !p->steps) {
+		asc_rpt_source_free(src);
+		return -ENOMEM;
+	}
+
+	src->pid = c->info.pid;
+	src->rank = c->info.rank;
+	src->device = c->info.device;
+	src->steps_in_capture = c->nr_steps;
+	src->kernels_in_capture = c->nr_kernels;
+	src->unmatched_kernels = c->info.unmatched_kernels;
+	src->bpf_drops = c->info.bpf_drops;
+	src->devtask_drops = c->info.devtask_drops;
+	src->lost = c->info.lost;
+	src->damaged = c->info.damaged;
+	snprintf(src->damage, sizeof(src->damage), "%s", c->info.damage);
+
+	for (i = 0; i < c->nr_kernels; i++)
+		if (c->kernels[i].flags & ASC_CORR_K_COMPUTE)
+			compute++;
+	for (i = 0, n = 0; i < c->nr_kernels; i++) {
+		const struct asc_corr_kernel *k = &c->kernels[i];
+		struct asc_rpt_kernel *out = &p->kernels[n];
+		int32_t op = k->op;
+
+		/* a capture whose tasks carry no type flags is taken whole */
+		if (compute && !(k->flags & ASC_CORR_K_COMPUTE))
+			continue;
+		if (k->start_ns < 0 || k->end_ns < k->start_ns)
+			continue;
+		if (op < 0 && k->api >= 0 && (size_t)k->api < c->nr_calls)
+			op = c->calls[k->api].op;
+		out->start_ns = (uint64_t)k->start_ns;
+		out->end_ns = (uint64_t)k->end_ns;
+		out->step = k->step;
+		out->stream = k->stream;
+		out->name = str_or_null(c, k->name);
+		out->type = str_or_null(c, k->type);
+		out->op = op_path(p, op);
+		out->stack = op_stack(c, op);
+		if (k->api >= 0 && (size_t)k->api < c->nr_calls)
+			out->api = str_or_null(c, c->calls[k->api].name);
+		n++;
+	}
+	src->in.kernels = p->kernels;
+	src->in.nr_kernels = n;
+
+	for (i = 0, n = 0; i < c->nr_calls; i++) {
+		const struct asc_corr_call *a = &c->calls[i];
+
+		if (a->start_ns < 0 || a->end_ns < a->start_ns)
+			continue;
+		p->apis[n].start_ns = (uint64_t)a->start_ns;
+		p->apis[n].end_ns = (uint64_t)a->end_ns;
+		p->apis[n].step = a->step;
+		p->apis[n].tid = a->tid;
+		p->apis[n].name = str_or_null(c, a->name);
+		p->apis[n].op = op_path(p, a->op);
+		p->apis[n].stack = op_stack(c, a->op);
+		n++;
+	}
+	src->in.apis = p->apis;
+	src->in.nr_apis = n;
+
+	for (i = 0; i < c->nr_queues; i++) {
+		p->queue[i].enqueue_ns = c->queues[i].enq_start_ns > 0 ?
+					 (uint64_t)c->queues[i].enq_start_ns : 0;
+		p->queue[i].dequeue_ns = c->queues[i].deq_start_ns > 0 ?
+					 (uint64_t)c->queues[i].deq_start_ns : 0;
+		p->queue[i].correlation_id = c->queues[i].correlation_id;
+	}
+	src->in.queue = p->queue;
+	src->in.nr_queue = c->nr_queues;
+
+	src->mem_component = pick_mem_component(c);
+	for (i = 0, n = 0; i < c->nr_mems; i++) {
+		const struct asc_corr_mem *m = &c->mems[i];
+		int64_t size = m->size;
+
+		if (m->component != src->mem_component || m->ts_ns < 0)
+			continue;
+		if (m->data_type != ASC_MEM_MALLOC && size > 0)
+			size = -size;
+		p->mem[n].ts_ns = (uint64_t)m->ts_ns;
+		p->mem[n].ptr = m->ptr;
+		p->mem[n].size = size;
+		p->mem[n].total_allocated = m->total_allocated;
+		p->mem[n].total_reserved = m->total_reserved;
+		p->mem[n].op = op_path(p, m->op);
+		n++;
+	}
+	src->in.mem = p->mem;
+	src->in.nr_mem = n;
+
+	for (i = 0, n = 0; i < c->nr_steps; i++) {
+		const struct asc_corr_step *s = &c->steps[i];
+
+		if (!asc_sched_recording(s->state) || s->start_ns < 0 || s->end_ns <= s->start_ns)
+			continue;
+		p->steps[n].id = (int64_t)s->step;
+		p->steps[n].start_ns = (uint64_t)s->start_ns;
+		p->steps[n].end_ns = (uint64_t)s->end_ns;
+		n++;
+	}
+	src->in.steps = p->steps;
+	src->in.nr_steps = n;
+	return 0;
+}
+
+int asc_rpt_source_load(const char *capture, struct asc_rpt_source *src)
+{
+	struct asc_capture_reader *r;
+	struct source_priv *p;
+	struct asc_corr *c;
+	int err;
+
+	memset(src, 0, sizeof(*src));
+	r = asc_capture_open(capture);
+	if (!r) {
+		err = -errno;
+		asc_err("report: cannot read %s: %s\n", capture, strerror(errno));
+		return err;
+	}
+	c = asc_corr_build(r);
+	err = c ? 0 : -errno;
+	asc_capture_free(r);
+	if (!c) {
+		asc_err("report: %s: %s\n", capture, strerror(-err));
+		return err;
+	}
+	err = asc_rpt_source_from_corr(c, src);
+	if (err) {
+		asc_corr_free(c);
+		return err;
+	}
+	p = src->priv;
+	p->corr = c;
+	snprintf(src->capture, sizeof(src->capture), "%s", capture);
+	return 0;
+}
+
+void asc_rpt_source_free(struct asc_rpt_source *src)
+{
+	struct source_priv *p = src->priv;
+	size_t i;
+
+	if (p) {
+		if (p->op_path)
+			for (i = 0; i < p->view->nr_ops; i++)
+				free(p->op_path[i]);
+		free(p->op_path);
+		free(p->kernels);
+		free(p->apis);
+		free(p->queue);
+		free(p->mem);
+		free(p->steps);
+		if (p->corr)
+			asc_corr_free(p->corr);
+		free(p);
+	}
+	memset(src, 0, sizeof(*src));
+}
