@@ -75,6 +75,10 @@ struct asc_probe_plan {
 	size_t nr_missing;
 	char **libs_seen;		/* distinct library paths matched in the maps */
 	size_t nr_libs;
+	/* Added by the attach layer (E): what asc_probe_plan_update() rebuilds from. */
+	const struct asc_probe_spec *table;	/* the table the plan was built from */
+	uint32_t families;
+	uint32_t next_id;		/* id the next new site gets */
 };
 
 /* The built-in table, terminated by an entry with lib == NULL. */
@@ -90,5 +94,29 @@ int asc_probe_plan_build(pid_t pid, uint32_t families, uint32_t first_id,
 			 struct asc_probe_plan *plan);
 
 void asc_probe_plan_free(struct asc_probe_plan *plan);
+
+/*
+ * The same from another table (terminated by lib == NULL), e.g. the built-in
+ * one plus a --step LIB:SYMBOL entry.  The table must outlive the plan.
+ * asc_probe_plan_build() is this with asc_probe_table.
+ */
+int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, uint32_t families,
+			       uint32_t first_id, struct asc_probe_plan *plan);
+
+/*
+ * Rescans the process (after a dlopen: see user/dlwatch.h) and appends the
+ * sites that are new since the plan was built or last updated, with ids
+ * from plan->next_id on; existing sites keep their index and id.  missing
+ * and libs_seen are replaced by the new scan's.  *first_new gets the index
+ * of the first appended site (== old nr_sites).  Returns the number of
+ * sites added (0 when nothing changed) or -errno (-ESRCH: process gone).
+ */
+int asc_probe_plan_update(struct asc_probe_plan *plan, size_t *first_new);
+
+/* "framework", "cann", "driver", "memory", "step" for one family bit, else "?". */
+const char *asc_probe_family_name(uint32_t family);
+/* Parses "framework,cann,..." or "all" into family bits; -EINVAL naming the bad word. */
+int asc_probe_families_parse(const char *list, uint32_t *families);
+#define ASC_FAM_ALL	(ASC_FAM_FRAMEWORK | ASC_FAM_CANN | ASC_FAM_DRIVER | ASC_FAM_MEMORY | ASC_FAM_STEP)
 
 #endif /* __ASCBPF_PROBES_H */

@@ -1,0 +1,724 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * probes.c - the built-in probe table, its resolution against a process
+ * (maps -> ELF symbols -> file offsets -> prologue choice), plan updates
+ * after dlopen, and `ascbpf probes`.
+ *
+ * Names are the real exported ones (../shared/reference/cann_api_surface.md;
+ * C++ names mangled by g++ for the declarations given there); npu_model
+ * exports the same ones.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ascbpf_events.h"
+#include "commands.h"
+#include "elfsym.h"
+#include "json_writer.h"
+#include "log.h"
+#include "probes.h"
+#include "procmaps.h"
+#include "prologue.h"
+#include "records.h"
+
+#define FW	ASC_LAYER_FRAMEWORK
+#define CANN	ASC_LAYER_CANN
+#define DRV	ASC_LAYER_DRIVER
+#define MEM	ASC_LAYER_MEMORY
+#define OPT	ASC_SPEC_OPTIONAL
+
+/*
+ * Order matters where entries overlap: a function matched by two entries is
+ * attached once, as the first entry says (explicit memory and SQE entries
+ * come before the aclrt* / hal* globs that also match them).
+ */
+const struct asc_probe_spec asc_probe_table[] = {
+	/* ---- framework: PyTorch aten dispatch (libtorch_cpu.so, also under torch_npu) ---- */
+	{ "libtorch_cpu.so", "_ZN2at4_ops*4callE*", FW, ASC_PK_ATEN_OP, ASC_FAM_FRAMEWORK, 0 },
+	/* ---- framework: torch_npu (libtorch_npu.so) ---- */
+	{ "libtorch_npu.so",
+	  "_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb",
+	  FW, ASC_PK_OPNAME_STDSTR, ASC_FAM_FRAMEWORK, 0 },
+	{ "libtorch_npu.so", "_ZN7c10_npu10Repository7EnqueueEPv", FW, ASC_PK_ENQUEUE,
+	  ASC_FAM_FRAMEWORK, 0 },
+	{ "libtorch_npu.so", "_ZN6at_npu6native12AsncExecFuncEPv", FW, ASC_PK_DEQUEUE,
+	  ASC_FAM_FRAMEWORK, 0 },
+	/* the caching allocator's profiler report (one call per block malloc/free) */
+	{ "libtorch_npu.so", "_ZN9torch_npu8profiler29reportMemoryDataToNpuProfiler*", MEM,
+	  ASC_PK_MEM_REPORT, ASC_FAM_MEMORY, ASC_SPEC_NO_RETPROBE },
+	/* real PyTorch's allocator report: raw arguments (ptr, size, allocated, reserved, device) */
+	{ "libc10.so", "_ZN3c1027reportMemoryUsageToProfiler*", MEM, ASC_PK_CALL, ASC_FAM_MEMORY,
+	  OPT | ASC_SPEC_NO_RETPROBE },
+	/* the step boundary: npu_train's and torch_npu's step hook */
+	{ "libtorch_npu.so", "_ZN9torch_npu8profiler10stepMarkerEv", FW, ASC_PK_STEP, ASC_FAM_STEP,
+	  OPT | ASC_SPEC_NO_RETPROBE },
+
+	/* ---- CANN: memory first (family MEMORY too), then everything aclrt* ---- */
+	{ "libascendcl.so", "aclrtMalloc", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
+	{ "libascendcl.so", "aclrtMallocAlign32", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
+	{ "libascendcl.so", "aclrtMallocCached", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT },
+	{ "libascendcl.so", "aclrtMallocWithCfg", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT },
+	{ "libascendcl.so", "aclrtMallocHost", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
+	{ "libascendcl.so", "aclrtFree", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
+	{ "libascendcl.so", "aclrtFreeHost", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
+	{ "libascendcl.so", "aclInit", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libascendcl.so", "aclFinalize", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libascendcl.so", "aclrt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	/* new CANN splits aclrt* into libacl_rt.so wrappers */
+	{ "libacl_rt.so", "aclrt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, OPT },
+	/* aclop: the op type is argument 0 */
+	{ "libacl_op_compiler.so", "aclopCompileAndExecute", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, 0 },
+	{ "libacl_op_compiler.so", "aclopCompileAndExecuteV2", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, 0 },
+	{ "libacl_op_compiler.so", "aclopExecuteV2", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, OPT },
+	{ "libacl_op_compiler.so", "aclopCompile", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, OPT },
+	/* aclnn two-phase API (libopapi.so is dlopened by torch_npu on first use) */
+	{ "libopapi.so", "aclnn*", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	/* runtime */
+	{ "libruntime.so", "rtMalloc", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT },
+	{ "libruntime.so", "rtFree", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT },
+	{ "libruntime.so", "rt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+
+	/* ---- driver ---- */
+	{ "libascend_hal.so", "halSqTaskSend", DRV, ASC_PK_SQE_SEND, ASC_FAM_DRIVER, 0 },
+	{ "libascend_hal.so", "halMemAlloc", DRV, ASC_PK_CALL, ASC_FAM_DRIVER | ASC_FAM_MEMORY, 0 },
+	{ "libascend_hal.so", "halMemFree", DRV, ASC_PK_CALL, ASC_FAM_DRIVER | ASC_FAM_MEMORY, 0 },
+	{ "libascend_hal.so", "hal*", DRV, ASC_PK_CALL, ASC_FAM_DRIVER, 0 },
+	{ NULL, NULL, 0, 0, 0, 0 },
+};
+
+static const char *const family_names[] = { "framework", "cann", "driver", "memory", "step" };
+
+const char *asc_probe_family_name(uint32_t family)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(family_names) / sizeof(family_names[0]); i++)
+		if (family == 1U << i)
+			return family_names[i];
+	return "?";
+}
+
+int asc_probe_families_parse(const char *list, uint32_t *families)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	uint32_t fam = 0;
+	size_t i;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			fam |= ASC_FAM_ALL;
+			continue;
+		}
+		for (i = 0; i < sizeof(family_names) / sizeof(family_names[0]); i++)
+			if (!strcmp(tok, family_names[i]))
+				break;
+		if (i == sizeof(family_names) / sizeof(family_names[0])) {
+			asc_err("unknown probe family '%s' (known: framework, cann, driver, memory, "
+				"step, all)\n", tok);
+			free(copy);
+			return -EINVAL;
+		}
+		fam |= 1U << i;
+	}
+	free(copy);
+	if (!fam) {
+		asc_err("empty probe family list\n");
+		return -EINVAL;
+	}
+	*families = fam;
+	return 0;
+}
+
+/* ---- plan building ---- */
+
+struct builder {
+	struct asc_probe_plan *plan;
+	size_t cap_sites, cap_missing, cap_libs;
+	const struct asc_probe_spec *spec;
+	const char *host_path;
+	struct asc_elf *elf;
+	int err;			/* first allocation error */
+};
+
+static int add_missing(struct builder *b, const struct asc_probe_spec *spec, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int add_missing(struct builder *b, const struct asc_probe_spec *spec, const char *fmt, ...)
+{
+	struct asc_probe_plan *plan = b->plan;
+	struct asc_probe_missing *m;
+	va_list ap;
+
+	if (plan->nr_missing == b->cap_missing) {
+		size_t ncap = b->cap_missing ? 2 * b->cap_missing : 16;
+		void *tmp = realloc(plan->missing, ncap * sizeof(*plan->missing));
+
+		if (!tmp)
+			return -ENOMEM;
+		plan->missing = tmp;
+		b->cap_missing = ncap;
+	}
+	m = &plan->missing[plan->nr_missing++];
+	m->spec = spec;
+	va_start(ap, fmt);
+	vsnprintf(m->reason, sizeof(m->reason), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int add_lib(struct builder *b, const char *path)
+{
+	struct asc_probe_plan *plan = b->plan;
+	size_t i;
+
+	for (i = 0; i < plan->nr_libs; i++)
+		if (!strcmp(plan->libs_seen[i], path))
+			return 0;
+	if (plan->nr_libs == b->cap_libs) {
+		size_t ncap = b->cap_libs ? 2 * b->cap_libs : 8;
+		void *tmp = realloc(plan->libs_seen, ncap * sizeof(*plan->libs_seen));
+
+		if (!tmp)
+			return -ENOMEM;
+		plan->libs_seen = tmp;
+		b->cap_libs = ncap;
+	}
+	plan->libs_seen[plan->nr_libs] = strdup(path);
+	if (!plan->libs_seen[plan->nr_libs])
+		return -ENOMEM;
+	plan->nr_libs++;
+	return 0;
+}
+
+/* Adds one site for sym of the current spec/library; 0 (also when skipped) or -errno. */
+static int add_site(struct builder *b, const struct asc_elf_symbol *sym)
+{
+	struct asc_probe_plan *plan = b->plan;
+	struct asc_probe_site *s;
+	struct asc_prologue pro;
+	uint8_t code[16];
+	uint64_t off;
+	size_t i;
+	int n;
+
+	if (sym->type == STT_GNU_IFUNC) {
+		/* The symbol is the resolver, which runs once at load: nothing to trace there. */
+		if (!asc_glob_is_pattern(b->spec->sym))
+			return add_missing(b, b->spec, "%s is an ifunc (only its resolver is named)",
+					   sym->name);
+		return 0;
+	}
+	if (asc_elf_vaddr_to_off(b->elf, sym->vaddr, &off)) {
+		if (!asc_glob_is_pattern(b->spec->sym))
+			return add_missing(b, b->spec, "address 0x%" PRIx64 " is in no loaded segment",
+					   sym->vaddr);
+		return 0;
+	}
+	for (i = 0; i < plan->nr_sites; i++)
+		if (plan->sites[i].func_offset == off && !strcmp(plan->sites[i].path, b->host_path))
+			return 0;	/* an alias or an earlier entry has it */
+
+	n = asc_elf_read(b->elf, sym->vaddr, code, sizeof(code));
+	asc_prologue_analyze(asc_elf_machine(b->elf), code, n > 0 ? (size_t)n : 0, sym->size, &pro);
+
+	if (plan->nr_sites == b->cap_sites) {
+		size_t ncap = b->cap_sites ? 2 * b->cap_sites : 64;
+		void *tmp = realloc(plan->sites, ncap * sizeof(*plan->sites));
+
+		if (!tmp)
+			return -ENOMEM;
+		plan->sites = tmp;
+		b->cap_sites = ncap;
+	}
+	s = &plan->sites[plan->nr_sites];
+	memset(s, 0, sizeof(*s));
+	s->spec = b->spec;
+	s->path = strdup(b->host_path);
+	s->sym = strdup(sym->name);
+	if (!s->path || !s->sym) {
+		free(s->path);
+		free(s->sym);
+		return -ENOMEM;
+	}
+	s->id = plan->next_id++;
+	s->func_offset = off;
+	s->attach_offset = off + pro.skip;
+	s->flags = pro.flags;
+	plan->nr_sites++;
+	return 0;
+}
+
+static int glob_cb(const struct asc_elf_symbol *sym, void *ctx)
+{
+	struct builder *b = ctx;
+	int err = add_site(b, sym);
+
+	return err ? err : 0;
+}
+
+/* Resolves spec in the library at host_path (opened as elf). */
+static int resolve_spec(struct builder *b, const struct asc_probe_spec *spec)
+{
+	const struct asc_elf_symbol *sym;
+	int n;
+
+	b->spec = spec;
+	if (asc_glob_is_pattern(spec->sym)) {
+		n = asc_elf_for_each_match(b->elf, spec->sym, glob_cb, b);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return add_missing(b, spec, "no symbol matches in %s", b->host_path);
+		return 0;
+	}
+	sym = asc_elf_find(b->elf, spec->sym);
+	if (!sym)
+		return add_missing(b, spec, "symbol not found in %s", b->host_path);
+	return add_site(b, sym);
+}
+
+static bool spec_lib_mapped(const struct asc_map_entry *e, const char *lib)
+{
+	return e->inode && e->path && e->path[0] == '/' && asc_lib_name_matches(e->path, lib);
+}
+
+void asc_probe_plan_free(struct asc_probe_plan *plan)
+{
+	size_t i;
+
+	if (!plan)
+		return;
+	for (i = 0; i < plan->nr_sites; i++) {
+		free(plan->sites[i].path);
+		free(plan->sites[i].sym);
+	}
+	free(plan->sites);
+	free(plan->missing);
+	for (i = 0; i < plan->nr_libs; i++)
+		free(plan->libs_seen[i]);
+	free(plan->libs_seen);
+	memset(plan, 0, sizeof(*plan));
+}
+
+int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, uint32_t families,
+			       uint32_t first_id, struct asc_probe_plan *plan)
+{
+	struct builder b = { .plan = plan };
+	const struct asc_probe_spec *spec;
+	struct asc_maps maps;
+	size_t i, j, nr_mapped_specs = 0;
+	int err;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->pid = pid;
+	plan->table = table;
+	plan->families = families;
+	plan->next_id = first_id ? first_id : 1;
+	err = asc_maps_read(pid, &maps);
+	if (err)
+		return err;
+
+	for (spec = table; spec->lib; spec++) {
+		bool found = false;
+
+		if (!(spec->family & families))
+			continue;
+		/* Each distinct file mapped under the library's name (normally one). */
+		for (i = 0; i < maps.nr; i++) {
+			const struct asc_map_entry *e = &maps.entries[i];
+			char host[4096];
+			bool dup = false;
+
+			if (!spec_lib_mapped(e, spec->lib))
+				continue;
+			for (j = 0; j < i && !dup; j++)
+				dup = spec_lib_mapped(&maps.entries[j], spec->lib) &&
+				      maps.entries[j].inode == e->inode &&
+				      !strcmp(maps.entries[j].path, e->path);
+			if (dup)
+				continue;
+			found = true;
+			if (e->deleted) {
+				err = add_missing(&b, spec, "%s was deleted after it was mapped",
+						  e->path);
+				if (err)
+					goto out;
+				continue;
+			}
+			err = asc_maps_host_path(pid, e->path, e->inode, host, sizeof(host));
+			if (!err)
+				err = add_lib(&b, host);
+			if (err == -ENOMEM)
+				goto out;
+			if (!err)
+				err = asc_elf_open(host, &b.elf);
+			if (err) {
+				err = add_missing(&b, spec, "cannot read %s: %s", e->path,
+						  strerror(-err));
+				if (err)
+					goto out;
+				continue;
+			}
+			b.host_path = host;
+			err = resolve_spec(&b, spec);
+			asc_elf_close(b.elf);
+			b.elf = NULL;
+			if (err)
+				goto out;
+		}
+		if (found) {
+			nr_mapped_specs++;
+			continue;
+		}
+		err = add_missing(&b, spec, "library not mapped");
+		if (err)
+			goto out;
+	}
+	err = nr_mapped_specs ? 0 : -ENOENT;
+out:
+	asc_maps_free(&maps);
+	if (err && err != -ENOENT) {
+		asc_probe_plan_free(plan);
+		return err;
+	}
+	return err;
+}
+
+int asc_probe_plan_build(pid_t pid, uint32_t families, uint32_t first_id,
+			 struct asc_probe_plan *plan)
+{
+	return asc_probe_plan_build_table(pid, asc_probe_table, families, first_id, plan);
+}
+
+int asc_probe_plan_update(struct asc_probe_plan *plan, size_t *first_new)
+{
+	struct asc_probe_plan fresh;
+	size_t i, j, added = 0, old_nr = plan->nr_sites;
+	void *tmp;
+	int err;
+
+	*first_new = old_nr;
+	err = asc_probe_plan_build_table(plan->pid, plan->table, plan->families, plan->next_id,
+					 &fresh);
+	if (err && err != -ENOENT)
+		return err;
+	if (fresh.nr_sites) {
+		tmp = realloc(plan->sites, (old_nr + fresh.nr_sites) * sizeof(*plan->sites));
+		if (!tmp) {
+			asc_probe_plan_free(&fresh);
+			return -ENOMEM;
+		}
+		plan->sites = tmp;
+	}
+	for (i = 0; i < fresh.nr_sites; i++) {
+		struct asc_probe_site *s = &fresh.sites[i];
+		bool known = false;
+
+		for (j = 0; j < old_nr && !known; j++)
+			known = plan->sites[j].attach_offset == s->attach_offset &&
+				!strcmp(plan->sites[j].path, s->path);
+		if (known)
+			continue;
+		plan->sites[plan->nr_sites] = *s;
+		plan->sites[plan->nr_sites].id = plan->next_id++;
+		s->path = s->sym = NULL;	/* moved */
+		plan->nr_sites++;
+		added++;
+	}
+	/* The fresh scan's missing list and libraries replace the old ones. */
+	free(plan->missing);
+	plan->missing = fresh.missing;
+	plan->nr_missing = fresh.nr_missing;
+	fresh.missing = NULL;
+	fresh.nr_missing = 0;
+	for (i = 0; i < plan->nr_libs; i++)
+		free(plan->libs_seen[i]);
+	free(plan->libs_seen);
+	plan->libs_seen = fresh.libs_seen;
+	plan->nr_libs = fresh.nr_libs;
+	fresh.libs_seen = NULL;
+	fresh.nr_libs = 0;
+	asc_probe_plan_free(&fresh);
+	return (int)added;
+}
+
+/* ---- ascbpf probes ---- */
+
+static void probes_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ascbpf probes -p PID [--json] [--families LIST]\n"
+		"\n"
+		"Lists, per layer, what `ascbpf trace -p PID` would attach where in the process:\n"
+		"library, symbol, file offset, and where the uprobe goes (\"after endbr64, emulated\",\n"
+		"\"single-stepped\", ...), then what is missing and why.  Attaches nothing.\n"
+		"\n"
+		"  -p, --pid PID        process to inspect (required)\n"
+		"  -j, --json           one JSON object on stdout, for scripts\n"
+		"  -f, --families LIST  framework,cann,driver,memory,step or all (default all)\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Exit status: 0 listed, 2 no such process, no Ascend/PyTorch library mapped, or bad usage.\n"
+		"Examples:\n"
+		"  ascbpf probes -p 4242\n"
+		"  ascbpf probes -p 4242 --json | python3 -m json.tool\n");
+}
+
+static int parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff) {
+		asc_err("invalid PID '%s'\n", s);
+		return -EINVAL;
+	}
+	*pid = (pid_t)v;
+	return 0;
+}
+
+static void read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	buf[0] = '\0';
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* The distinct library names the table looks for in families, ", "-separated. */
+static void libs_looked_for(const struct asc_probe_spec *table, uint32_t families, char *buf,
+			    size_t len)
+{
+	const struct asc_probe_spec *s, *t;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (s = table; s->lib; s++) {
+		bool dup = false;
+
+		if (!(s->family & families))
+			continue;
+		for (t = table; t < s && !dup; t++)
+			dup = (t->family & families) && !strcmp(t->lib, s->lib);
+		if (dup)
+			continue;
+		used += snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? ", " : "",
+				 s->lib);
+	}
+}
+
+static const char *layer_label(unsigned int layer)
+{
+	switch (layer) {
+	case ASC_LAYER_FRAMEWORK: return "framework";
+	case ASC_LAYER_CANN: return "cann";
+	case ASC_LAYER_DRIVER: return "driver";
+	case ASC_LAYER_MEMORY: return "memory";
+	default: return "?";
+	}
+}
+
+static void print_text(const struct asc_probe_plan *plan, const char *comm)
+{
+	static const unsigned int layers[] = {
+		ASC_LAYER_FRAMEWORK, ASC_LAYER_CANN, ASC_LAYER_DRIVER, ASC_LAYER_MEMORY,
+	};
+	size_t i, l, nss = 0;
+
+	for (i = 0; i < plan->nr_sites; i++)
+		nss += !!(plan->sites[i].flags & ASC_PROBE_SINGLESTEP);
+	printf("pid %d (%s): %zu probe sites in %zu libraries, %zu single-stepped, %zu missing\n",
+	       (int)plan->pid, comm, plan->nr_sites, plan->nr_libs, nss, plan->nr_missing);
+	for (l = 0; l < sizeof(layers) / sizeof(layers[0]); l++) {
+		const char *cur = NULL;
+		size_t count = 0;
+
+		for (i = 0; i < plan->nr_sites; i++)
+			count += plan->sites[i].spec->layer == layers[l];
+		if (!count)
+			continue;
+		printf("\n%s (%zu)\n", layer_label(layers[l]), count);
+		for (i = 0; i < plan->nr_sites; i++) {
+			const struct asc_probe_site *s = &plan->sites[i];
+
+			if (s->spec->layer != layers[l])
+				continue;
+			if (!cur || strcmp(cur, s->path)) {
+				cur = s->path;
+				printf("  %s\n", cur);
+			}
+			printf("    %5u %-13s %s  0x%" PRIx64 " -> 0x%" PRIx64 "  %s%s\n", s->id,
+			       asc_probe_kind_name(s->spec->kind), s->sym, s->func_offset,
+			       s->attach_offset, asc_prologue_choice(s->flags),
+			       s->spec->flags & ASC_SPEC_NO_RETPROBE ? ", entry only" : "");
+		}
+	}
+	if (plan->nr_missing) {
+		printf("\nmissing (%zu)\n", plan->nr_missing);
+		for (i = 0; i < plan->nr_missing; i++) {
+			const struct asc_probe_missing *m = &plan->missing[i];
+
+			printf("  %-9s %s %s: %s%s\n", layer_label(m->spec->layer), m->spec->lib,
+			       m->spec->sym, m->reason,
+			       m->spec->flags & ASC_SPEC_OPTIONAL ? " (optional)" : "");
+		}
+	}
+}
+
+static int print_json(const struct asc_probe_plan *plan, const char *comm)
+{
+	struct asc_out o;
+	size_t i;
+	int err = asc_out_fdopen(&o, STDOUT_FILENO);
+
+	if (err)
+		return err;
+	asc_out_printf(&o, "{\"pid\":%d,\"comm\":", (int)plan->pid);
+	asc_json_cstr(&o, comm);
+	asc_out_puts(&o, ",\"libraries\":[");
+	for (i = 0; i < plan->nr_libs; i++) {
+		if (i)
+			asc_out_putc(&o, ',');
+		asc_json_cstr(&o, plan->libs_seen[i]);
+	}
+	asc_out_puts(&o, "],\"sites\":[");
+	for (i = 0; i < plan->nr_sites; i++) {
+		const struct asc_probe_site *s = &plan->sites[i];
+
+		asc_out_printf(&o, "%s\n{\"id\":%u,\"layer\":\"%s\",\"kind\":\"%s\",\"library\":",
+			       i ? "," : "", s->id, layer_label(s->spec->layer),
+			       asc_probe_kind_name(s->spec->kind));
+		asc_json_cstr(&o, s->path);
+		asc_out_puts(&o, ",\"symbol\":");
+		asc_json_cstr(&o, s->sym);
+		asc_out_puts(&o, ",\"spec\":");
+		asc_json_cstr(&o, s->spec->sym);
+		asc_out_printf(&o, ",\"func_offset\":%" PRIu64 ",\"attach_offset\":%" PRIu64
+			       ",\"skipped_endbr\":%s,\"singlestep\":%s,\"prologue\":\"%s\""
+			       ",\"retprobe\":%s}",
+			       s->func_offset, s->attach_offset,
+			       s->flags & ASC_PROBE_SKIPPED_ENDBR ? "true" : "false",
+			       s->flags & ASC_PROBE_SINGLESTEP ? "true" : "false",
+			       asc_prologue_choice(s->flags),
+			       s->spec->flags & ASC_SPEC_NO_RETPROBE ? "false" : "true");
+	}
+	asc_out_puts(&o, "],\"missing\":[");
+	for (i = 0; i < plan->nr_missing; i++) {
+		const struct asc_probe_missing *m = &plan->missing[i];
+
+		asc_out_printf(&o, "%s\n{\"layer\":\"%s\",\"library\":", i ? "," : "",
+			       layer_label(m->spec->layer));
+		asc_json_cstr(&o, m->spec->lib);
+		asc_out_puts(&o, ",\"symbol\":");
+		asc_json_cstr(&o, m->spec->sym);
+		asc_out_puts(&o, ",\"reason\":");
+		asc_json_cstr(&o, m->reason);
+		asc_out_printf(&o, ",\"optional\":%s}",
+			       m->spec->flags & ASC_SPEC_OPTIONAL ? "true" : "false");
+	}
+	asc_out_puts(&o, "]}\n");
+	return asc_out_close(&o);
+}
+
+int cmd_probes(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "families", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct asc_probe_plan plan;
+	uint32_t families = ASC_FAM_ALL;
+	bool json = false, have_pid = false;
+	char comm[64], looked[512];
+	pid_t pid = 0;
+	int c, err;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:jf:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			err = parse_pid(optarg, &pid);
+			if (err)
+				return err;
+			have_pid = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'f':
+			err = asc_probe_families_parse(optarg, &families);
+			if (err)
+				return err;
+			break;
+		case 'h':
+			probes_usage(stdout);
+			return 0;
+		default:
+			asc_err("probes: unknown or incomplete option '%s'\n", argv[optind - 1]);
+			probes_usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		asc_err("probes: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!have_pid) {
+		asc_err("probes: -p PID is required\n");
+		probes_usage(stderr);
+		return -EINVAL;
+	}
+
+	err = asc_probe_plan_build(pid, families, 1, &plan);
+	if (err == -ESRCH) {
+		asc_err("probes: no process with PID %d\n", (int)pid);
+		return err;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		asc_err("probes: cannot read /proc/%d/maps: %s (run as root)\n", (int)pid,
+			strerror(-err));
+		return err;
+	}
+	read_comm(pid, comm, sizeof(comm));
+	if (err == -ENOENT) {
+		libs_looked_for(asc_probe_table, families, looked, sizeof(looked));
+		asc_err("probes: process %d (%s) has none of the libraries ascbpf traces mapped; "
+			"looked for: %s\n", (int)pid, comm, looked);
+		asc_probe_plan_free(&plan);
+		return err;
+	}
+	if (err) {
+		asc_err("probes: resolving probes in process %d failed: %s\n", (int)pid,
+			strerror(-err));
+		return err;
+	}
+	if (json)
+		err = print_json(&plan, comm);
+	else
+		print_text(&plan, comm);
+	if (!json && fflush(stdout))
+		err = -errno;
+	asc_probe_plan_free(&plan);
+	return err;
+}
