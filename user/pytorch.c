@@ -126,6 +126,30 @@ int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
 	return err;
 }
 
+int asc_elf_load_base(const char *path, uint64_t *vaddr)
+{
+	struct elf_file ef;
+	size_t i, nph;
+	int err = elf_file_open(path, &ef);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (elf_getphdrnum(ef.elf, &nph))
+		nph = 0;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(ef.elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0) {
+			*vaddr = ph.p_vaddr;
+			err = 0;
+			break;
+		}
+	}
+	elf_file_close(&ef);
+	return err;
+}
+
 /* Reads the code of function NAME (at most cap bytes); *vaddr gets its address. */
 static int read_func(const char *path, const char *name, uint8_t *buf, size_t cap, size_t *len,
 		     uint64_t *vaddr)

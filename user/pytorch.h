@@ -50,6 +50,9 @@ int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym);
 /* Reads len bytes at virtual address vaddr of the file (through PT_LOAD). */
 int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len);
 
+/* Link-time address of the PT_LOAD segment that maps file offset 0. */
+int asc_elf_load_base(const char *path, uint64_t *vaddr);
+
 /* One decoded x86-64 instruction (the subset compilers emit in small accessors). */
 struct asc_insn {
 	uint8_t len;
