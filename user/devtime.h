@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * devtime.h - device task timing, read by ascbpf itself from the driver's
+ * profiling channel 50 (STARS ACSQ log) through the target's own
+ * libascend_hal.so, as msprof does.
+ *
+ * asc_devtime_start() finds libascend_hal.so in /proc/PID/maps (opened
+ * through /proc/PID/root), takes the target's NPU_MODEL_DEV_DIR (npu_model's
+ * device directory; absent on a real host) into our environment, dlopens the
+ * HAL, records the clock (ASC_REC_DEVCLOCK: frequency from
+ * halGetDeviceInfo(dev, 0, 24), counter/monotonic pair from npu_model's
+ * NPU_INFO_TYPE_SYS_COUNT / _SYS_COUNT_MONO), starts channel 50 with
+ * prof_drv_start and reads it in a thread.  Start and end records are paired
+ * by (stream id, task id) into ASC_REC_DEVTASK records.  Every record goes to
+ * sink(ctx, rec, size) from that thread (the sink serialises).  Records lost
+ * by the channel (NPU_INFO_TYPE_PROF_DROPS) or left unpaired are counted and
+ * written as one ASC_REC_LOST at stop.
+ *
+ * Failure to find or start the channel is a warning, never fatal: the trace
+ * goes on without device times (NULL is returned and every function accepts
+ * NULL).
+ */
+#ifndef __ASCBPF_DEVTIME_H
+#define __ASCBPF_DEVTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct asc_devtime;
+
+typedef int (*asc_devtime_sink_fn)(void *ctx, const void *rec, size_t size);
+
+struct asc_devtime_stats {
+	uint64_t records;	/* channel records read (start and end) */
+	uint64_t tasks;		/* DEVTASK records written */
+	uint64_t lost;		/* records the channel dropped + unpaired ones */
+};
+
+struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_sink_fn sink,
+				      void *ctx);
+
+/* Stops the reader (drains the channel once more, joins the thread); idempotent. */
+void asc_devtime_stop(struct asc_devtime *dt);
+
+void asc_devtime_get_stats(const struct asc_devtime *dt, struct asc_devtime_stats *st);
+
+/* Stops if needed and frees. */
+void asc_devtime_free(struct asc_devtime *dt);
+
+/*
+ * Pairs one 64-byte StarsAcsqLog record (exposed for unit tests): start
+ * records are kept by (stream, task); an end record with a kept start fills
+ * *out and returns 1; otherwise returns 0.  Unknown log types return -EINVAL.
+ */
+struct asc_devtime_pairer;
+struct asc_devtask;
+struct asc_devtime_pairer *asc_devtime_pairer_new(uint32_t dev_id);
+int asc_devtime_pair(struct asc_devtime_pairer *p, const void *rec64, struct asc_devtask *out);
+/* Starts still waiting for their end. */
+size_t asc_devtime_pairer_pending(const struct asc_devtime_pairer *p);
+void asc_devtime_pairer_free(struct asc_devtime_pairer *p);
+
+#endif /* __ASCBPF_DEVTIME_H */

@@ -1,0 +1,1763 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * trace.c - `ascbpf trace`: attach to running processes (-p PID, --comm NAME)
+ * or to a command (-- CMD ARGS), drain the ring buffer into one capture file
+ * per process, and convert.
+ *
+ * Lifecycle, one cleanup path (trace_cleanup):
+ *   parse -> check environment -> resolve targets and plans -> output dir ->
+ *   open skeleton -> configure (.rodata, ring size) -> load -> fill maps ->
+ *   attach (tracepoints, loader hook, plan sites) -> write capture headers ->
+ *   poll (timer; wake-ups only when the ring fills) -> stop (signal,
+ *   --duration, every target gone) -> detach -> drain -> stats, clocks ->
+ *   close captures -> convert -> one summary line.
+ *
+ * Errors before tracing starts remove everything this run created (nothing
+ * half-written) and return -errno; main maps the environment ones to exit 2.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ascbpf_events.h"
+#include "schedule.h"	/* before the skeleton: its .rodata holds a struct asc_sched */
+#include "ascbpf.skel.h"
+#include "ascbpf_maps.h"
+#include "attach.h"
+#include "capture.h"
+#include "commands.h"
+#include "consumer.h"
+#include "devtime.h"
+#include "elfsym.h"
+#include "launch.h"
+#include "log.h"
+#include "probes.h"
+#include "procmaps.h"
+#include "records.h"
+#include "schedule.h"
+#include "trace.h"
+
+#define MAX_TARGETS		64
+#define POLL_MS			100	/* consumer timer: the ring is drained at least this often */
+
+/* What a probe id stands for (index = id). */
+struct probe_info {
+	uint16_t layer;
+	uint16_t kind;
+	uint32_t flags;
+	uint64_t offset;
+	char *lib;
+	char *sym;
+	pid_t pid;
+	int used;
+};
+
+struct target {
+	pid_t pid;
+	int rank;
+	int device;
+	int is_child;
+	int gone;
+	int rescan;			/* loader hook fired: rescan the maps */
+	char comm[16];
+	char capture_path[PATH_MAX];
+	struct asc_capture_writer *w;
+	struct asc_probe_plan *plans;	/* the first plan and one per rescan */
+	size_t nr_plans;
+	size_t nr_attached;		/* sites attached over all plans */
+	size_t nr_missing_warned;
+	uint64_t records;
+	struct asc_devtime *dt;
+	uint32_t *threads_seen;
+	size_t nr_threads_seen;
+	int step_attached;		/* --step LIB:SYMBOL site attached */
+};
+
+struct trace {
+	struct asc_trace_opts o;
+	struct ascbpf_bpf *skel;
+	struct asc_attach_set *set;
+	struct bpf_link *tp_links[4];
+	struct ring_buffer *rb;
+	struct asc_consumer cons;
+	struct target targets[MAX_TARGETS];
+	int nr_targets;
+	struct asc_child child;
+	int have_child;
+	struct probe_info *probes;
+	size_t nr_probes;		/* ids 0 .. nr_probes-1 */
+	uint16_t *layers;		/* consumer's layer table, mirrors probes */
+	uint32_t next_id;
+	uint32_t families;
+	int created_outdir;
+	uint64_t unrouted;
+	uint64_t t_start_ns;
+	char outdir[PATH_MAX];
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void trace_usage(FILE *f)
+{
+	fprintf(f,
+"Usage: ascbpf trace [OPTIONS] -p PID [-p PID ...]\n"
+"       ascbpf trace [OPTIONS] --comm NAME\n"
+"       ascbpf trace [OPTIONS] -- CMD [ARGS...]\n"
+"\n"
+"  -p, --pid PID            trace this running process (repeatable: one output each)\n"
+"      --comm NAME          trace every process named NAME, also ones that start later\n"
+"      --activities LIST    cpu,npu (default both): framework layer / CANN, driver, device\n"
+"      --level N            0: no ioctls; 1 (default): + driver ioctls; 2: same as 1, Level2 output\n"
+"      --record-shapes      tensor shapes of aten ops (needs real PyTorch)\n"
+"      --profile-memory     allocator events (PTA, GE, APP)\n"
+"      --with-stack         user stack of every traced call, symbolised\n"
+"      --schedule SPEC      skip_first=N,wait=N,warmup=N,active=N,repeat=N[,skip_first_wait=0|1]\n"
+"      --step LIB:SYMBOL    step-boundary function (default: the probe table's step hook;\n"
+"                           'none' disables steps)\n"
+"      --duration S         stop after S seconds (default: until Ctrl-C or the targets exit)\n"
+"      --ringbuf-size MB    ring buffer size, a power of two (default 16)\n"
+"  -o, --output DIR         output directory (default ./result)\n"
+"      --capture FILE       capture file (one target only; default DIR/ascbpf-PID.cap)\n"
+"      --no-convert         keep only the capture file\n"
+"      --force              write into a non-empty output directory\n"
+"      --worker-name NAME   worker name of the *_ascend_pt directory\n"
+"      --rank-env NAME      environment variable of the target holding its rank (RANK)\n"
+"  -v, --verbose            debug messages\n");
+}
+
+static int parse_u32(const char *s, uint32_t *v, const char *what)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	if (!s || !*s || *s == '-' || *s == '+')
+		goto bad;
+	x = strtoull(s, &end, 10);
+	if (errno || *end || x > UINT32_MAX)
+		goto bad;
+	*v = x;
+	return 0;
+bad:
+	asc_err("trace: %s: '%s' is not a non-negative integer\n", what, s ? s : "");
+	return -EINVAL;
+}
+
+int asc_trace_parse_schedule(const char *spec, struct asc_sched *s)
+{
+	char *copy, *tok, *save = NULL;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	copy = strdup(spec);
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		uint32_t v;
+
+		if (!eq) {
+			asc_err("trace: --schedule: '%s' is not key=value\n", tok);
+			err = -EINVAL;
+			break;
+		}
+		*eq = 0;
+		err = parse_u32(eq + 1, &v, tok);
+		if (err)
+			break;
+		if (!strcmp(tok, "skip_first"))
+			s->skip_first = v;
+		else if (!strcmp(tok, "wait"))
+			s->wait = v;
+		else if (!strcmp(tok, "warmup"))
+			s->warmup = v;
+		else if (!strcmp(tok, "active"))
+			s->active = v;
+		else if (!strcmp(tok, "repeat"))
+			s->repeat = v;
+		else if (!strcmp(tok, "skip_first_wait")) {
+			if (v > 1) {
+				asc_err("trace: --schedule: skip_first_wait must be 0 or 1\n");
+				err = -EINVAL;
+				break;
+			}
+			s->skip_first_wait = v;
+		} else {
+			asc_err("trace: --schedule: unknown key '%s' (skip_first, wait, warmup, "
+				"active, repeat, skip_first_wait)\n", tok);
+			err = -EINVAL;
+			break;
+		}
+	}
+	free(copy);
+	if (err)
+		return err;
+	if (s->active == 0)
+		asc_warn("trace: --schedule: active=0 becomes 1, as torch_npu does\n");
+	if (s->warmup == 0)
+		asc_dbg("trace: --schedule without warmup\n");
+	s->enabled = 1;
+	asc_sched_sanitise(s);
+	return 0;
+}
+
+int asc_trace_parse_activities(const char *list, uint32_t *act)
+{
+	char *copy, *tok, *save = NULL;
+	int err = 0;
+
+	*act = 0;
+	copy = strdup(list);
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcasecmp(tok, "cpu")) {
+			*act |= ASC_ACT_CPU;
+		} else if (!strcasecmp(tok, "npu")) {
+			*act |= ASC_ACT_NPU;
+		} else {
+			asc_err("trace: --activities: unknown activity '%s' (cpu, npu)\n", tok);
+			err = -EINVAL;
+			break;
+		}
+	}
+	free(copy);
+	if (!err && !*act) {
+		asc_err("trace: --activities: empty list\n");
+		err = -EINVAL;
+	}
+	return err;
+}
+
+enum {
+	OPT_COMM = 256, OPT_ACT, OPT_LEVEL, OPT_SHAPES, OPT_MEM, OPT_STACK, OPT_SCHED, OPT_STEP,
+	OPT_DURATION, OPT_RINGBUF, OPT_CAPTURE, OPT_NOCONV, OPT_FORCE, OPT_WORKER, OPT_RANKENV,
+	OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "activities", required_argument, NULL, OPT_ACT },
+	{ "level", required_argument, NULL, OPT_LEVEL },
+	{ "record-shapes", no_argument, NULL, OPT_SHAPES },
+	{ "profile-memory", no_argument, NULL, OPT_MEM },
+	{ "with-stack", no_argument, NULL, OPT_STACK },
+	{ "schedule", required_argument, NULL, OPT_SCHED },
+	{ "step", required_argument, NULL, OPT_STEP },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "output", required_argument, NULL, 'o' },
+	{ "capture", required_argument, NULL, OPT_CAPTURE },
+	{ "no-convert", no_argument, NULL, OPT_NOCONV },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "worker-name", required_argument, NULL, OPT_WORKER },
+	{ "rank-env", required_argument, NULL, OPT_RANKENV },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+int asc_trace_parse_args(int argc, char **argv, struct asc_trace_opts *o)
+{
+	uint32_t v;
+	int c, err;
+
+	memset(o, 0, sizeof(*o));
+	o->activities = ASC_ACT_CPU | ASC_ACT_NPU;
+	o->level = 1;
+	o->ringbuf_mb = 16;
+	o->outdir = "./result";
+	o->rank_env = "RANK";
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:o:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (o->nr_pids >= ASC_TRACE_MAX_PIDS) {
+				asc_err("trace: at most %d -p options\n", ASC_TRACE_MAX_PIDS);
+				return -EINVAL;
+			}
+			err = parse_u32(optarg, &v, "-p");
+			if (err)
+				return err;
+			if (v == 0 || v > INT32_MAX) {
+				asc_err("trace: -p %s is not a process id\n", optarg);
+				return -EINVAL;
+			}
+			o->pids[o->nr_pids++] = v;
+			break;
+		case OPT_COMM:
+			if (!*optarg || strlen(optarg) > 15) {
+				asc_err("trace: --comm: a process name has 1 to 15 characters\n");
+				return -EINVAL;
+			}
+			o->comm = optarg;
+			break;
+		case OPT_ACT:
+			err = asc_trace_parse_activities(optarg, &o->activities);
+			if (err)
+				return err;
+			break;
+		case OPT_LEVEL:
+			err = parse_u32(optarg, &v, "--level");
+			if (err)
+				return err;
+			if (v > 2) {
+				asc_err("trace: --level must be 0, 1 or 2\n");
+				return -EINVAL;
+			}
+			o->level = v;
+			break;
+		case OPT_SHAPES:
+			o->record_shapes = 1;
+			break;
+		case OPT_MEM:
+			o->profile_memory = 1;
+			break;
+		case OPT_STACK:
+			o->with_stack = 1;
+			break;
+		case OPT_SCHED:
+			err = asc_trace_parse_schedule(optarg, &o->sched);
+			if (err)
+				return err;
+			o->schedule_spec = optarg;
+			break;
+		case OPT_STEP:
+			if (strcmp(optarg, "none") && (!strchr(optarg, ':') || optarg[0] == ':' ||
+						       optarg[strlen(optarg) - 1] == ':')) {
+				asc_err("trace: --step: expected LIB:SYMBOL or 'none', got '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->step = optarg;
+			break;
+		case OPT_DURATION: {
+			char *end;
+
+			errno = 0;
+			o->duration_s = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(o->duration_s > 0) ||
+			    o->duration_s > 1e7) {
+				asc_err("trace: --duration: '%s' is not a positive number of seconds\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_RINGBUF:
+			err = parse_u32(optarg, &v, "--ringbuf-size");
+			if (err)
+				return err;
+			if (v == 0 || v > 1024 || (v & (v - 1))) {
+				asc_err("trace: --ringbuf-size: %s MB is not a power of two in 1..1024\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->ringbuf_mb = v;
+			break;
+		case 'o':
+			if (!*optarg) {
+				asc_err("trace: -o: empty directory name\n");
+				return -EINVAL;
+			}
+			o->outdir = optarg;
+			break;
+		case OPT_CAPTURE:
+			o->capture = optarg;
+			break;
+		case OPT_NOCONV:
+			o->no_convert = 1;
+			break;
+		case OPT_FORCE:
+			o->force = 1;
+			break;
+		case OPT_WORKER:
+			o->worker_name = optarg;
+			break;
+		case OPT_RANKENV:
+			o->rank_env = optarg;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+		case OPT_HELP:
+			o->help = 1;
+			return 0;
+		case ':':
+			asc_err("trace: option %s needs an argument\n", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			asc_err("trace: unknown option '%s' (ascbpf trace --help)\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		o->cmd = argv + optind;
+		o->nr_cmd = argc - optind;
+	}
+	if (!!o->nr_pids + !!o->comm + !!o->cmd != 1) {
+		asc_err("trace: give exactly one of -p PID, --comm NAME or -- CMD\n");
+		return -EINVAL;
+	}
+	if (o->capture && (o->nr_pids > 1 || o->comm)) {
+		asc_err("trace: --capture names one file: not with several -p or --comm\n");
+		return -EINVAL;
+	}
+	if (o->record_shapes)
+		asc_warn("trace: --record-shapes needs the PyTorch hooks, not part of this build; "
+			 "shapes are not recorded\n");
+	return 0;
+}
+
+/* ------------------------------------------------------------ environment */
+
+/* CAP_PERFMON (38) and CAP_BPF (39), Linux 5.8+, by number: libcap is not a dependency. */
+#define ASC_CAP_PERFMON	38
+#define ASC_CAP_BPF	39
+
+static int cap_effective(const struct __user_cap_data_struct *d, int cap)
+{
+	return !!(d[cap / 32].effective & (1u << (cap % 32)));
+}
+
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+
+	if (geteuid() == 0)
+		return 0;
+	if (syscall(SYS_capget, &h, d) == 0 &&
+	    ((cap_effective(d, ASC_CAP_BPF) && cap_effective(d, ASC_CAP_PERFMON)) ||
+	     cap_effective(d, CAP_SYS_ADMIN)))
+		return 0;
+	asc_err("trace: needs root, or CAP_BPF and CAP_PERFMON (run with sudo)\n");
+	return -EPERM;
+}
+
+static int check_kernel(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		asc_err("trace: this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+			"CONFIG_DEBUG_INFO_BTF=y is required\n");
+		return -ENOSYS;
+	}
+	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
+		asc_err("trace: this kernel has no uprobes "
+			"(/sys/bus/event_source/devices/uprobe): CONFIG_UPROBE_EVENTS=y is required\n");
+		return -ENOSYS;
+	}
+	return 0;
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n;
+}
+
+/* Value of NAME in /proc/PID/environ, as an int; -1 if absent. */
+static int env_int(pid_t pid, const char *name)
+{
+	char path[64], *buf, *p;
+	size_t nl = strlen(name);
+	int n, v = -1;
+
+	buf = malloc(1 << 16);
+	if (!buf)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	n = read_file(path, buf, 1 << 16);
+	for (p = buf; n > 0 && p < buf + n; p += strlen(p) + 1)
+		if (!strncmp(p, name, nl) && p[nl] == '=') {
+			char *end;
+			long x = strtol(p + nl + 1, &end, 10);
+
+			if (end != p + nl + 1 && !*end && x >= 0 && x < INT32_MAX)
+				v = x;
+			break;
+		}
+	free(buf);
+	return v;
+}
+
+/* ---------------------------------------------------------------- probes */
+
+static int probe_add(struct trace *t, uint32_t id, const struct asc_probe_site *s,
+		     const char *lib, const char *sym, uint16_t layer, uint16_t kind, pid_t pid)
+{
+	struct probe_info *pi;
+
+	if (id >= t->nr_probes) {
+		size_t n = id + 64;
+		struct probe_info *np = realloc(t->probes, n * sizeof(*np));
+		uint16_t *nl;
+
+		if (!np)
+			return -ENOMEM;
+		t->probes = np;
+		nl = realloc(t->layers, n * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		t->layers = nl;
+		memset(t->probes + t->nr_probes, 0, (n - t->nr_probes) * sizeof(*np));
+		memset(t->layers + t->nr_probes, 0, (n - t->nr_probes) * sizeof(*nl));
+		t->nr_probes = n;
+	}
+	pi = &t->probes[id];
+	pi->layer = layer;
+	pi->kind = kind;
+	pi->flags = s ? s->flags : 0;
+	pi->offset = s ? s->attach_offset : 0;
+	pi->lib = strdup(lib ? lib : "");
+	pi->sym = strdup(sym ? sym : "");
+	pi->pid = pid;
+	pi->used = 1;
+	t->layers[id] = layer;
+	t->cons.probe_layer = t->layers;
+	t->cons.nr_probe_layer = t->nr_probes;
+	return pi->lib && pi->sym ? 0 : -ENOMEM;
+}
+
+static int write_probe_rec(struct target *tg, uint32_t id, const struct probe_info *pi)
+{
+	size_t ll = strlen(pi->lib), sl = strlen(pi->sym);
+	size_t size = asc_probe_rec_size(ll, sl);
+	struct asc_probe *p = calloc(1, size);
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->hdr.type = ASC_REC_PROBE;
+	p->hdr.size = size;
+	p->hdr.tgid = tg->pid;
+	p->hdr.probe_id = id;
+	p->hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
+	p->layer = pi->layer;
+	p->kind = pi->kind;
+	p->flags = pi->flags;
+	p->offset = pi->offset;
+	p->lib_len = ll;
+	p->sym_len = sl;
+	memcpy(p->strings, pi->lib, ll + 1);
+	memcpy(p->strings + ll + 1, pi->sym, sl + 1);
+	err = asc_capture_append(tg->w, p, size);
+	free(p);
+	return err;
+}
+
+/* Which programs serve a site, by its kind. */
+static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf_program **entry,
+			struct bpf_program **ret)
+{
+	struct trace *t = ctx;
+	struct ascbpf_bpf *sk = t->skel;
+	uint32_t spec_flags = site->spec ? site->spec->flags : 0;
+	unsigned int kind = site->spec ? site->spec->kind : ASC_PK_CALL;
+
+	*ret = (spec_flags & ASC_SPEC_NO_RETPROBE) ? NULL : sk->progs.asc_call_exit;
+	switch (kind) {
+	case ASC_PK_OPNAME_STDSTR:
+		*entry = sk->progs.asc_opname_stdstr_enter;
+		break;
+	case ASC_PK_OPNAME_CSTR:
+		*entry = sk->progs.asc_opname_cstr_enter;
+		break;
+	case ASC_PK_ENQUEUE:
+		*entry = sk->progs.asc_enqueue_enter;
+		break;
+	case ASC_PK_DEQUEUE:
+		*entry = sk->progs.asc_dequeue_enter;
+		break;
+	case ASC_PK_SQE_SEND:
+		*entry = sk->progs.asc_sqe_send_enter;
+		break;
+	case ASC_PK_MEM_REPORT:
+		*entry = sk->progs.asc_mem_report_enter;
+		*ret = NULL;
+		break;
+	case ASC_PK_STEP:
+		*entry = sk->progs.asc_step_enter;
+		*ret = NULL;
+		break;
+	case ASC_PK_CALL:
+	case ASC_PK_ATEN_OP:
+	default:
+		*entry = sk->progs.asc_call_enter;
+		break;
+	}
+	return 0;
+}
+
+/* A site of a rescan that an earlier plan of the same target already attached. */
+struct rescan_ctx {
+	struct trace *t;
+	struct target *tg;
+	size_t upto_plan;	/* plans [0, upto_plan) are attached */
+};
+
+static int already_attached(const struct target *tg, size_t nr_plans, const char *path,
+			    uint64_t off)
+{
+	size_t i, j;
+
+	for (i = 0; i < nr_plans; i++)
+		for (j = 0; j < tg->plans[i].nr_sites; j++) {
+			const struct asc_probe_site *s = &tg->plans[i].sites[j];
+
+			if (s->attach_offset == off && !strcmp(s->path, path))
+				return 1;
+		}
+	return 0;
+}
+
+static int select_new(const struct asc_probe_site *site, void *ctx, struct bpf_program **entry,
+		      struct bpf_program **ret)
+{
+	struct rescan_ctx *rc = ctx;
+
+	if (already_attached(rc->tg, rc->upto_plan, site->path, site->attach_offset))
+		return 1;
+	return select_progs(site, rc->t, entry, ret);
+}
+
+static uint32_t families_of(const struct asc_trace_opts *o)
+{
+	uint32_t f = 0;
+
+	if (o->activities & ASC_ACT_CPU)
+		f |= ASC_FAM_FRAMEWORK;
+	if (o->activities & ASC_ACT_NPU)
+		f |= ASC_FAM_CANN | ASC_FAM_DRIVER;
+	if (o->profile_memory)
+		f |= ASC_FAM_MEMORY;
+	if (!o->step)
+		f |= ASC_FAM_STEP;
+	return f;
+}
+
+static void warn_missing(const struct target *tg, const struct asc_probe_plan *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->nr_missing; i++) {
+		const struct asc_probe_missing *m = &plan->missing[i];
+
+		if (m->spec && (m->spec->flags & ASC_SPEC_OPTIONAL))
+			continue;
+		if (m->spec && !strcmp(m->reason, "library not mapped"))
+			continue;	/* the library may be dlopened later */
+		asc_warn("trace: pid %d: %s:%s not attached: %s\n", tg->pid,
+			 m->spec ? m->spec->lib : "?", m->spec ? m->spec->sym : "?", m->reason);
+	}
+}
+
+/* Attaches the sites of tg->plans[idx] that no earlier plan had; writes their PROBE records. */
+static int attach_plan(struct trace *t, struct target *tg, size_t idx)
+{
+	struct asc_probe_plan *plan = &tg->plans[idx];
+	struct rescan_ctx rc = { t, tg, idx };
+	int *errs = NULL;
+	size_t i;
+	int n;
+
+	if (plan->nr_sites) {
+		errs = calloc(plan->nr_sites, sizeof(*errs));
+		if (!errs)
+			return -ENOMEM;
+		for (i = 0; i < plan->nr_sites; i++)
+			errs[i] = 1;	/* stays 1 where select_new skipped the site */
+	}
+	n = asc_attach_plan(t->set, plan, 0, select_new, &rc, tg->pid, errs);
+	if (n < 0) {
+		free(errs);
+		return n;
+	}
+	for (i = 0; i < plan->nr_sites; i++) {
+		const struct asc_probe_site *s = &plan->sites[i];
+		const struct asc_probe_spec *sp = s->spec;
+
+		if (errs[i] == 1)
+			continue;
+		if (errs[i] < 0) {
+			asc_warn("trace: pid %d: %s at %s+0x%llx not attached: %s\n", tg->pid,
+				 s->sym, s->path, (unsigned long long)s->attach_offset,
+				 strerror(-errs[i]));
+			continue;
+		}
+		if (probe_add(t, s->id, s, s->path, s->sym, sp ? sp->layer : 0,
+			      sp ? sp->kind : ASC_PK_CALL, tg->pid))
+			return -ENOMEM;
+		t->probes[s->id].flags = s->flags;
+		if (tg->w)
+			write_probe_rec(tg, s->id, &t->probes[s->id]);
+		tg->nr_attached++;
+	}
+	free(errs);
+	if (idx == 0)
+		warn_missing(tg, plan);
+	asc_dbg("trace: pid %d: plan %zu attached %d of %zu sites\n", tg->pid, idx, n,
+		plan->nr_sites);
+	return n;
+}
+
+static int plan_target(struct trace *t, struct target *tg, int quiet_enoent)
+{
+	struct asc_probe_plan *np;
+	int err;
+
+	np = realloc(tg->plans, (tg->nr_plans + 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	tg->plans = np;
+	memset(&tg->plans[tg->nr_plans], 0, sizeof(*np));
+	err = asc_probe_plan_build(tg->pid, t->families, t->next_id, &tg->plans[tg->nr_plans]);
+	if (err == -ENOENT && !quiet_enoent) {
+		const struct asc_probe_plan *p = &tg->plans[tg->nr_plans];
+		char libs[512] = "";
+		size_t i, pos = 0;
+
+		for (i = 0; i < p->nr_missing && pos < sizeof(libs) - 1; i++) {
+			const char *lib = p->missing[i].spec ? p->missing[i].spec->lib : NULL;
+
+			if (!lib || strstr(libs, lib))
+				continue;
+			pos += snprintf(libs + pos, sizeof(libs) - pos, "%s%s", pos ? ", " : "",
+					lib);
+		}
+		asc_err("trace: pid %d (%s) has no Ascend libraries mapped; looked for: %s\n",
+			tg->pid, tg->comm, libs[0] ? libs : "(the probe table is empty)");
+	} else if (err == -ESRCH) {
+		asc_err("trace: pid %d: no such process\n", tg->pid);
+	} else if (err && err != -ENOENT) {
+		asc_err("trace: pid %d: cannot resolve probes: %s\n", tg->pid, strerror(-err));
+	}
+	if (err) {
+		asc_probe_plan_free(&tg->plans[tg->nr_plans]);
+		return err;
+	}
+	t->next_id += tg->plans[tg->nr_plans].nr_sites;
+	tg->nr_plans++;
+	return 0;
+}
+
+/*
+ * --step LIB:SYMBOL: one STEP site resolved here (the probe table is not
+ * involved).  The library is matched by basename in the target's maps.
+ */
+static int attach_custom_step(struct trace *t, struct target *tg)
+{
+	char lib[256], host[PATH_MAX];
+	const char *colon = strchr(t->o.step, ':');
+	const struct asc_elf_symbol *sym;
+	struct asc_attach_site site;
+	struct asc_maps maps;
+	struct asc_elf *elf = NULL;
+	const char *path = NULL;
+	uint64_t off, inode = 0;
+	size_t i;
+	int err, n;
+
+	snprintf(lib, sizeof(lib), "%.*s", (int)(colon - t->o.step), t->o.step);
+	err = asc_maps_read(tg->pid, &maps);
+	if (err)
+		return err;
+	for (i = 0; i < maps.nr; i++)
+		if (maps.entries[i].path && asc_lib_name_matches(maps.entries[i].path, lib)) {
+			path = maps.entries[i].path;
+			inode = maps.entries[i].inode;
+			break;
+		}
+	if (!path && lib[0] == '/' && !access(lib, R_OK))
+		path = lib;
+	if (!path) {
+		if (!tg->is_child)
+			asc_warn("trace: --step: %s is not mapped in pid %d; no step boundaries\n",
+				 lib, tg->pid);
+		asc_maps_free(&maps);
+		return 0;
+	}
+	err = asc_maps_host_path(tg->pid, path, path == lib ? 0 : inode, host, sizeof(host));
+	asc_maps_free(&maps);
+	if (err)
+		return err;
+	err = asc_elf_open(host, &elf);
+	if (err) {
+		asc_err("trace: --step: cannot read %s: %s\n", host, strerror(-err));
+		return err;
+	}
+	sym = asc_elf_find(elf, colon + 1);
+	if (!sym || asc_elf_vaddr_to_off(elf, sym->vaddr, &off)) {
+		asc_warn("trace: --step: symbol %s not found in %s; no step boundaries\n",
+			 colon + 1, host);
+		asc_elf_close(elf);
+		return 0;
+	}
+	asc_elf_close(elf);
+	site.path = host;
+	site.offset = off;
+	site.cookie = t->next_id;
+	n = asc_attach_uprobes(t->set, t->skel->progs.asc_step_enter, false, tg->pid, &site, 1,
+			       NULL);
+	if (n != 1) {
+		asc_warn("trace: --step: cannot attach %s\n", t->o.step);
+		return 0;
+	}
+	tg->step_attached = 1;
+	probe_add(t, t->next_id, NULL, host, colon + 1, ASC_LAYER_PYTHON, ASC_PK_STEP, tg->pid);
+	t->probes[t->next_id].offset = off;
+	if (tg->w)
+		write_probe_rec(tg, t->next_id, &t->probes[t->next_id]);
+	t->next_id++;
+	return 0;
+}
+
+/* The dynamic loader (ld.so) of pid: its r_brk hook _dl_debug_state. */
+static int attach_loader_hook(struct trace *t, pid_t pid, pid_t maps_pid)
+{
+	char host[PATH_MAX];
+	const struct asc_elf_symbol *sym;
+	struct asc_attach_site site;
+	struct asc_maps maps;
+	struct asc_elf *elf = NULL;
+	uint64_t off;
+	size_t i;
+	int err, n = 0;
+
+	err = asc_maps_read(maps_pid, &maps);
+	if (err)
+		return err;
+	host[0] = 0;
+	for (i = 0; i < maps.nr; i++) {
+		const char *p = maps.entries[i].path, *base;
+
+		if (!p || p[0] != '/')
+			continue;
+		base = strrchr(p, '/') + 1;
+		if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
+		    !strncmp(base, "ld.so", 5) || !strncmp(base, "ld-2.", 5)) {
+			err = asc_maps_host_path(maps_pid, p, maps.entries[i].inode, host,
+						 sizeof(host));
+			break;
+		}
+	}
+	asc_maps_free(&maps);
+	if (err || !host[0]) {
+		asc_warn("trace: pid %d: dynamic loader not found; libraries loaded later are "
+			 "not traced\n", pid);
+		return 0;
+	}
+	err = asc_elf_open(host, &elf);
+	if (err)
+		return 0;
+	sym = asc_elf_find(elf, "_dl_debug_state");
+	if (sym && !asc_elf_vaddr_to_off(elf, sym->vaddr, &off)) {
+		site.path = host;
+		site.offset = off;
+		site.cookie = ASC_LOADER_PROBE_ID;
+		n = asc_attach_uprobes(t->set, t->skel->progs.asc_loader_enter, false, pid, &site,
+				       1, NULL);
+	}
+	asc_elf_close(elf);
+	if (n != 1)
+		asc_warn("trace: pid %d: cannot hook the dynamic loader (%s); libraries loaded "
+			 "later are not traced\n", pid, host);
+	return 0;
+}
+
+/* Davinci fds open before we attached: module learned from their first ioctl. */
+static void prefill_fds(struct trace *t, pid_t pid)
+{
+	char dir[64], link[PATH_MAX], target[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int fd = bpf_map__fd(t->skel->maps.fdmod);
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct asc_fd_key key;
+		__u32 mod = ASC_MOD_UNKNOWN;
+		const char *base;
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		base = strrchr(target, '/');
+		base = base ? base + 1 : target;
+		if (strncmp(base, "davinci", 7))
+			continue;
+		key.tgid = pid;
+		key.fd = atoi(de->d_name);
+		bpf_map_update_elem(fd, &key, &mod, BPF_NOEXIST);
+		asc_dbg("trace: pid %d: fd %u is %s (bound earlier)\n", pid, key.fd, target);
+	}
+	closedir(d);
+}
+
+/* ------------------------------------------------------------- capture */
+
+static int append_text(struct target *tg, uint16_t type, uint64_t value, const char *text)
+{
+	size_t len = strlen(text), size = asc_text_rec_size(len);
+	struct asc_text *r = calloc(1, size);
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->hdr.type = type;
+	r->hdr.size = size;
+	r->hdr.tgid = tg->pid;
+	r->hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
+	r->value = value;
+	memcpy(r->text, text, len + 1);
+	err = asc_capture_append(tg->w, r, size);
+	free(r);
+	return err;
+}
+
+static int append_clock(struct target *tg, uint32_t which)
+{
+	struct asc_clock c = {};
+	struct tm tm;
+	time_t now;
+
+	c.hdr.type = ASC_REC_CLOCK;
+	c.hdr.size = sizeof(c);
+	c.hdr.tgid = tg->pid;
+	c.hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
+	c.realtime_ns = now_ns(CLOCK_REALTIME);
+	c.monotonic_raw_ns = now_ns(CLOCK_MONOTONIC_RAW);
+	c.which = which;
+	now = time(NULL);
+	localtime_r(&now, &tm);
+	c.utc_offset_s = tm.tm_gmtoff;
+	return asc_capture_append(tg->w, &c, sizeof(c));
+}
+
+static int append_process(struct target *tg)
+{
+	char path[64], *cmdline;
+	size_t size;
+	struct asc_process *p;
+	int n, err;
+
+	cmdline = calloc(1, 4096);
+	if (!cmdline)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", tg->pid);
+	n = read_file(path, cmdline, 4096);
+	if (n <= 0) {
+		n = snprintf(cmdline, 4096, "%s", tg->comm) + 1;
+	} else if (cmdline[n - 1]) {
+		cmdline[n++] = 0;	/* cut at the buffer: terminate it */
+	}
+	size = asc_process_rec_size(n);
+	p = calloc(1, size);
+	if (!p) {
+		free(cmdline);
+		return -ENOMEM;
+	}
+	p->hdr.type = ASC_REC_PROCESS;
+	p->hdr.size = size;
+	p->hdr.tgid = tg->pid;
+	p->hdr.tid = tg->pid;
+	p->hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
+	p->rank = tg->rank;
+	p->device = tg->device;
+	p->cmdline_len = n;
+	memcpy(p->comm, tg->comm, sizeof(p->comm));
+	memcpy(p->strings, cmdline, n);
+	err = asc_capture_append(tg->w, p, size);
+	free(p);
+	free(cmdline);
+	return err;
+}
+
+/* THREAD records for threads not written yet (called at start and at the end). */
+static void append_threads(struct target *tg)
+{
+	char dir[64], path[128], comm[32];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", tg->pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct asc_thread th = {};
+		uint32_t tid;
+		size_t i;
+		char *nl;
+		uint32_t *ns;
+
+		if (de->d_name[0] == '.')
+			continue;
+		tid = atoi(de->d_name);
+		for (i = 0; i < tg->nr_threads_seen; i++)
+			if (tg->threads_seen[i] == tid)
+				break;
+		if (i < tg->nr_threads_seen)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/comm", dir, tid);
+		if (read_file(path, comm, sizeof(comm)) <= 0)
+			continue;
+		nl = strchr(comm, '\n');
+		if (nl)
+			*nl = 0;
+		th.hdr.type = ASC_REC_THREAD;
+		th.hdr.size = sizeof(th);
+		th.hdr.tgid = tg->pid;
+		th.hdr.tid = tid;
+		th.hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
+		memcpy(th.comm, comm, strnlen(comm, sizeof(th.comm) - 1));
+		if (asc_capture_append(tg->w, &th, sizeof(th)))
+			continue;
+		ns = realloc(tg->threads_seen, (tg->nr_threads_seen + 1) * sizeof(*ns));
+		if (!ns)
+			continue;
+		tg->threads_seen = ns;
+		tg->threads_seen[tg->nr_threads_seen++] = tid;
+	}
+	closedir(d);
+}
+
+static void append_config(struct trace *t, struct target *tg)
+{
+	const struct asc_trace_opts *o = &t->o;
+	char buf[512];
+	int i;
+
+	snprintf(buf, sizeof(buf), "ascbpf_version=%s", ASCBPF_VERSION);
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	snprintf(buf, sizeof(buf), "activities=%s%s%s", o->activities & ASC_ACT_CPU ? "cpu" : "",
+		 o->activities == (ASC_ACT_CPU | ASC_ACT_NPU) ? "," : "",
+		 o->activities & ASC_ACT_NPU ? "npu" : "");
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	snprintf(buf, sizeof(buf), "level=%u", o->level);
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	snprintf(buf, sizeof(buf), "record_shapes=%d", o->record_shapes);
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	snprintf(buf, sizeof(buf), "profile_memory=%d", o->profile_memory);
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	snprintf(buf, sizeof(buf), "with_stack=%d", o->with_stack);
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	if (o->sched.enabled) {
+		snprintf(buf, sizeof(buf), "schedule=skip_first=%u,wait=%u,warmup=%u,active=%u,"
+			 "repeat=%u,skip_first_wait=%u", o->sched.skip_first, o->sched.wait,
+			 o->sched.warmup, o->sched.active, o->sched.repeat,
+			 o->sched.skip_first_wait);
+		append_text(tg, ASC_REC_CONFIG, 0, buf);
+	}
+	snprintf(buf, sizeof(buf), "step=%s", o->step ? o->step : "default");
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	if (o->worker_name) {
+		snprintf(buf, sizeof(buf), "worker_name=%s", o->worker_name);
+		append_text(tg, ASC_REC_CONFIG, 0, buf);
+	}
+	snprintf(buf, sizeof(buf), "ringbuf_mb=%u", o->ringbuf_mb);
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	snprintf(buf, sizeof(buf), "attach=%s", tg->is_child ? "launch" : "pid");
+	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	if (o->cmd) {
+		size_t pos = snprintf(buf, sizeof(buf), "cmd=");
+
+		for (i = 0; i < o->nr_cmd && pos < sizeof(buf); i++)
+			pos += snprintf(buf + pos, sizeof(buf) - pos, "%s%s", i ? " " : "",
+					o->cmd[i]);
+		append_text(tg, ASC_REC_CONFIG, 0, buf);
+	}
+}
+
+static struct target *target_of(struct trace *t, uint32_t tgid)
+{
+	int i;
+
+	for (i = 0; i < t->nr_targets; i++)
+		if ((uint32_t)t->targets[i].pid == tgid)
+			return &t->targets[i];
+	return NULL;
+}
+
+static int sink_record(void *ctx, const void *rec, size_t size)
+{
+	struct trace *t = ctx;
+	const struct asc_hdr *h = rec;
+	struct target *tg = target_of(t, h->tgid);
+
+	if (!tg || !tg->w) {
+		t->unrouted++;
+		return 0;
+	}
+	tg->records++;
+	return asc_capture_append(tg->w, rec, size);
+}
+
+/* devtime hands its records (DEVTASK, DEVCLOCK, LOST) here, from its thread. */
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int sink_devtime(void *ctx, const void *rec, size_t size)
+{
+	struct target *tg = ctx;
+	int err;
+
+	pthread_mutex_lock(&capture_lock);
+	err = tg->w ? asc_capture_append(tg->w, rec, size) : 0;
+	pthread_mutex_unlock(&capture_lock);
+	return err;
+}
+
+static int ring_cb(void *ctx, void *data, size_t size)
+{
+	struct trace *t = ctx;
+
+	pthread_mutex_lock(&capture_lock);
+	asc_consumer_handle(&t->cons, data, size);
+	pthread_mutex_unlock(&capture_lock);
+	return 0;	/* a bad record never stops the drain */
+}
+
+static void on_loader(void *ctx, uint32_t tgid)
+{
+	struct trace *t = ctx;
+	struct target *tg = target_of(t, tgid);
+
+	if (tg)
+		tg->rescan = 1;
+}
+
+/* --------------------------------------------------------------- output */
+
+static int dir_is_empty(const char *path)
+{
+	struct dirent *de;
+	DIR *d = opendir(path);
+	int empty = 1;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(buf, 0755) && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int prepare_outdir(struct trace *t)
+{
+	struct stat st;
+	int err;
+
+	snprintf(t->outdir, sizeof(t->outdir), "%s", t->o.outdir);
+	if (stat(t->outdir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			asc_err("trace: output %s is not a directory\n", t->outdir);
+			return -ENOTDIR;
+		}
+		if (access(t->outdir, W_OK | X_OK)) {
+			asc_err("trace: output directory %s is not writable\n", t->outdir);
+			return -EACCES;
+		}
+		err = dir_is_empty(t->outdir);
+		if (err < 0) {
+			asc_err("trace: cannot read output directory %s: %s\n", t->outdir,
+				strerror(-err));
+			return err;
+		}
+		if (!err && !t->o.force) {
+			asc_err("trace: output directory %s is not empty (use --force to write "
+				"into it)\n", t->outdir);
+			return -EEXIST;
+		}
+		return 0;
+	}
+	err = mkdir_p(t->outdir);
+	if (err) {
+		asc_err("trace: cannot create output directory %s: %s\n", t->outdir,
+			strerror(-err));
+		return err == -EROFS ? -EACCES : err;
+	}
+	t->created_outdir = 1;
+	return 0;
+}
+
+static int open_capture(struct trace *t, struct target *tg)
+{
+	int n;
+
+	if (t->o.capture)
+		n = snprintf(tg->capture_path, sizeof(tg->capture_path), "%s", t->o.capture);
+	else
+		n = snprintf(tg->capture_path, sizeof(tg->capture_path), "%.4000s/ascbpf-%d.cap",
+			     t->outdir, tg->pid);
+	if (n >= (int)sizeof(tg->capture_path)) {
+		asc_err("trace: capture path too long\n");
+		return -ENAMETOOLONG;
+	}
+	tg->w = asc_capture_create(tg->capture_path, t->o.force);
+	if (!tg->w) {
+		int err = -errno;
+
+		asc_err("trace: cannot create capture %s: %s\n", tg->capture_path,
+			strerror(-err));
+		return err == -EROFS ? -EACCES : err;
+	}
+	append_clock(tg, ASC_CLOCK_START);
+	append_config(t, tg);
+	append_process(tg);
+	append_threads(tg);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- stats */
+
+static void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_lost)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct asc_cpu_stats *v;
+	__u32 zero = 0;
+	int i;
+
+	*drops = *ioctl_lost = 0;
+	if (ncpu <= 0 || !t->skel)
+		return;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stats), &zero, v))
+		for (i = 0; i < ncpu; i++) {
+			*drops += v[i].drops;
+			*ioctl_lost += v[i].ioctl_lost;
+		}
+	free(v);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int add_target(struct trace *t, pid_t pid, int is_child)
+{
+	struct target *tg;
+	char path[64];
+	int i;
+
+	for (i = 0; i < t->nr_targets; i++)
+		if (t->targets[i].pid == pid)
+			return 0;
+	if (t->nr_targets >= MAX_TARGETS) {
+		asc_err("trace: at most %d processes\n", MAX_TARGETS);
+		return -E2BIG;
+	}
+	tg = &t->targets[t->nr_targets];
+	memset(tg, 0, sizeof(*tg));
+	tg->pid = pid;
+	tg->is_child = is_child;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (read_file(path, tg->comm, sizeof(tg->comm)) < 0) {
+		asc_err("trace: pid %d: no such process\n", pid);
+		return -ESRCH;
+	}
+	tg->comm[strcspn(tg->comm, "\n")] = 0;
+	tg->rank = env_int(pid, t->o.rank_env);
+	tg->device = env_int(pid, "ASCEND_DEVICE_ID");
+	t->nr_targets++;
+	return 0;
+}
+
+static int find_comm(struct trace *t)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && !err) {
+		char path[64], comm[32];
+		pid_t pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		if (read_file(path, comm, sizeof(comm)) <= 0)
+			continue;
+		comm[strcspn(comm, "\n")] = 0;
+		if (!strcmp(comm, t->o.comm))
+			err = add_target(t, pid, 0);
+	}
+	closedir(d);
+	return err;
+}
+
+static int set_tgid(struct trace *t, pid_t pid)
+{
+	struct asc_tgid_state st = {};
+	__u32 key = pid;
+
+	/* with a schedule the gate stays closed until the first step boundary */
+	st.open = t->o.sched.enabled ? 0 : 1;
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &key, &st, BPF_ANY) ? -errno
+											   : 0;
+}
+
+static int open_and_load(struct trace *t)
+{
+	struct ascbpf_bpf *sk;
+	struct bpf_program *prog;
+	int err;
+
+	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
+	sk = ascbpf_bpf__open();
+	if (!sk) {
+		err = -errno;
+		asc_err("trace: cannot open the BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	t->skel = sk;
+	sk->rodata->sched_cfg = t->o.sched;
+	sk->rodata->with_stack = t->o.with_stack;
+	sk->rodata->stop_on_load = t->have_child;
+	sk->rodata->loader_probe_id = ASC_LOADER_PROBE_ID;
+	/* wake the consumer only once half the ring is full (it polls every POLL_MS) */
+	sk->rodata->wakeup_bytes = ((uint64_t)t->o.ringbuf_mb << 20) / 2;
+	if (t->o.comm) {
+		sk->rodata->comm_filter_on = 1;
+		memcpy((char *)sk->rodata->comm_filter, t->o.comm, strlen(t->o.comm));
+	}
+	err = bpf_map__set_max_entries(sk->maps.events, t->o.ringbuf_mb << 20);
+	if (err)
+		goto fail;
+	if (!t->o.comm)
+		bpf_program__set_autoload(sk->progs.asc_exec, false);
+	if (!(t->o.activities & ASC_ACT_NPU) || t->o.level < 1) {
+		bpf_program__set_autoload(sk->progs.asc_ioctl_enter, false);
+		bpf_program__set_autoload(sk->progs.asc_ioctl_exit, false);
+		bpf_program__set_autoload(sk->progs.asc_close_enter, false);
+	}
+	bpf_object__for_each_program(prog, sk->obj) {
+		const char *sec = bpf_program__section_name(prog);
+
+		if (!strcmp(sec, "uprobe") || !strcmp(sec, "uretprobe"))
+			asc_attach_prepare_multi(prog);	/* -EOPNOTSUPP: stays single */
+	}
+	err = ascbpf_bpf__load(sk);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	asc_err("trace: cannot load the BPF programs: %s (run with -v for the verifier log)\n",
+		strerror(-err));
+	return err == -EPERM ? -EPERM : err;
+}
+
+static int attach_tracepoints(struct trace *t)
+{
+	struct ascbpf_bpf *sk = t->skel;
+	struct bpf_program *progs[4] = { sk->progs.asc_ioctl_enter, sk->progs.asc_ioctl_exit,
+					 sk->progs.asc_close_enter, sk->progs.asc_exec };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (!bpf_program__autoload(progs[i]))
+			continue;
+		t->tp_links[i] = bpf_program__attach(progs[i]);
+		if (!t->tp_links[i]) {
+			int err = -errno;
+
+			asc_err("trace: cannot attach %s: %s\n", bpf_program__name(progs[i]),
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Rescans the maps of targets whose loader hook fired; attaches what is new. */
+static void do_rescans(struct trace *t)
+{
+	int i;
+
+	for (i = 0; i < t->nr_targets; i++) {
+		struct target *tg = &t->targets[i];
+
+		if (!tg->rescan || tg->gone)
+			continue;
+		tg->rescan = 0;
+		if (plan_target(t, tg, 1) == 0)
+			attach_plan(t, tg, tg->nr_plans - 1);
+		if (t->o.step && strcmp(t->o.step, "none") && !tg->step_attached)
+			attach_custom_step(t, tg);
+		if (tg->w && !tg->dt && (t->o.activities & ASC_ACT_NPU) && tg->nr_attached)
+			tg->dt = asc_devtime_start(tg->pid, tg->device < 0 ? 0 : tg->device,
+						   sink_devtime, tg);
+		if (tg->is_child)
+			kill(tg->pid, SIGCONT);	/* stopped by the loader hook */
+	}
+}
+
+static int targets_alive(struct trace *t)
+{
+	int i, alive = 0;
+
+	for (i = 0; i < t->nr_targets; i++) {
+		struct target *tg = &t->targets[i];
+
+		if (tg->gone)
+			continue;
+		if (tg->is_child) {
+			if (asc_launch_poll(&t->child) == 1)
+				tg->gone = 1;
+		} else if (kill(tg->pid, 0) && errno == ESRCH) {
+			tg->gone = 1;
+		}
+		if (tg->gone)
+			asc_info("trace: pid %d exited\n", tg->pid);
+		else
+			alive++;
+	}
+	return alive;
+}
+
+static void trace_cleanup(struct trace *t, int failed)
+{
+	size_t j;
+	int i;
+
+	for (i = 0; i < t->nr_targets; i++) {
+		struct target *tg = &t->targets[i];
+
+		asc_devtime_free(tg->dt);
+		tg->dt = NULL;
+		if (tg->w) {
+			asc_capture_close(tg->w);
+			tg->w = NULL;
+			if (failed)
+				unlink(tg->capture_path);
+		}
+		for (j = 0; j < tg->nr_plans; j++)
+			asc_probe_plan_free(&tg->plans[j]);
+		free(tg->plans);
+		free(tg->threads_seen);
+	}
+	if (failed && t->created_outdir)
+		rmdir(t->outdir);
+	ring_buffer__free(t->rb);
+	asc_attach_set_free(t->set);
+	for (i = 0; i < 4; i++)
+		bpf_link__destroy(t->tp_links[i]);
+	ascbpf_bpf__destroy(t->skel);
+	if (t->have_child)
+		asc_launch_abort(&t->child);
+	for (j = 0; j < t->nr_probes; j++) {
+		free(t->probes[j].lib);
+		free(t->probes[j].sym);
+	}
+	free(t->probes);
+	free(t->layers);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	asc_log(level == LIBBPF_WARN ? ASC_LOG_DEBUG : ASC_LOG_DEBUG, "libbpf: %s", buf);
+	return 0;
+}
+
+static void finish_target(struct trace *t, struct target *tg, uint64_t drops, uint64_t lost)
+{
+	struct asc_stats st = {};
+	struct asc_devtime_stats ds = {};
+
+	if (!tg->w)
+		return;
+	asc_devtime_stop(tg->dt);	/* joins its thread: its last records are in */
+	asc_devtime_get_stats(tg->dt, &ds);
+	append_threads(tg);
+	st.hdr.type = ASC_REC_STATS;
+	st.hdr.size = sizeof(st);
+	st.hdr.tgid = tg->pid;
+	st.hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
+	st.events = tg->records;
+	st.drops = drops;
+	st.devtask_records = ds.records;
+	st.devtask_drops = ds.lost;
+	st.bytes = t->cons.bytes;
+	asc_capture_append(tg->w, &st, sizeof(st));
+	if (drops)
+		append_text(tg, ASC_REC_LOST, drops, "ring buffer reserve failures (all CPUs)");
+	if (lost)
+		append_text(tg, ASC_REC_LOST, lost, "ioctl exits without their entry");
+	append_clock(tg, ASC_CLOCK_END);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace *t;
+	struct sigaction sa = {};
+	uint64_t drops = 0, ioctl_lost = 0, deadline = 0, bytes = 0;
+	char layers[192];
+	int err, i;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	err = asc_trace_parse_args(argc, argv, &t->o);
+	if (err || t->o.help) {
+		if (t->o.help)
+			trace_usage(stdout);
+		free(t);
+		return err;
+	}
+	if (t->o.verbose)
+		asc_log_set_level(ASC_LOG_DEBUG);
+	libbpf_set_print(libbpf_print);
+	err = check_privileges();
+	if (!err)
+		err = check_kernel();
+	if (err)
+		goto out_free;
+	t->families = families_of(&t->o);
+	t->next_id = 1;
+	t->cons.sink = sink_record;
+	t->cons.sink_ctx = t;
+	t->cons.on_loader = on_loader;
+	t->cons.loader_ctx = t;
+	t->cons.loader_probe_id = ASC_LOADER_PROBE_ID;
+
+	/* targets, and for -p / --comm the plans: errors here leave nothing behind */
+	for (i = 0; i < t->o.nr_pids && !err; i++)
+		err = add_target(t, t->o.pids[i], 0);
+	if (!err && t->o.comm)
+		err = find_comm(t);
+	for (i = 0; i < t->nr_targets && !err; i++)
+		err = plan_target(t, &t->targets[i], 0);
+	if (err)
+		goto out;
+	if (t->o.cmd) {
+		err = asc_launch_prepare(t->o.cmd, &t->child);
+		if (err) {
+			asc_err("trace: cannot start %s: %s\n", t->o.cmd[0], strerror(-err));
+			goto out;
+		}
+		t->have_child = 1;
+		err = add_target(t, t->child.pid, 1);
+		if (err)
+			goto out;
+	}
+	err = prepare_outdir(t);
+	if (err)
+		goto out;
+	err = open_and_load(t);
+	if (err)
+		goto out;
+	for (i = 0; i < t->nr_targets && !err; i++) {
+		err = set_tgid(t, t->targets[i].pid);
+		prefill_fds(t, t->targets[i].pid);
+	}
+	if (!err)
+		err = attach_tracepoints(t);
+	if (err)
+		goto out;
+	t->set = asc_attach_set_new();
+	if (!t->set) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < t->nr_targets; i++) {
+		struct target *tg = &t->targets[i];
+
+		err = open_capture(t, tg);
+		if (err)
+			goto out;
+		/* the child has not exec'ed yet: its loader is ours */
+		attach_loader_hook(t, tg->pid, tg->is_child ? getpid() : tg->pid);
+		if (tg->nr_plans) {
+			err = attach_plan(t, tg, 0);
+			if (err < 0)
+				goto out;
+			if (err == 0 && tg->plans[0].nr_sites) {
+				asc_err("trace: pid %d: no probe could be attached\n", tg->pid);
+				err = -ENOENT;
+				goto out;
+			}
+			err = 0;
+			if (t->o.step && strcmp(t->o.step, "none"))
+				attach_custom_step(t, tg);
+			if (t->o.activities & ASC_ACT_NPU)
+				tg->dt = asc_devtime_start(tg->pid, tg->device < 0 ? 0 : tg->device,
+							   sink_devtime, tg);
+		}
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), ring_cb, t, NULL);
+	if (!t->rb) {
+		err = -errno;
+		asc_err("trace: cannot open the ring buffer: %s\n", strerror(-err));
+		goto out;
+	}
+
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	t->t_start_ns = now_ns(CLOCK_MONOTONIC);
+	if (t->o.duration_s > 0)
+		deadline = t->t_start_ns + (uint64_t)(t->o.duration_s * 1e9);
+	if (t->have_child) {
+		err = asc_launch_go(&t->child);
+		if (err)
+			goto out;
+	}
+	asc_info("trace: tracing %d process%s, Ctrl-C to stop\n", t->nr_targets,
+		 t->nr_targets == 1 ? "" : "es");
+
+	while (!stop_requested) {
+		err = ring_buffer__poll(t->rb, POLL_MS);
+		if (err < 0 && err != -EINTR) {
+			asc_err("trace: ring buffer poll: %s\n", strerror(-err));
+			break;
+		}
+		err = 0;
+		do_rescans(t);
+		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
+		if (!targets_alive(t))
+			break;
+	}
+
+	/* detach, then drain what is left */
+	asc_attach_set_free(t->set);
+	t->set = NULL;
+	for (i = 0; i < 4; i++) {
+		bpf_link__destroy(t->tp_links[i]);
+		t->tp_links[i] = NULL;
+	}
+	if (t->have_child)
+		for (i = 0; i < t->nr_targets; i++)
+			if (t->targets[i].is_child && !t->targets[i].gone)
+				kill(t->targets[i].pid, SIGCONT);
+	ring_buffer__consume(t->rb);
+	read_bpf_stats(t, &drops, &ioctl_lost);
+	for (i = 0; i < t->nr_targets; i++)
+		finish_target(t, &t->targets[i], drops, ioctl_lost);
+	for (i = 0; i < t->nr_targets; i++) {
+		struct target *tg = &t->targets[i];
+		struct stat st;
+
+		if (!tg->w)
+			continue;
+		err = asc_capture_close(tg->w);
+		tg->w = NULL;
+		if (!stat(tg->capture_path, &st))
+			bytes += st.st_size;
+		if (err)
+			asc_err("trace: writing %s: %s\n", tg->capture_path, strerror(-err));
+	}
+	if (!t->o.no_convert)
+		asc_dbg("trace: conversion is `ascbpf convert`'s job; not built into trace yet\n");
+	asc_consumer_layer_summary(&t->cons, layers, sizeof(layers));
+	printf("ascbpf: %llu events (%s), %llu dropped, %llu malformed, %llu bytes in %d "
+	       "capture%s, %.3f s\n",
+	       (unsigned long long)t->cons.records, layers, (unsigned long long)drops,
+	       (unsigned long long)t->cons.bad, (unsigned long long)bytes, t->nr_targets,
+	       t->nr_targets == 1 ? "" : "s",
+	       (now_ns(CLOCK_MONOTONIC) - t->t_start_ns) / 1e9);
+	for (i = 0; i < t->nr_targets; i++)
+		printf("ascbpf: pid %d rank %d: %s\n", t->targets[i].pid, t->targets[i].rank,
+		       t->targets[i].capture_path);
+	fflush(stdout);
+	if (t->have_child && t->child.exited) {
+		/* the command's own failure is not ours, but say so */
+		if (WIFEXITED(t->child.status) && WEXITSTATUS(t->child.status))
+			asc_warn("trace: %s exited with status %d\n", t->o.cmd[0],
+				 WEXITSTATUS(t->child.status));
+	}
+	trace_cleanup(t, 0);
+	free(t);
+	return err;
+out:
+	trace_cleanup(t, 1);
+out_free:
+	free(t);
+	return err;
+}
