@@ -86,6 +86,7 @@ struct target {
 	uint32_t *threads_seen;
 	size_t nr_threads_seen;
 	int step_attached;		/* --step LIB:SYMBOL site attached */
+	int process_written;		/* PROCESS record (a child's only after its exec) */
 };
 
 struct trace {
@@ -1121,6 +1122,21 @@ static void append_config(struct trace *t, struct target *tg)
 	}
 }
 
+/* PROCESS and THREAD records, with comm, rank and device read now. */
+static void write_process(struct trace *t, struct target *tg)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", tg->pid);
+	if (read_file(path, tg->comm, sizeof(tg->comm)) > 0)
+		tg->comm[strcspn(tg->comm, "\n")] = 0;
+	tg->rank = env_int(tg->pid, t->o.rank_env);
+	tg->device = env_int(tg->pid, "ASCEND_DEVICE_ID");
+	append_process(tg);
+	append_threads(tg);
+	tg->process_written = 1;
+}
+
 static struct target *target_of(struct trace *t, uint32_t tgid)
 {
 	int i;
@@ -1276,8 +1292,8 @@ static int open_capture(struct trace *t, struct target *tg)
 	}
 	append_clock(tg, ASC_CLOCK_START);
 	append_config(t, tg);
-	append_process(tg);
-	append_threads(tg);
+	if (!tg->is_child)
+		write_process(t, tg);	/* a child is still ascbpf until it execs */
 	return 0;
 }
 
@@ -1457,6 +1473,8 @@ static void do_rescans(struct trace *t)
 		if (!tg->rescan || tg->gone)
 			continue;
 		tg->rescan = 0;
+		if (tg->w && !tg->process_written)
+			write_process(t, tg);
 		if (plan_target(t, tg, 1) == 0)
 			attach_plan(t, tg, tg->nr_plans - 1);
 		if (t->o.step && strcmp(t->o.step, "none") && !tg->step_attached)
@@ -1548,6 +1566,8 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 
 	if (!tg->w)
 		return;
+	if (!tg->process_written)
+		write_process(t, tg);
 	asc_devtime_stop(tg->dt);	/* joins its thread: its last records are in */
 	asc_devtime_get_stats(tg->dt, &ds);
 	append_threads(tg);
