@@ -128,6 +128,12 @@ static const char *const SUGGEST_SERIAL =
 	"by event waits or synchronisation. Record and wait events only where data flows between "
 	"the streams, so copies or communication overlap computation.";
 
+static const char *const SUGGEST_OOM =
+	"device memory ran out. Reduce batch size, release tensors that are no longer needed "
+	"(the holders at the peak are listed under Memory), recompute activations instead of "
+	"keeping them (activation checkpointing), and cut fragmentation "
+	"(PYTORCH_NPU_ALLOC_CONF=expandable_segments:True).";
+
 /* ---- findings from the result ---- */
 
 static void find_dispatch(struct report *r)
@@ -264,6 +270,35 @@ static void find_memory(struct report *r)
 	ev(f, "steps", (double)g->nr_steps);
 	ev(f, "steps_grown", (double)g->steps_grown);
 	uses(f, "mem_growth_mb");
+}
+
+static void find_alloc(struct report *r)
+{
+	const struct asc_rpt_alloc_fail *a = &r->res->alloc;
+	const struct asc_rpt_mem_peak *p = &r->res->mem_peak;
+	struct finding *f;
+	char step[32] = "outside the recorded steps";
+
+	if (!a->flagged || !(f = add_finding(r, "alloc_failed", SUGGEST_OOM)))
+		return;
+	if (a->first_step != ASC_RPT_NO_STEP)
+		snprintf(step, sizeof(step), "in step %lld", (long long)a->first_step);
+	snprintf(f->summary, sizeof(f->summary),
+		 "out of device memory: %llu of %llu allocation calls failed (threshold "
+		 "alloc_failures=%g); the first, %s from %s %s, returned %lld; allocated memory "
+		 "peaked at %.2f MiB (reserved %.2f MiB)",
+		 (unsigned long long)a->failures, (unsigned long long)a->calls, r->t->alloc_failures,
+		 a->name ? a->name : "?", a->op ? a->op : "outside any op", step,
+		 (long long)a->first_ret, p->peak_allocated / MB, p->peak_reserved / MB);
+	ev(f, "failures", (double)a->failures);
+	ev(f, "calls", (double)a->calls);
+	ev(f, "first_error", (double)a->first_ret);
+	ev(f, "peak_allocated_mb", p->peak_allocated / MB);
+	ev(f, "peak_reserved_mb", p->peak_reserved / MB);
+	uses(f, "alloc_failures");
+	f->op = a->op;
+	f->api = a->name;
+	f->stack = a->stack;
 }
 
 static void find_streams(struct report *r)
@@ -763,6 +798,14 @@ static void json_report(struct report *r)
 	jw_close(&w, '}');
 	jw_close(&w, '}');
 
+	jw_open(&w, "allocations", '{');
+	jw_int(&w, "calls", (int64_t)res->alloc.calls);
+	jw_int(&w, "failures", (int64_t)res->alloc.failures);
+	jw_int(&w, "first_error", res->alloc.first_ret);
+	jw_str(&w, "first_api", res->alloc.name);
+	jw_str(&w, "first_op", res->alloc.op);
+	jw_close(&w, '}');
+
 	jw_open(&w, "streams", '{');
 	jw_open(&w, "streams", '[');
 	for (i = 0; i < res->overlap.nr_streams; i++) {
@@ -892,6 +935,7 @@ int cmd_report(int argc, char **argv)
 	find_syncs(&rep);
 	find_memory(&rep);
 	find_streams(&rep);
+	find_alloc(&rep);
 
 	err = asc_out_fdopen(&o, STDOUT_FILENO);
 	if (!err) {

@@ -39,6 +39,7 @@ static const struct threshold_def threshold_defs[] = {
 	T(sync_share, 0.05, 1, 0),
 	T(mem_growth_mb, 1.0, 0, 0),
 	T(overlap_share, 0.05, 1, 0),
+	T(alloc_failures, 1.0, 0, 1),
 	T(top, 10.0, 0, 1),
 };
 #define NR_THRESHOLDS	(sizeof(threshold_defs) / sizeof(threshold_defs[0]))
@@ -349,6 +350,22 @@ int asc_rpt_is_sync_api(const char *name)
 			return 1;
 	/* aclrtMemcpy (not ...Async) is synchronous: a D2H copy waits for the stream */
 	return !strcmp(name, "aclrtMemcpy") || !strcmp(name, "rtMemcpy");
+}
+
+/* Device-memory allocation entry points, CANN and driver. */
+int asc_rpt_is_alloc_api(const char *name)
+{
+	static const char *const prefixes[] = {
+		"aclrtMalloc", "rtMalloc", "halMemAlloc", "aclrtMallocPhysical",
+	};
+	size_t i;
+
+	if (!name)
+		return 0;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (starts_with(name, prefixes[i]))
+			return strcmp(name, "rtMallocHost") && strcmp(name, "aclrtMallocHost");
+	return 0;
 }
 
 /* ---- step split ---- */
@@ -1118,6 +1135,37 @@ int asc_rpt_detect_mem_growth(const struct asc_rpt_input *in, const struct asc_r
 	return 0;
 }
 
+/* ---- failed allocations ---- */
+
+int asc_rpt_detect_alloc_failures(const struct asc_rpt_input *in,
+				  const struct asc_rpt_thresholds *t, struct asc_rpt_result *res)
+{
+	struct asc_rpt_alloc_fail *a = &res->alloc;
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 0; i < in->nr_apis; i++) {
+		const struct asc_rpt_api *c = &in->apis[i];
+
+		if (!asc_rpt_is_alloc_api(c->name))
+			continue;
+		a->calls++;
+		/* aclError / rtError_t are 32-bit: the upper half of the register is not theirs */
+		if ((int32_t)c->ret == 0)
+			continue;
+		if (!a->failures++ || c->start_ns < a->first_ns) {
+			a->first_ret = (int32_t)c->ret;
+			a->first_ns = c->start_ns;
+			a->first_step = c->step;
+			a->name = c->name;
+			a->op = c->op;
+			a->stack = c->stack;
+		}
+	}
+	a->flagged = a->failures > 0 && (double)a->failures >= t->alloc_failures;
+	return 0;
+}
+
 /* ---- multi-stream overlap ---- */
 
 struct edge {
@@ -1227,6 +1275,8 @@ int asc_rpt_analyse(const struct asc_rpt_input *in, const struct asc_rpt_thresho
 		err = asc_rpt_detect_mem_growth(in, t, res);
 	if (!err)
 		err = asc_rpt_detect_overlap(in, t, res);
+	if (!err)
+		err = asc_rpt_detect_alloc_failures(in, t, res);
 	if (err)
 		asc_rpt_result_free(res);
 	return err;

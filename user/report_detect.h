@@ -53,6 +53,7 @@ struct asc_rpt_api {
 	const char *name;	/* "aclrtSynchronizeStream" */
 	const char *op;		/* enclosing framework op, or NULL */
 	const char *stack;	/* call stack, or NULL */
+	int64_t ret;		/* return value (aclError / rtError_t / drvError_t), 0 = success */
 };
 
 /* One task-queue slot: Enqueue on the producer, Dequeue on acl_thread. */
@@ -104,6 +105,7 @@ struct asc_rpt_thresholds {
 	double sync_share;		/* host blocked in synchronisations / step time */
 	double mem_growth_mb;		/* median growth of allocated memory per step, MiB */
 	double overlap_share;		/* multi-stream: overlap / device busy below this = serialised */
+	double alloc_failures;		/* failed device-memory allocations */
 	double top;			/* number of kernels / holders listed */
 };
 
@@ -262,6 +264,20 @@ struct asc_rpt_overlap {
 	int serialised;		/* >= 2 streams and overlap_share < t.overlap_share */
 };
 
+/* ---- failed device-memory allocations ---- */
+
+struct asc_rpt_alloc_fail {
+	uint64_t calls;		/* allocation calls seen */
+	uint64_t failures;	/* of which returned an error */
+	int64_t first_ret;	/* error of the first failure */
+	uint64_t first_ns;
+	int64_t first_step;
+	const char *name;	/* API of the first failure */
+	const char *op;
+	const char *stack;
+	int flagged;		/* failures >= t.alloc_failures (and > 0) */
+};
+
 struct asc_rpt_result {
 	struct asc_rpt_step_split *steps;
 	size_t nr_steps;
@@ -278,6 +294,7 @@ struct asc_rpt_result {
 	struct asc_rpt_mem_peak mem_peak;
 	struct asc_rpt_mem_growth mem_growth;
 	struct asc_rpt_overlap overlap;
+	struct asc_rpt_alloc_fail alloc;
 };
 
 /* Each detector fills its part of *res (zeroed by the caller or by asc_rpt_analyse). */
@@ -296,6 +313,8 @@ int asc_rpt_detect_mem_peak(const struct asc_rpt_input *in, const struct asc_rpt
 			    struct asc_rpt_result *res);
 int asc_rpt_detect_mem_growth(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,
 			      struct asc_rpt_result *res);
+int asc_rpt_detect_alloc_failures(const struct asc_rpt_input *in,
+				  const struct asc_rpt_thresholds *t, struct asc_rpt_result *res);
 int asc_rpt_detect_overlap(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,
 			   struct asc_rpt_result *res);
 
@@ -310,6 +329,7 @@ int asc_rpt_is_cast(const struct asc_rpt_kernel *k);
 int asc_rpt_is_optimizer(const struct asc_rpt_kernel *k);
 int asc_rpt_is_fused_optimizer(const struct asc_rpt_kernel *k);
 int asc_rpt_is_sync_api(const char *name);
+int asc_rpt_is_alloc_api(const char *name);
 
 /* ---- the adapter: a capture -> the arrays above (user/report_input.c) ---- */
 

@@ -261,6 +261,7 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 		p->apis[n].tid = a->tid;
 		p->apis[n].name = str_or_null(c, a->name);
 		p->apis[n].op = op_path(p, a->op);
+		p->apis[n].ret = a->ret;
 		p->apis[n].stack = op_stack(c, a->op);
 		n++;
 	}

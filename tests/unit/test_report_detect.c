@@ -58,7 +58,7 @@ static void test_threshold_defaults_and_set(void **state)
 	assert_true(t.top >= 1);
 	for (i = 0; (name = asc_rpt_threshold_get(&t, i, &v)); i++)
 		n++;
-	assert_int_equal(n, 9);
+	assert_int_equal(n, 10);
 
 	assert_int_equal(asc_rpt_threshold_set(&t, "idle_share=0.75"), 0);
 	assert_true(t.idle_share == 0.75);
@@ -545,9 +545,9 @@ static void test_sync_stall_at_threshold(void **state)
 	/* one step of 1000 us: kernel, sync [100,300), next kernel at 350 -> drained 50 (5%) */
 	struct asc_rpt_kernel ks[] = { kern(0, 250, 0, 1, "MatMul"), kern(350, 100, 0, 1, "Add") };
 	struct asc_rpt_api as[] = {
-		{ US(100), US(300), 0, 1, 0, "aclrtSynchronizeStream", "aten::item", "train.py(9)" },
-		{ US(310), US(320), 0, 1, 0, "aclrtMemcpyAsync", NULL, NULL },
-		{ US(320), US(330), 0, 1, 0, "aclnnAdd", NULL, NULL },
+		{ US(100), US(300), 0, 1, 0, "aclrtSynchronizeStream", "aten::item", "train.py(9)", 0 },
+		{ US(310), US(320), 0, 1, 0, "aclrtMemcpyAsync", NULL, NULL, 0 },
+		{ US(320), US(330), 0, 1, 0, "aclnnAdd", NULL, NULL, 0 },
 	};
 	struct asc_rpt_step st = { 0, 0, US(1000) };
 	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 2, .apis = as, .nr_apis = 3,
@@ -716,6 +716,50 @@ static void test_overlap(void **state)
 	free(r.overlap.streams);
 }
 
+/* ---- failed allocations ---- */
+
+static void test_alloc_failures(void **state)
+{
+	struct asc_rpt_api as[] = {
+		{ US(10), US(11), 0, 1, 0, "aclrtMalloc", "aten::empty", NULL, 0 },
+		{ US(20), US(21), 1, 1, 0, "aclrtMallocAlign32", "aten::empty", "train.py(7)",
+		  0x00000000000307d4ll },	/* 207001 ACL_ERROR_RT_MEMORY_ALLOCATION */
+		{ US(30), US(31), 1, 1, 0, "aclrtMalloc", "aten::cat", NULL,
+		  (int64_t)0xffffffff00000000ull },	/* upper half only: success */
+		{ US(40), US(41), 1, 1, 0, "aclrtMallocHost", NULL, NULL, 1 },	/* host memory */
+		{ US(50), US(51), 1, 1, 0, "aclrtFree", NULL, NULL, 5 },
+		{ US(15), US(16), 0, 1, 0, "halMemAlloc", "aten::zeros", NULL, -12 },
+	};
+	struct asc_rpt_input in = { .apis = as, .nr_apis = 6 };
+	struct asc_rpt_thresholds t;
+	struct asc_rpt_result r = { 0 };
+
+	(void)state;
+	assert_true(asc_rpt_is_alloc_api("aclrtMallocCached"));
+	assert_false(asc_rpt_is_alloc_api("aclrtMallocHost"));
+	assert_false(asc_rpt_is_alloc_api("aclrtFree"));
+	asc_rpt_thresholds_default(&t);
+	t.alloc_failures = 2;
+	assert_int_equal(asc_rpt_detect_alloc_failures(&in, &t, &r), 0);
+	assert_int_equal(r.alloc.calls, 4);
+	assert_int_equal(r.alloc.failures, 2);
+	/* the first failure in time, not in array order */
+	assert_string_equal(r.alloc.name, "halMemAlloc");
+	assert_string_equal(r.alloc.op, "aten::zeros");
+	assert_int_equal(r.alloc.first_ret, -12);
+	assert_int_equal(r.alloc.first_ns, US(15));
+	assert_true(r.alloc.flagged);
+	t.alloc_failures = 3;
+	assert_int_equal(asc_rpt_detect_alloc_failures(&in, &t, &r), 0);
+	assert_false(r.alloc.flagged);
+	/* no failures are never flagged, whatever the threshold */
+	t.alloc_failures = 0;
+	in.nr_apis = 1;
+	assert_int_equal(asc_rpt_detect_alloc_failures(&in, &t, &r), 0);
+	assert_int_equal(r.alloc.failures, 0);
+	assert_false(r.alloc.flagged);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -737,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_mem_peak_holders),
 		cmocka_unit_test(test_mem_growth_at_threshold),
 		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_alloc_failures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
