@@ -54,13 +54,50 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-int asc_rpt_find_capture(const char *path, char *out, size_t size)
+/*
+ * Looks in directory `dir` for captures: the tracer's own ascbpf-PID.cap
+ * files first (one per traced process), else {run}_ascend_pt/ascbpf/
+ * capture.ascb copies made by convert.  Returns how many were found; the
+ * first is in out.
+ */
+static int scan_dir(const char *dir, int want_cap, char *out, size_t size, char *second,
+		    size_t second_size)
 {
-	char cand[4096], found[4096] = "";
+	char cand[4096];
 	struct dirent *de;
-	struct stat st;
 	int n = 0;
 	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (want_cap) {
+			if (strncmp(de->d_name, "ascbpf-", 7) || !ends_with(de->d_name, ".cap"))
+				continue;
+			snprintf(cand, sizeof(cand), "%s/%s", dir, de->d_name);
+		} else {
+			if (!ends_with(de->d_name, "_ascend_pt"))
+				continue;
+			snprintf(cand, sizeof(cand), "%s/%s/ascbpf/capture.ascb", dir, de->d_name);
+		}
+		if (!is_file(cand))
+			continue;
+		if (!n)
+			snprintf(out, size, "%s", cand);
+		else if (n == 1)
+			snprintf(second, second_size, "%s", cand);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int asc_rpt_find_capture(const char *path, char *out, size_t size)
+{
+	char cand[4096], second[4096] = "";
+	struct stat st;
+	int n, pass;
 
 	if (stat(path, &st)) {
 		asc_err("report: %s: %s\n", path, strerror(errno));
@@ -83,33 +120,23 @@ int asc_rpt_find_capture(const char *path, char *out, size_t size)
 			return -ENAMETOOLONG;
 		return 0;
 	}
-	d = opendir(path);
-	if (!d) {
-		asc_err("report: %s: %s\n", path, strerror(errno));
-		return -errno;
+	for (pass = 1; pass >= 0; pass--) {
+		n = scan_dir(path, pass, out, size, second, sizeof(second));
+		if (n < 0) {
+			asc_err("report: %s: %s\n", path, strerror(-n));
+			return n;
+		}
+		if (n == 1)
+			return 0;
+		if (n > 1) {
+			asc_err("report: %s holds %d captures (%s, %s%s): name one\n", path, n, out,
+				second, n > 2 ? ", ..." : "");
+			return -EINVAL;
+		}
 	}
-	while ((de = readdir(d))) {
-		if (!ends_with(de->d_name, "_ascend_pt"))
-			continue;
-		snprintf(cand, sizeof(cand), "%s/%s/ascbpf/capture.ascb", path, de->d_name);
-		if (!is_file(cand))
-			continue;
-		if (n++)
-			asc_err("report: %s holds several runs: %s and %s (name one)\n", path,
-				found, cand);
-		snprintf(found, sizeof(found), "%s", cand);
-	}
-	closedir(d);
-	if (n > 1)
-		return -EINVAL;
-	if (!n) {
-		asc_err("report: no capture in %s (looked for ascbpf/capture.ascb, capture.ascb and "
-			"*_ascend_pt/ascbpf/capture.ascb)\n", path);
-		return -ENOENT;
-	}
-	if ((size_t)snprintf(out, size, "%s", found) >= size)
-		return -ENAMETOOLONG;
-	return 0;
+	asc_err("report: no capture in %s (looked for ascbpf/capture.ascb, capture.ascb, "
+		"ascbpf-PID.cap and *_ascend_pt/ascbpf/capture.ascb)\n", path);
+	return -ENOENT;
 }
 
 /* "outer > ... > inner" for op i (step ranges left out); NULL for -1 or on ENOMEM. */

@@ -205,7 +205,12 @@ def test_inputs(tmp, cap):
     os.makedirs(run2)
     shutil.copy(cap, os.path.join(run2, "capture.ascb"))
     p = run([os.path.join(tmp, "res")], expect_rc=2)
-    check("several runs" in p.stderr, "two runs: %r" % p.stderr)
+    check("2 captures" in p.stderr, "two runs: %r" % p.stderr)
+
+    # the tracer's own capture in a result directory wins over the converted copies
+    shutil.copy(cap, os.path.join(tmp, "res", "ascbpf-4242.cap"))
+    c = report_json([os.path.join(tmp, "res")])
+    check(c["capture"].endswith("/ascbpf-4242.cap"), "result dir picked %s" % c["capture"])
 
     empty = os.path.join(tmp, "empty")
     os.makedirs(empty)
