@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_trace_target.c - a tiny traced process for the test_trace_* tests,
+ * independent of npu_model: built three ways by tests/integration/trace_lib.sh
+ *
+ *   -DTT_ACL    libascendcl.so: aclInit, aclrtMalloc, aclrtFree,
+ *               aclrtSynchronizeStream (names from the probe table)
+ *   -DTT_STEP   libtorch_npu.so: the step hook torch_npu::profiler::stepMarker()
+ *   (neither)   the program: tt STEPS CALLS_PER_STEP SLEEP_US [dlopen-after-ms]
+ *
+ * Ground truth: with TT_JOURNAL=FILE every library call appends
+ * "name<TAB>tid<TAB>t0<TAB>t1<TAB>ret" (CLOCK_MONOTONIC ns, t0 on entry, t1
+ * just before return) and every step "step<TAB>tid<TAB>t<TAB>t<TAB>index".
+ * The tests compare ascbpf's capture with it; ascbpf never reads it.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(TT_ACL) || defined(TT_STEP)
+static pthread_mutex_t jlock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *jf;
+static int jinit;
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void journal(const char *name, uint64_t t0, uint64_t t1, long ret)
+{
+	pthread_mutex_lock(&jlock);
+	if (!jinit) {
+		const char *p = getenv("TT_JOURNAL");
+
+		jinit = 1;
+		if (p)
+			jf = fopen(p, "a");
+	}
+	if (jf) {
+		fprintf(jf, "%s\t%ld\t%llu\t%llu\t%ld\n", name, (long)syscall(SYS_gettid),
+			(unsigned long long)t0, (unsigned long long)t1, ret);
+		fflush(jf);
+	}
+	pthread_mutex_unlock(&jlock);
+}
+#endif
+
+#ifdef TT_ACL
+int aclInit(const char *cfg)
+{
+	uint64_t t0 = now();
+
+	(void)cfg;
+	journal("aclInit", t0, now(), 0);
+	return 0;
+}
+
+int aclrtMalloc(void **p, size_t size, int policy)
+{
+	uint64_t t0 = now();
+
+	(void)policy;
+	*p = malloc(size);
+	journal("aclrtMalloc", t0, now(), 0);
+	return 0;
+}
+
+int aclrtFree(void *p)
+{
+	uint64_t t0 = now();
+
+	free(p);
+	journal("aclrtFree", t0, now(), 0);
+	return 0;
+}
+
+int aclrtSynchronizeStream(void *s)
+{
+	uint64_t t0 = now();
+
+	journal("aclrtSynchronizeStream", t0, now(), s ? 1 : 0);
+	return s ? 1 : 0;
+}
+#elif defined(TT_STEP)
+static long step_index;
+
+/* torch_npu::profiler::stepMarker() */
+void _ZN9torch_npu8profiler10stepMarkerEv(void)
+{
+	uint64_t t = now();
+
+	journal("step", t, t, step_index++);
+}
+#else
+typedef int (*malloc_fn)(void **, size_t, int);
+typedef int (*free_fn)(void *);
+typedef int (*init_fn)(const char *);
+typedef int (*sync_fn)(void *);
+typedef void (*step_fn)(void);
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	long steps, calls, i, j, n = 0;
+	int sleep_us, dlopen_ms = -1;
+	void *acl, *stp;
+	malloc_fn m;
+	free_fn f;
+	init_fn in;
+	sync_fn sy;
+	step_fn st;
+	const char *dir;
+	char path[4096];
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: tt STEPS CALLS_PER_STEP SLEEP_US [DLOPEN_AFTER_MS]\n");
+		return 2;
+	}
+	steps = atol(argv[1]);
+	calls = atol(argv[2]);
+	sleep_us = atoi(argv[3]);
+	if (argc > 4)
+		dlopen_ms = atoi(argv[4]);
+	signal(SIGTERM, on_term);
+	dir = getenv("TT_LIBDIR");
+	if (!dir)
+		dir = ".";
+	snprintf(path, sizeof(path), "%s/libtorch_npu.so", dir);
+	stp = dlopen(path, RTLD_NOW);
+	if (dlopen_ms >= 0) {
+		/*
+		 * libascendcl.so comes later, as torch_npu dlopens libopapi.so; the
+		 * tracer attaches it asynchronously, so wait a moment before using it
+		 */
+		printf("ready %d\n", getpid());
+		fflush(stdout);
+		usleep(dlopen_ms * 1000);
+	}
+	snprintf(path, sizeof(path), "%s/libascendcl.so", dir);
+	acl = dlopen(path, RTLD_NOW);
+	if (dlopen_ms >= 0)
+		usleep(300 * 1000);
+	if (!acl || !stp) {
+		fprintf(stderr, "tt: %s\n", dlerror());
+		return 1;
+	}
+	m = (malloc_fn)dlsym(acl, "aclrtMalloc");
+	f = (free_fn)dlsym(acl, "aclrtFree");
+	in = (init_fn)dlsym(acl, "aclInit");
+	sy = (sync_fn)dlsym(acl, "aclrtSynchronizeStream");
+	st = (step_fn)dlsym(stp, "_ZN9torch_npu8profiler10stepMarkerEv");
+	if (dlopen_ms < 0) {
+		printf("ready %d\n", getpid());
+		fflush(stdout);
+	}
+	in(NULL);
+	for (i = 0; (steps < 0 || i < steps) && !stop; i++) {
+		st();
+		for (j = 0; j < calls && !stop; j++) {
+			void *p;
+
+			m(&p, 64 + j, 0);
+			f(p);
+			n++;
+			if (sleep_us)
+				usleep(sleep_us);
+		}
+		sy(NULL);
+	}
+	printf("done steps=%ld pairs=%ld\n", i, n);
+	return 0;
+}
+#endif

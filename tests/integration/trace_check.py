@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Helpers of the test_trace_*.py tests: build the tiny target
+(test_trace_target.c), run ascbpf, read captures through `ascbpf dump --json`
+and the target's ground-truth journal, and compare them."""
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.environ.get("ASCBPF_TOP", os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+OUTPUT = os.environ.get("OUTPUT", os.path.join(TOP, "build"))
+ASCBPF = os.path.join(OUTPUT, "ascbpf")
+SRC = os.path.join(TOP, "tests", "integration", "test_trace_target.c")
+
+# A uprobe fires before the function's first instruction and a uretprobe
+# after its last; the target stamps t0/t1 inside.  The stated tolerance
+# between the two: 2 ms each way (single-stepped probes cost ~11 us; the
+# margin is for a loaded 2-core VM).
+TOLERANCE_NS = 2_000_000
+
+CALLS = ("aclInit", "aclrtMalloc", "aclrtFree", "aclrtSynchronizeStream")
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def build(d):
+    for flags, out, libs in (("-shared -fPIC -DTT_ACL", "libascendcl.so", ["-lpthread"]),
+                             ("-shared -fPIC -DTT_STEP", "libtorch_npu.so", ["-lpthread"]),
+                             ("", "tt", ["-ldl", "-lpthread"])):
+        cmd = ["gcc", "-O2", "-g", "-Wall", "-Werror"] + flags.split() + \
+              ["-o", os.path.join(d, out), SRC] + libs
+        subprocess.run(cmd, check=True)
+
+
+class Target:
+    """One tt process started by the test (not by ascbpf)."""
+
+    def __init__(self, d, args, env_extra=None, name="tt"):
+        self.journal = os.path.join(d, "journal.%s.%d" % (name, time.monotonic_ns()))
+        env = dict(os.environ, TT_LIBDIR=d, TT_JOURNAL=self.journal)
+        env.update(env_extra or {})
+        self.out = open(os.path.join(d, name + ".out"), "w+")
+        self.p = subprocess.Popen([os.path.join(d, "tt")] + [str(a) for a in args], env=env,
+                                  stdout=self.out, stderr=subprocess.STDOUT)
+        self.pid = self.p.pid
+        for _ in range(400):
+            self.out.seek(0)
+            if self.out.read().startswith("ready"):
+                return
+            if self.p.poll() is not None:
+                fail("target exited early: " + open(self.out.name).read())
+            time.sleep(0.02)
+        fail("target never became ready")
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        self.p.wait(timeout=30)
+
+
+def run_ascbpf(args, timeout=120, env=None):
+    r = subprocess.run([ASCBPF] + args, capture_output=True, text=True, timeout=timeout,
+                       env=env)
+    print("$ ascbpf", " ".join(args), "->", r.returncode)
+    print(r.stdout, end="")
+    print(r.stderr, end="")
+    return r
+
+
+def records(cap):
+    r = subprocess.run([ASCBPF, "dump", "--json", cap], capture_output=True, text=True,
+                       timeout=120)
+    check(r.returncode == 0, "ascbpf dump --json %s failed: %s" % (cap, r.stderr))
+    return [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+
+
+def journal(path):
+    """[(name, tid, t0, t1, ret)] in file order."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        out.append((f[0], int(f[1]), int(f[2]), int(f[3]), int(f[4])))
+    return out
+
+
+def calls(recs):
+    """Pairs ENTER/EXIT per (tid, probe) into [(name, tid, enter_ts, exit_ts)], plus
+    the list of unpaired records; names from the capture's probe records."""
+    names = {r["probe_id"]: r["symbol"] for r in recs if r["type"] == "probe"}
+    open_ = collections.defaultdict(list)
+    out, unpaired = [], []
+    for r in recs:
+        if r["type"] == "enter":
+            open_[(r["tid"], r["probe_id"])].append(r)
+        elif r["type"] == "exit":
+            st = open_[(r["tid"], r["probe_id"])]
+            if not st:
+                unpaired.append(r)
+                continue
+            e = st.pop()
+            out.append((names.get(r["probe_id"], "?"), r["tid"], e["ts_ns"], r["ts_ns"]))
+    for st in open_.values():
+        unpaired.extend(st)
+    out.sort(key=lambda c: c[2])
+    return out, unpaired
+
+
+def stats(recs):
+    s = [r for r in recs if r["type"] == "stats"]
+    check(len(s) == 1, "expected one stats record, found %d" % len(s))
+    return s[0]
+
+
+def match_calls(jcalls, ccalls):
+    """Every journal call must have exactly one captured call of the same name
+    and thread that encloses it within TOLERANCE_NS; returns the pairs."""
+    by = collections.defaultdict(list)
+    for c in ccalls:
+        by[(c[0], c[1])].append(c)
+    pairs = []
+    for name, tid, t0, t1, _ in jcalls:
+        lst = by[(name, tid)]
+        check(lst, "journal call %s tid %d t0 %d not in the capture" % (name, tid, t0))
+        c = lst.pop(0)
+        check(c[2] <= t0 and c[3] >= t1,
+              "%s tid %d: capture [%d, %d] does not enclose journal [%d, %d]" %
+              (name, tid, c[2], c[3], t0, t1))
+        check(t0 - c[2] <= TOLERANCE_NS and c[3] - t1 <= TOLERANCE_NS,
+              "%s tid %d: entry %d ns / exit %d ns away from the journal (tolerance %d)" %
+              (name, tid, t0 - c[2], c[3] - t1, TOLERANCE_NS))
+        pairs.append((c, (name, tid, t0, t1)))
+    left = sum(len(v) for v in by.values())
+    check(left == 0, "%d captured calls have no journal line" % left)
+    return pairs
+
+
+def workdir():
+    return tempfile.mkdtemp(prefix="ascbpf-trace-test.")
