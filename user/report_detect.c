@@ -273,6 +273,19 @@ static int64_t step_of(const struct asc_rpt_input *in, uint64_t ts)
 	return ASC_RPT_NO_STEP;
 }
 
+/* End of the step holding ts (UINT64_MAX without steps), 0 outside every step. */
+static uint64_t step_end(const struct asc_rpt_input *in, uint64_t ts)
+{
+	size_t i;
+
+	if (!in->nr_steps)
+		return UINT64_MAX;
+	for (i = 0; i < in->nr_steps; i++)
+		if (ts >= in->steps[i].start_ns && ts < in->steps[i].end_ns)
+			return in->steps[i].end_ns;
+	return 0;
+}
+
 /* ---- classification ---- */
 
 /*
@@ -933,7 +946,12 @@ int asc_rpt_detect_syncs(const struct asc_rpt_input *in, const struct asc_rpt_th
 			else
 				hi = mid;
 		}
-		if (lo < in->nr_kernels)
+		/*
+		 * Only a stall inside a step counts: the synchronisation that ends
+		 * every step is followed by the next step's host-only time, which
+		 * the step split already shows.
+		 */
+		if (lo < in->nr_kernels && starts[lo] < step_end(in, a->end_ns))
 			sites[m - 1].drained_ns += starts[lo] - a->end_ns;
 	}
 	for (i = 0; i < m; i++) {

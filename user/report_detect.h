@@ -208,7 +208,8 @@ struct asc_rpt_sync_site {
 	const char *stack;
 	uint64_t count;
 	uint64_t blocked_ns;	/* host time inside the call */
-	uint64_t drained_ns;	/* device idle after the call returned, until the next kernel */
+	uint64_t drained_ns;	/* device idle after the call returned until the next kernel,
+				 * when that kernel starts in the same step (a mid-step stall) */
 	double share;		/* blocked / total step time */
 	int flagged;		/* share >= t.sync_share */
 };

@@ -542,16 +542,22 @@ static void test_conversions_at_threshold(void **state)
 
 static void test_sync_stall_at_threshold(void **state)
 {
-	/* one step of 1000 us: kernel, sync [100,300), next kernel at 350 -> drained 50 (5%) */
-	struct asc_rpt_kernel ks[] = { kern(0, 250, 0, 1, "MatMul"), kern(350, 100, 0, 1, "Add") };
+	/*
+	 * steps of 500 us: kernel, sync [100,300), next kernel at 350 -> drained 50 (5% of
+	 * 1000); the end-of-step sync [460,480) is followed by step 1's first kernel at
+	 * 600: that idle is step 1's host-only time, not a stall
+	 */
+	struct asc_rpt_kernel ks[] = { kern(0, 250, 0, 1, "MatMul"), kern(350, 100, 0, 1, "Add"),
+				       kern(600, 100, 1, 1, "MatMul") };
 	struct asc_rpt_api as[] = {
 		{ US(100), US(300), 0, 1, 0, "aclrtSynchronizeStream", "aten::item", "train.py(9)", 0 },
 		{ US(310), US(320), 0, 1, 0, "aclrtMemcpyAsync", NULL, NULL, 0 },
 		{ US(320), US(330), 0, 1, 0, "aclnnAdd", NULL, NULL, 0 },
+		{ US(460), US(480), 0, 1, 0, "aclrtSynchronizeDevice", "step_end", NULL, 0 },
 	};
-	struct asc_rpt_step st = { 0, 0, US(1000) };
-	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 2, .apis = as, .nr_apis = 3,
-				    .steps = &st, .nr_steps = 1 };
+	struct asc_rpt_step st[] = { { 0, 0, US(500) }, { 1, US(500), US(1000) } };
+	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 3, .apis = as, .nr_apis = 4,
+				    .steps = st, .nr_steps = 2 };
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r = { 0 };
 
@@ -559,7 +565,11 @@ static void test_sync_stall_at_threshold(void **state)
 	asc_rpt_thresholds_default(&t);
 	t.sync_share = 0.05;
 	assert_int_equal(asc_rpt_detect_syncs(&in, &t, &r), 0);
-	assert_int_equal(r.nr_syncs, 1);
+	assert_int_equal(r.nr_syncs, 2);
+	assert_string_equal(r.syncs[1].name, "aclrtSynchronizeDevice");
+	assert_int_equal(r.syncs[1].blocked_ns, US(20));
+	assert_int_equal(r.syncs[1].drained_ns, 0);
+	assert_false(r.syncs[1].flagged);
 	assert_string_equal(r.syncs[0].name, "aclrtSynchronizeStream");
 	assert_string_equal(r.syncs[0].op, "aten::item");
 	assert_int_equal(r.syncs[0].count, 1);
