@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * npu_ioctl.h - the driver interface between libascend_hal.so and npu-modeld:
+ * ioctl command numbers and argument layouts on the davinci nodes, the
+ * shared-memory ("uio") SQ rings, and the model's discovery file.
+ *
+ * Two kinds of definitions live here:
+ *   REAL   numbers and layouts from the Ascend driver (davinci_interface.h,
+ *          trs_ioctl.h, svm_ioctl.h; ../shared/reference/cann_api_surface.md
+ *          §3), so an ioctl tracer sees what it would see on an Ascend host.
+ *   MODEL  npu_model's own choices where the real mechanism is not known or
+ *          cannot be reproduced with FUSE (profiling channel, UIO mapping,
+ *          clock pair, memory info).  Each is marked "MODEL".
+ */
+#ifndef __NPU_MODEL_IOCTL_H
+#define __NPU_MODEL_IOCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/ioctl.h>
+
+#include "ascend_hal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- where the nodes are -------------------------------------------------------------- */
+
+/* Directory holding davinci_manager and davinci0..N-1 (the daemon's --mount). */
+#define NPU_MODEL_DEV_DIR_ENV		"NPU_MODEL_DEV_DIR"
+#define NPU_MODEL_DEV_DIR_DEFAULT	"/run/npu_model/dev"
+/* Submission mode of the HAL: "uio" (default) or "ioctl". */
+#define NPU_MODEL_SQ_MODE_ENV		"NPU_MODEL_SQ_MODE"
+/*
+ * MODEL: a read-only text file next to the nodes, one "key=value" per line,
+ * regenerated on every open: daemon pid, cards, counter parameters, the
+ * shared-memory file of each card, and live state (memory, ids, clients).
+ */
+#define NPU_MODEL_INFO_NAME		"npu_model_info"
+#define NPU_MODEL_MAX_CARDS		64
+
+/* ---- 'Z': module bind on davinci_manager (REAL, davinci_interface.h) ------------------ */
+
+#define DAVINIC_MODULE_NAME_MAX		256	/* sic, real spelling */
+#define DAVINCI_INTF_IOC_MAGIC		'Z'
+#define DAVINCI_INTF_IOCTL_OPEN		_IO(DAVINCI_INTF_IOC_MAGIC, 0)	/* 0x5a00 */
+#define DAVINCI_INTF_IOCTL_CLOSE	_IO(DAVINCI_INTF_IOC_MAGIC, 1)	/* 0x5a01 */
+#define DAVINCI_INTF_IOCTL_GET_MODULE_STATUS _IO(DAVINCI_INTF_IOC_MAGIC, 2)
+
+/* _IO carries no size: the pointer is passed anyway and the driver copies it in. */
+struct davinci_intf_open_arg {
+	char module_name[DAVINIC_MODULE_NAME_MAX];
+	int device_id;
+};
+
+#define DAVINCI_MODULE_TSDRV		"TSDRV"
+#define DAVINCI_MODULE_SVM		"SVM"
+#define DAVINCI_MODULE_PROF		"PROF"	/* MODEL: profiling channels, see below */
+
+/* ---- 'X': TSDRV (REAL, trs_ioctl.h); the fd is bound to "TSDRV" for one device -------- */
+
+struct trs_res_id_usr_para {
+	unsigned int stream_pri;
+	unsigned int flag;
+	unsigned int vfid;
+};
+
+struct trs_res_id_para {			/* 44 bytes */
+	unsigned int tsid;
+	int res_type;				/* drvIdType_t */
+	unsigned int id;			/* ALLOC: out; FREE: in */
+	struct trs_res_id_usr_para usr_para;
+	unsigned int para;
+	unsigned int flag;
+	int prop;
+	uint32_t value[2];
+};
+
+#define TRS_IOC_MAGIC		'X'
+#define TRS_RES_ID_ALLOC	_IOWR(TRS_IOC_MAGIC, 0, struct trs_res_id_para)	/* 0xc02c5800 */
+#define TRS_RES_ID_FREE		_IOW(TRS_IOC_MAGIC, 1, struct trs_res_id_para)	/* 0x402c5801 */
+#define TRS_SQCQ_ALLOC		_IOWR(TRS_IOC_MAGIC, 15, struct halSqCqInputInfo)	/* 0xc060580f */
+#define TRS_SQCQ_FREE		_IOW(TRS_IOC_MAGIC, 16, struct halSqCqFreeInfo)	/* 0x40345810 */
+#define TRS_SQCQ_CONFIG		_IOW(TRS_IOC_MAGIC, 17, struct halSqCqConfigInfo)	/* 0x40345811 */
+#define TRS_SQCQ_QUERY		_IOWR(TRS_IOC_MAGIC, 18, struct halSqCqQueryInfo)	/* 0xc0345812 */
+#define TRS_SQCQ_SEND		_IOW(TRS_IOC_MAGIC, 19, struct halTaskSendInfo)	/* 0x40405813 */
+#define TRS_SQCQ_RECV		_IOWR(TRS_IOC_MAGIC, 20, struct halReportRecvInfo)	/* 0xc0485814 */
+
+/*
+ * TRS_SQCQ_ALLOC returns the new ids in the input struct's sqId / cqId (the
+ * command is _IOWR on halSqCqInputInfo).  TRS_SQCQ_SEND reads sqe_num * 64
+ * bytes at sqe_addr from the caller's memory.  TRS_SQCQ_RECV writes up to
+ * cqe_num CQEs (struct trs_logic_cqe, 32 bytes) to cqe_addr.
+ */
+struct trs_logic_cqe {				/* 32 bytes (trs_core.h) */
+	uint16_t stream_id;
+	uint16_t task_id;
+	uint32_t error_code;
+	uint8_t error_type;
+	uint8_t sqe_type;
+	uint16_t sq_id;
+	uint16_t sq_head;
+	uint16_t match_flag : 1, drop_flag : 1, error_bit : 1, acc_error : 1,
+		 next_task_vld : 1, notify_attached : 1, reserved0 : 10;
+	uint64_t timestamp;			/* device system counter at completion */
+	uint64_t enque_timestamp;
+};
+
+/* ---- 'M': SVM (REAL numbers, svm_ioctl.h); the fd is bound to "SVM" ------------------- */
+
+struct devmm_devid {
+	uint32_t logical_devid;
+	uint32_t devid;
+	uint32_t vfid;
+};
+
+struct devmm_alloc_svm_para {
+	uint64_t p;				/* device VA chosen by the HAL */
+	size_t size;
+};
+
+struct devmm_free_pages_para {
+	uint64_t va;
+};
+
+enum devmm_copy_direction {
+	DEVMM_COPY_HOST_TO_HOST, DEVMM_COPY_HOST_TO_DEVICE, DEVMM_COPY_DEVICE_TO_HOST,
+	DEVMM_COPY_DEVICE_TO_DEVICE, DEVMM_COPY_INVILED_DIRECTION
+};
+
+struct devmm_copy_para {
+	uint64_t dst;
+	uint64_t src;
+	size_t ByteCount;
+	_Bool is_support_dev_local_addr;
+	enum devmm_copy_direction direction;
+};
+
+struct devmm_advise_para {
+	uint64_t ptr;
+	size_t count;
+	uint32_t advise;
+};
+#define DV_ADVISE_POPULATE	0x0001
+#define DV_ADVISE_LOCK_DEV	0x0010
+
+/* MODEL layout: the real union member of QUERY_MEM_USEDINFO is not in the reference. */
+struct devmm_query_mem_usedinfo_para {
+	uint64_t total;				/* out: HBM capacity of the device, bytes */
+	uint64_t used;				/* out: bytes populated by all processes */
+	uint64_t used_by_caller;		/* out: bytes populated through this fd */
+	uint64_t peak;				/* out: high-water mark of used */
+	uint64_t oom_count;			/* out: allocations refused */
+};
+
+#define DEVMM_IOCTL_DATA_LEN	328
+struct devmm_ioctl_arg {			/* 344 bytes */
+	struct devmm_devid head;
+	union {
+		struct devmm_alloc_svm_para alloc_svm_para;
+		struct devmm_free_pages_para free_pages_para;
+		struct devmm_copy_para copy_para;
+		struct devmm_advise_para advise_para;
+		struct devmm_query_mem_usedinfo_para query_mem_usedinfo_para;
+		uint64_t raw[DEVMM_IOCTL_DATA_LEN / 8];
+	} data;
+};
+
+#define DEVMM_SVM_MAGIC			'M'
+#define DEVMM_SVM_ALLOC			_IOW(DEVMM_SVM_MAGIC, 3, struct devmm_ioctl_arg)	/* 0x41584d03 */
+#define DEVMM_SVM_FREE_PAGES		_IOW(DEVMM_SVM_MAGIC, 4, struct devmm_ioctl_arg)	/* 0x41584d04 */
+#define DEVMM_SVM_MEMCPY		_IOWR(DEVMM_SVM_MAGIC, 5, struct devmm_ioctl_arg)	/* 0xc1584d05 */
+#define DEVMM_SVM_ADVISE		_IOW(DEVMM_SVM_MAGIC, 13, struct devmm_ioctl_arg)	/* 0x41584d0d */
+#define DEVMM_SVM_QUERY_MEM_USEDINFO	_IOWR(DEVMM_SVM_MAGIC, 47, struct devmm_ioctl_arg)	/* 0xc1584d2f */
+
+/* Device memory granularity the card accounts in (a small page of the real SVM). */
+#define NPU_HBM_PAGE		4096ull
+
+/* ---- 'P': MODEL profiling channels on a davinci_manager fd bound to "PROF" ------------ */
+/*
+ * The real kernel interface behind prof_drv_start / prof_channel_read is not
+ * known.  npu_model's choice: the HAL binds one davinci_manager fd to module
+ * "PROF" per process; START opens a reader session for (device, channel) on
+ * that fd, READ copies whole records into the caller's buffer (the daemon
+ * writes them with process_vm_writev), POLL waits until a session has data.
+ * Each session has its own ring of NPU_PROF_RING_RECORDS records; records that
+ * arrive while it is full are dropped and counted (READ returns the count).
+ */
+#define NPU_PROF_RING_RECORDS	65536
+
+struct npu_prof_ctl {				/* 32 bytes */
+	uint32_t device_id;
+	uint32_t channel_id;
+	uint32_t sample_period;
+	uint32_t real_time;
+	uint64_t resv[2];
+};
+
+struct npu_prof_read_arg {			/* 40 bytes */
+	uint32_t device_id;
+	uint32_t channel_id;
+	uint64_t buf;				/* user pointer */
+	uint32_t buf_size;			/* bytes; whole records are copied */
+	uint32_t bytes;				/* out: bytes copied */
+	uint64_t dropped;			/* out: records lost since START */
+	uint64_t pending;			/* out: records still queued after this read */
+};
+
+struct npu_prof_poll_arg {			/* 24 bytes */
+	int32_t timeout_ms;			/* 0: do not wait */
+	uint32_t num;				/* entries at out */
+	uint64_t out;				/* user pointer to struct prof_poll_info[num] */
+	uint32_t ready;				/* out: entries written */
+	uint32_t resv;
+};
+
+#define NPU_PROF_MAGIC		'P'
+#define NPU_PROF_IOCTL_START	_IOW(NPU_PROF_MAGIC, 0, struct npu_prof_ctl)
+#define NPU_PROF_IOCTL_STOP	_IOW(NPU_PROF_MAGIC, 1, struct npu_prof_ctl)
+#define NPU_PROF_IOCTL_READ	_IOWR(NPU_PROF_MAGIC, 2, struct npu_prof_read_arg)
+#define NPU_PROF_IOCTL_POLL	_IOWR(NPU_PROF_MAGIC, 3, struct npu_prof_poll_arg)
+
+/* ---- MODEL halGetDeviceInfo info types (module MODULE_TYPE_SYSTEM) ------------------- */
+/*
+ * INFO_TYPE_SYS_COUNT_FREQ (24, real) returns the counter frequency in Hz.
+ * The pair below gives ascbpf a (counter, CLOCK_MONOTONIC) sample to convert
+ * ticks to host time: SYS_COUNT reads the device counter now; SYS_COUNT_MONO
+ * returns the CLOCK_MONOTONIC ns at which this thread's last SYS_COUNT read
+ * was taken.  The counter starts at a non-zero offset (daemon option).
+ */
+#define NPU_INFO_TYPE_SYS_COUNT		0x4e50	/* device system counter now */
+#define NPU_INFO_TYPE_SYS_COUNT_MONO	0x4e51	/* host monotonic ns of that read */
+#define NPU_INFO_TYPE_HBM_TOTAL		0x4e52	/* bytes */
+#define NPU_INFO_TYPE_HBM_USED		0x4e53	/* bytes, all processes */
+#define NPU_INFO_TYPE_PROF_DROPS	0x4e54	/* channel-50 records this process lost */
+
+/* ---- MODEL: "uio" SQ rings in shared memory ------------------------------------------ */
+/*
+ * The real UIO path maps the SQ ring and its doorbell through a "TSDRV_MMAP"
+ * fd; FUSE cannot map memory shared with the daemon, so each card has one
+ * shared-memory file (named in npu_model_info as devN.shm) holding a card
+ * header and one ring per SQ id.  The submitter writes SQEs at tail, stamps
+ * each with a card-wide sequence number (so the card sees submissions across
+ * SQs in host order), publishes tail with a release store, sets the SQ's
+ * pending bit and rings the doorbell (a futex wake when the card sleeps).
+ * Only the card writes head.  The same rings carry ioctl-mode submissions:
+ * there the daemon copies the SQEs in.
+ */
+#define NPU_UIO_MAGIC		0x4e505551u	/* "QUPN" */
+#define NPU_UIO_VERSION		1
+#define NPU_UIO_MAX_SQ		256
+#define NPU_UIO_SQ_DEPTH	1024
+#define NPU_UIO_SQE_SIZE	64
+
+struct npu_uio_card {				/* at offset 0 of the card's file, one page */
+	uint32_t magic;
+	uint32_t version;
+	uint32_t max_sq;
+	uint32_t sq_depth;
+	uint64_t submit_seq;			/* fetch-add by submitters */
+	uint32_t doorbell;			/* futex: submitters add 1 after publishing */
+	uint32_t card_sleeping;			/* nonzero while the card waits on doorbell */
+	uint32_t completions;			/* futex: card adds 1 after completing tasks */
+	uint32_t completion_waiters;		/* submitters waiting on completions */
+	uint64_t pending[NPU_UIO_MAX_SQ / 64];	/* one bit per SQ with unread SQEs */
+};
+
+struct npu_uio_sq {				/* one per SQ id, after the card page */
+	uint32_t head;				/* card: SQEs completed (free-running) */
+	uint32_t tail;				/* submitter: SQEs published (free-running) */
+	uint32_t generation;			/* card: bumped on every alloc of this id */
+	uint32_t resv;
+	uint64_t seq[NPU_UIO_SQ_DEPTH];		/* submit_seq of each slot */
+	uint8_t sqe[NPU_UIO_SQ_DEPTH][NPU_UIO_SQE_SIZE];
+};
+
+#define NPU_UIO_CARD_BYTES	4096ul
+#define NPU_UIO_SQ_BYTES	(((sizeof(struct npu_uio_sq) + 4095) / 4096) * 4096)
+#define NPU_UIO_FILE_BYTES	(NPU_UIO_CARD_BYTES + NPU_UIO_MAX_SQ * NPU_UIO_SQ_BYTES)
+
+static inline struct npu_uio_sq *npu_uio_sq_at(void *base, uint32_t sq_id)
+{
+	return (struct npu_uio_sq *)((char *)base + NPU_UIO_CARD_BYTES + sq_id * NPU_UIO_SQ_BYTES);
+}
+
+/*
+ * MODEL: halSqCqQuery property that waits.  value[1] = the head the caller
+ * last saw, value[2] = timeout in microseconds; returns (value[0] = head)
+ * as soon as the head differs from value[1] or the timeout passes, so a
+ * synchronize can sleep instead of spinning on DRV_SQCQ_PROP_SQ_HEAD.
+ */
+#define NPU_SQCQ_PROP_SQ_HEAD_WAIT	0x100
+
+_Static_assert(sizeof(struct davinci_intf_open_arg) == 260, "davinci_intf_open_arg");
+_Static_assert(sizeof(struct trs_res_id_para) == 44, "trs_res_id_para");
+_Static_assert(sizeof(struct halSqCqInputInfo) == 96, "halSqCqInputInfo");
+_Static_assert(sizeof(struct halSqCqFreeInfo) == 52, "halSqCqFreeInfo");
+_Static_assert(sizeof(struct halSqCqQueryInfo) == 52, "halSqCqQueryInfo");
+_Static_assert(sizeof(struct halTaskSendInfo) == 64, "halTaskSendInfo");
+_Static_assert(sizeof(struct halReportRecvInfo) == 72, "halReportRecvInfo");
+_Static_assert(sizeof(struct devmm_ioctl_arg) == 344, "devmm_ioctl_arg");
+_Static_assert(sizeof(struct trs_logic_cqe) == 32, "trs_logic_cqe");
+_Static_assert(sizeof(struct npu_uio_card) <= NPU_UIO_CARD_BYTES, "uio card page");
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* __NPU_MODEL_IOCTL_H */
