@@ -27,3 +27,12 @@ $(OUTPUT)/ascbpf: $(USER_OBJS)
 ALL_TARGETS	+= $(OUTPUT)/ascbpf
 INSTALL_BIN	+= $(OUTPUT)/ascbpf
 endif
+
+# The man page is generated from the program's own --help texts.
+ifneq ($(wildcard user/main.c),)
+$(OUTPUT)/ascbpf.8: $(OUTPUT)/ascbpf tools/mkman.sh
+	$(call msg,MAN,$@)
+	$(Q)tools/mkman.sh $(OUTPUT)/ascbpf $(VERSION) > $@
+
+ALL_TARGETS	+= $(OUTPUT)/ascbpf.8
+endif
