@@ -323,12 +323,25 @@ const char *asc_corr_task_type_name(uint32_t t)
 	case 0: return "AI_CORE";
 	case 1: return "AI_CPU";
 	case 2: return "AI_VECTOR_CORE";
+	case 3: return "PLACE_HOLDER_SQE";
+	case 4: return "EVENT_RECORD_SQE";
+	case 5: return "EVENT_WAIT_SQE";
+	case 8: return "WRITE_VALUE_SQE";
+	case 11: return "SDMA_SQE";
+	default: return "UNKNOWN";
+	}
+}
+
+/* Name of a task that no API names, as msprof names such tasks. */
+static const char *task_default_name(uint32_t t)
+{
+	switch (t) {
 	case 3: return "PLACE_HOLDER";
 	case 4: return "EVENT_RECORD";
 	case 5: return "EVENT_WAIT";
 	case 8: return "WRITE_VALUE";
 	case 11: return "MEMCPY_ASYNC";
-	default: return "UNKNOWN";
+	default: return asc_corr_task_type_name(t);
 	}
 }
 
@@ -1281,10 +1294,12 @@ static int finish(struct asc_corr *c, struct priv *p)
 			k->name = c->queues[k->queue].name;
 		else if (k->api >= 0)
 			k->name = c->calls[k->api].name;
+		if (!(k->flags & ASC_CORR_K_COMPUTE))
+			k->name = 0;	/* event / copy tasks are named by kind, not by their API */
 		if (k->name)
 			nm = asc_corr_str(c, k->name);
 		else
-			k->name = strtab_cstr(&p->strs, asc_corr_task_type_name(d->type));
+			k->name = strtab_cstr(&p->strs, task_default_name(d->type));
 		k->type = nm ? type_from_name(p, nm) : k->name;
 	}
 	c->info.unmatched_sqes = p->nr_subs > c->nr_kernels - c->info.unmatched_kernels ?

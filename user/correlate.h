@@ -198,7 +198,7 @@ void asc_corr_free(struct asc_corr *c);
 /* The string for a string id ("" for 0 or an unknown id). */
 const char *asc_corr_str(const struct asc_corr *c, uint32_t id);
 
-/* "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "EVENT_RECORD", ... for a STARS SQE type. */
+/* Trace "Task Type": "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "EVENT_RECORD_SQE", ... of a STARS SQE type. */
 const char *asc_corr_task_type_name(uint32_t task_type);
 
 /* Thread name of tid ("" if unknown). */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * convert.h - writing the torch_npu.profiler output from a joined capture
+ * view.  `ascbpf convert` is a thin CLI over asc_convert(); `ascbpf trace`
+ * may call asc_convert() directly at the end of a trace.
+ */
+#ifndef __ASCBPF_CONVERT_H
+#define __ASCBPF_CONVERT_H
+
+struct asc_corr;
+
+struct asc_convert_opts {
+	const char *out_dir;		/* DIR of DIR/{run}_ascend_pt; with chrome: the file */
+	const char *worker_name;	/* NULL: the host name */
+	int level;			/* 0..2, or -1: the capture's "level" config, else 0 */
+	int chrome;			/* --export chrome */
+	int force;			/* overwrite existing output */
+};
+
+/*
+ * Writes one *_ascend_pt directory per RECORD_AND_SAVE cycle of c (one for a
+ * capture without steps) and links/copies `capture` into each as
+ * ascbpf/capture.ascb.  Returns 0, -EEXIST (output exists, no force),
+ * -ENODATA (no step was recorded) or another -errno.
+ */
+int asc_convert(const struct asc_corr *c, const char *capture,
+		const struct asc_convert_opts *opts);
+
+#endif /* __ASCBPF_CONVERT_H */
