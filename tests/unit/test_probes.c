@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_probes - probe plans (user/probes.c) resolved against this very
+ * process with the test object dlopen()ed: site offsets checked against the
+ * kernel's mappings of dlsym() addresses, prologue choices against the
+ * fixture's known first instructions, globs, duplicates, missing symbols and
+ * libraries, family filters, ids, the update after a later dlopen, and the
+ * built-in table's shape.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "ascbpf_events.h"
+#include "asctest.h"
+#include "probes.h"
+#include "procmaps.h"
+
+#define FIX(name) ASC_TEST_FIXTURES "/" name
+
+static const struct asc_probe_spec table[] = {
+	{ "libasctest.so", "asc_test_endbr_push", ASC_LAYER_FRAMEWORK, ASC_PK_CALL,
+	  ASC_FAM_FRAMEWORK, 0 },
+	{ "libasctest.so", "asc_test_push", ASC_LAYER_FRAMEWORK, ASC_PK_CALL, ASC_FAM_FRAMEWORK, 0 },
+	{ "libasctest.so", "asc_test_lea", ASC_LAYER_FRAMEWORK, ASC_PK_CALL, ASC_FAM_FRAMEWORK,
+	  ASC_SPEC_NO_RETPROBE },
+	{ "libasctest.so", "asc_test_counted_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	/* already matched by the glob above: no second site */
+	{ "libasctest.so", "asc_test_counted_10", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libasctest.so", "asc_test_not_there", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libasctest.so", "nomatch_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libnot_mapped_here.so", "foo", ASC_LAYER_DRIVER, ASC_PK_CALL, ASC_FAM_DRIVER,
+	  ASC_SPEC_OPTIONAL },
+	{ "libasctest-late.so", "asc_test_counted_*", ASC_LAYER_DRIVER, ASC_PK_CALL, ASC_FAM_DRIVER,
+	  0 },
+	{ NULL, NULL, 0, 0, 0, 0 },
+};
+
+static void *lib;
+
+static int setup(void **state)
+{
+	lib = dlopen(FIX("libasctest.so"), RTLD_NOW | RTLD_LOCAL);
+	return lib ? 0 : -1;
+}
+
+static uint64_t file_offset_of(const void *addr)
+{
+	struct asc_maps m;
+	uint64_t off = 0;
+
+	assert_int_equal(asc_maps_read(getpid(), &m), 0);
+	assert_int_equal(asc_maps_addr_to_off(&m, (uint64_t)(uintptr_t)addr, &off, NULL), 0);
+	asc_maps_free(&m);
+	return off;
+}
+
+static const struct asc_probe_site *find_site(const struct asc_probe_plan *p, const char *sym,
+					      const char *lib_base)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_sites; i++)
+		if (!strcmp(p->sites[i].sym, sym) && strstr(p->sites[i].path, lib_base))
+			return &p->sites[i];
+	return NULL;
+}
+
+static const struct asc_probe_missing *find_missing(const struct asc_probe_plan *p,
+						    const char *sym)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_missing; i++)
+		if (!strcmp(p->missing[i].spec->sym, sym))
+			return &p->missing[i];
+	return NULL;
+}
+
+static void test_plan_sites(void **state)
+{
+	struct asc_probe_plan p;
+	const struct asc_probe_site *s;
+	char real[4096];
+	size_t i;
+
+	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_ALL, 100, &p), 0);
+	assert_int_equal(p.pid, getpid());
+	/* 3 named + 32 from the glob (the duplicate adds none) */
+	assert_int_equal(p.nr_sites, 3 + ASC_TEST_NR_COUNTED);
+	assert_int_equal(p.nr_libs, 1);
+	assert_non_null(realpath(FIX("libasctest.so"), real));
+	assert_string_equal(p.libs_seen[0], real);
+	for (i = 0; i < p.nr_sites; i++) {
+		assert_int_equal(p.sites[i].id, 100 + i);
+		assert_string_equal(p.sites[i].path, real);
+		assert_true(p.sites[i].attach_offset >= p.sites[i].func_offset);
+	}
+	assert_int_equal(p.next_id, 100 + p.nr_sites);
+
+	/* endbr64; push %rbp -> after the endbr64, emulated */
+	s = find_site(&p, "asc_test_endbr_push", "libasctest.so");
+	assert_non_null(s);
+	assert_true(s->func_offset == file_offset_of(dlsym(lib, "asc_test_endbr_push")));
+	assert_true(s->attach_offset == s->func_offset + 4);
+	assert_int_equal(s->flags, ASC_PROBE_SKIPPED_ENDBR);
+	assert_int_equal(s->spec->layer, ASC_LAYER_FRAMEWORK);
+	/* push %rbx -> at the entry, emulated */
+	s = find_site(&p, "asc_test_push", "libasctest.so");
+	assert_non_null(s);
+	assert_true(s->func_offset == file_offset_of(dlsym(lib, "asc_test_push")));
+	assert_true(s->attach_offset == s->func_offset);
+	assert_int_equal(s->flags, 0);
+	/* lea -> single-stepped */
+	s = find_site(&p, "asc_test_lea", "libasctest.so");
+	assert_non_null(s);
+	assert_int_equal(s->flags, ASC_PROBE_SINGLESTEP);
+	assert_true(s->attach_offset == s->func_offset);
+	/* the glob: every counted function, each at its real offset, first table entry wins */
+	for (i = 0; i < ASC_TEST_NR_COUNTED; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "asc_test_counted_%d", ASC_TEST_COUNTED_ID((int)i));
+		s = find_site(&p, name, "libasctest.so");
+		assert_non_null(s);
+		assert_true(s->func_offset == file_offset_of(dlsym(lib, name)));
+		assert_string_equal(s->spec->sym, "asc_test_counted_*");
+		assert_int_equal(s->spec->layer, ASC_LAYER_CANN);
+	}
+	asc_probe_plan_free(&p);
+	assert_int_equal(p.nr_sites, 0);
+}
+
+static void test_plan_missing(void **state)
+{
+	struct asc_probe_plan p;
+	const struct asc_probe_missing *m;
+
+	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_ALL, 1, &p), 0);
+	assert_int_equal(p.nr_missing, 4);
+	m = find_missing(&p, "asc_test_not_there");
+	assert_non_null(m);
+	assert_non_null(strstr(m->reason, "symbol not found"));
+	m = find_missing(&p, "nomatch_*");
+	assert_non_null(m);
+	assert_non_null(strstr(m->reason, "no symbol matches"));
+	m = find_missing(&p, "foo");
+	assert_non_null(m);
+	assert_string_equal(m->reason, "library not mapped");
+	assert_true(m->spec->flags & ASC_SPEC_OPTIONAL);
+	asc_probe_plan_free(&p);
+}
+
+static void test_plan_families(void **state)
+{
+	struct asc_probe_plan p;
+
+	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_FRAMEWORK, 1, &p), 0);
+	assert_int_equal(p.nr_sites, 3);
+	assert_int_equal(p.nr_missing, 0);
+	asc_probe_plan_free(&p);
+	/* only families whose libraries are not mapped: -ENOENT, with what was looked for */
+	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_DRIVER, 1, &p), -ENOENT);
+	assert_int_equal(p.nr_sites, 0);
+	assert_int_equal(p.nr_missing, 2);
+	asc_probe_plan_free(&p);
+}
+
+static void test_plan_errors(void **state)
+{
+	struct asc_probe_plan p;
+
+	assert_int_equal(asc_probe_plan_build_table(0x3ffffff0, table, ASC_FAM_ALL, 1, &p), -ESRCH);
+	assert_int_equal(asc_probe_plan_build(0x3ffffff0, ASC_FAM_ALL, 1, &p), -ESRCH);
+	/* this test process maps none of the Ascend / PyTorch libraries */
+	assert_int_equal(asc_probe_plan_build(getpid(), ASC_FAM_ALL, 1, &p), -ENOENT);
+	assert_int_equal(p.nr_sites, 0);
+	assert_true(p.nr_missing > 10);
+	asc_probe_plan_free(&p);
+}
+
+static void test_plan_update_after_dlopen(void **state)
+{
+	struct asc_probe_plan p;
+	size_t first = 0, old_nr, i;
+	uint32_t old_next;
+	void *late;
+
+	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_ALL, 1, &p), 0);
+	old_nr = p.nr_sites;
+	old_next = p.next_id;
+	/* the late library is not loaded yet: its entry is missing */
+	for (i = 0; i < p.nr_missing; i++)
+		if (!strcmp(p.missing[i].spec->lib, "libasctest-late.so"))
+			break;
+	assert_true(i < p.nr_missing);
+	assert_string_equal(p.missing[i].reason, "library not mapped");
+	/* nothing changed: nothing added */
+	assert_int_equal(asc_probe_plan_update(&p, &first), 0);
+	assert_int_equal(first, old_nr);
+	assert_int_equal(p.nr_sites, old_nr);
+
+	late = dlopen(FIX("libasctest-late.so"), RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(late);
+	assert_int_equal(asc_probe_plan_update(&p, &first), ASC_TEST_NR_COUNTED);
+	assert_int_equal(first, old_nr);
+	assert_int_equal(p.nr_sites, old_nr + ASC_TEST_NR_COUNTED);
+	for (i = first; i < p.nr_sites; i++) {
+		assert_int_equal(p.sites[i].id, old_next + (i - first));
+		assert_non_null(strstr(p.sites[i].path, "libasctest-late.so"));
+		assert_int_equal(p.sites[i].spec->layer, ASC_LAYER_DRIVER);
+	}
+	assert_true(find_site(&p, "asc_test_counted_33", "libasctest-late.so")->func_offset ==
+		    file_offset_of(dlsym(late, "asc_test_counted_33")));
+	/* the late library is no longer missing; the old sites kept their ids */
+	for (i = 0; i < p.nr_missing; i++)
+		assert_string_not_equal(p.missing[i].spec->lib, "libasctest-late.so");
+	assert_int_equal(p.sites[0].id, 1);
+	assert_int_equal(p.nr_libs, 2);
+	assert_int_equal(asc_probe_plan_update(&p, &first), 0);
+	asc_probe_plan_free(&p);
+	dlclose(late);
+}
+
+static void test_builtin_table(void **state)
+{
+	const struct asc_probe_spec *s;
+	unsigned int layers = 0, fams = 0;
+	size_t n = 0;
+
+	for (s = asc_probe_table; s->lib; s++, n++) {
+		assert_non_null(s->sym);
+		assert_true(strlen(s->lib) > 3 && !strncmp(s->lib, "lib", 3));
+		assert_true(s->layer >= ASC_LAYER_FRAMEWORK && s->layer <= ASC_LAYER_MEMORY);
+		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_ATEN_OP);
+		assert_true(s->family && !(s->family & ~ASC_FAM_ALL));
+		layers |= 1U << s->layer;
+		fams |= s->family;
+	}
+	assert_true(n > 20);
+	/* every layer and every family has probes */
+	assert_int_equal(layers, (1U << ASC_LAYER_FRAMEWORK) | (1U << ASC_LAYER_CANN) |
+				 (1U << ASC_LAYER_DRIVER) | (1U << ASC_LAYER_MEMORY));
+	assert_int_equal(fams, ASC_FAM_ALL);
+}
+
+static void test_families_parse(void **state)
+{
+	uint32_t f = 0;
+
+	assert_int_equal(asc_probe_families_parse("framework,cann", &f), 0);
+	assert_int_equal(f, ASC_FAM_FRAMEWORK | ASC_FAM_CANN);
+	assert_int_equal(asc_probe_families_parse("all", &f), 0);
+	assert_int_equal(f, ASC_FAM_ALL);
+	assert_int_equal(asc_probe_families_parse("driver,memory,step", &f), 0);
+	assert_int_equal(f, ASC_FAM_DRIVER | ASC_FAM_MEMORY | ASC_FAM_STEP);
+	assert_int_equal(asc_probe_families_parse("cann,bogus", &f), -EINVAL);
+	assert_int_equal(asc_probe_families_parse("", &f), -EINVAL);
+	assert_string_equal(asc_probe_family_name(ASC_FAM_DRIVER), "driver");
+	assert_string_equal(asc_probe_family_name(ASC_FAM_CANN | ASC_FAM_DRIVER), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_sites),
+		cmocka_unit_test(test_plan_missing),
+		cmocka_unit_test(test_plan_families),
+		cmocka_unit_test(test_plan_errors),
+		cmocka_unit_test(test_plan_update_after_dlopen),
+		cmocka_unit_test(test_builtin_table),
+		cmocka_unit_test(test_families_parse),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
