@@ -64,6 +64,44 @@ uint64_t npu_cost_duration_ns(const struct npu_card_config *cfg, uint64_t flops,
 /* A copy by direction (NPU_COPY_*): D2D at HBM bandwidth, H2D/D2H over PCIe. */
 uint64_t npu_cost_copy_ns(const struct npu_card_config *cfg, uint64_t bytes, int copy_kind);
 
+/*
+ * The FLOP/byte side: what one kernel of an operator costs, from the shapes.
+ * Shared by the aclnn (libopapi) and aclop (libacl_op_compiler) paths so the
+ * same op costs the same on both.
+ */
+#define NPU_OP_MAX_DIMS		8
+#define NPU_AIC_CORES		24	/* 910B-like: cube cores, block dim cap for AI_CORE */
+#define NPU_AIV_CORES		48	/* vector cores, cap for AI_VECTOR_CORE */
+
+struct npu_shape {
+	int ndim;
+	int64_t dims[NPU_OP_MAX_DIMS];
+	uint32_t elem_size;		/* bytes per element */
+};
+
+struct npu_op_cost {
+	char kernel[24];		/* kernel name on the card (NUL-terminated) */
+	int task_type;			/* enum npu_task_type */
+	uint32_t block_dim;		/* cores the kernel is split over */
+	uint64_t flops;
+	uint64_t bytes;
+};
+
+/* Elements of a shape (1 for a scalar, ndim 0); 0 if a dim is negative. */
+uint64_t npu_shape_numel(const struct npu_shape *s);
+
+/*
+ * Cost of kernel `op` (an aclop op type / kernel name: "Add", "MatMulV2",
+ * "Conv2D", "TransData", ... -- see npu_op_cost_kernels()) with `nin` input and
+ * `nout` output shapes.  0, or -EINVAL for an unknown op or shapes that do
+ * not fit it (MatMul inner dimensions differ, missing operands, ...).
+ */
+int npu_op_cost(const char *op, const struct npu_shape *in, int nin,
+		const struct npu_shape *out, int nout, struct npu_op_cost *cost);
+
+/* NULL-terminated list of the kernel names npu_op_cost() knows. */
+const char *const *npu_op_cost_kernels(void);
+
 /* "AI_CORE", "AI_VECTOR_CORE", ... ; "UNKNOWN" out of range. */
 const char *npu_task_type_name(int task_type);
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "npu_cost.h"
@@ -122,6 +123,108 @@ static void test_names(void **state)
 	assert_string_equal(npu_task_type_name(NPU_TASK_TYPE_MAX), "UNKNOWN");
 }
 
+static struct npu_shape shp(int ndim, int64_t a, int64_t b, int64_t c, int64_t d)
+{
+	struct npu_shape s = { .ndim = ndim, .dims = { a, b, c, d }, .elem_size = 2 };
+
+	return s;
+}
+
+/* MatMul [M,K]x[K,N]: 2MNK flops on the cube, bytes = both inputs + output. */
+static void test_op_matmul(void **state)
+{
+	struct npu_shape in[2] = { shp(2, 128, 256, 0, 0), shp(2, 256, 512, 0, 0) };
+	struct npu_shape out = shp(2, 128, 512, 0, 0);
+	struct npu_op_cost c;
+
+	assert_int_equal(npu_op_cost("MatMulV2", in, 2, &out, 1, &c), 0);
+	assert_string_equal(c.kernel, "MatMulV2");
+	assert_int_equal(c.task_type, NPU_TASK_AI_CORE);
+	assert_int_equal(c.flops, 2ull * 128 * 512 * 256);
+	assert_int_equal(c.bytes, 2ull * (128 * 256 + 256 * 512 + 128 * 512));
+	assert_in_range(c.block_dim, 1, NPU_AIC_CORES);
+	/* Batched: [B,M,K] x [K,N] multiplies the flops by B. */
+	in[0] = (struct npu_shape){ .ndim = 3, .dims = { 4, 128, 256 }, .elem_size = 2 };
+	assert_int_equal(npu_op_cost("BatchMatMulV2", in, 2, &out, 1, &c), 0);
+	assert_int_equal(c.flops, 4ull * 2 * 128 * 512 * 256);
+	/* Inner dimensions that differ are refused. */
+	in[1] = shp(2, 100, 512, 0, 0);
+	assert_int_equal(npu_op_cost("MatMulV2", in, 2, &out, 1, &c), -EINVAL);
+}
+
+/* Conv2D: 2 * N*O*Ho*Wo * C*kh*kw. */
+static void test_op_conv(void **state)
+{
+	struct npu_shape in[2] = { shp(4, 8, 3, 32, 32), shp(4, 16, 3, 3, 3) };
+	struct npu_shape out = shp(4, 8, 16, 30, 30);
+	struct npu_shape bwd[3] = { in[0], in[1], out };
+	struct npu_op_cost c, b;
+
+	assert_int_equal(npu_op_cost("Conv2D", in, 2, &out, 1, &c), 0);
+	assert_int_equal(c.flops, 2ull * 8 * 16 * 30 * 30 * 3 * 3 * 3);
+	assert_int_equal(c.task_type, NPU_TASK_AI_CORE);
+	assert_int_equal(npu_op_cost("Conv2DBackpropFilter", bwd, 3, &in[1], 1, &b), 0);
+	assert_int_equal(b.flops, c.flops);
+	assert_int_equal(npu_op_cost("Conv2D", in, 1, &out, 1, &c), -EINVAL);
+}
+
+/* Elementwise and data movement: vector unit, flops per element, bytes of all operands. */
+static void test_op_vector(void **state)
+{
+	struct npu_shape a = shp(2, 1024, 1024, 0, 0);
+	struct npu_shape in[2] = { a, a };
+	struct npu_op_cost c, big;
+	struct npu_card_config cfg = card();
+
+	assert_int_equal(npu_op_cost("Add", in, 2, &a, 1, &c), 0);
+	assert_int_equal(c.task_type, NPU_TASK_AI_VECTOR_CORE);
+	assert_int_equal(c.flops, 1024ull * 1024);
+	assert_int_equal(c.bytes, 3ull * 1024 * 1024 * 2);
+	assert_int_equal(npu_op_cost("TransData", in, 1, &a, 1, &c), 0);
+	assert_int_equal(c.flops, 0);
+	assert_int_equal(c.bytes, 2ull * 1024 * 1024 * 2);
+	assert_int_equal(npu_op_cost("NonZero", in, 1, &a, 1, &c), 0);
+	assert_int_equal(c.task_type, NPU_TASK_AI_CPU);
+	/* Device time grows with the shape. */
+	assert_int_equal(npu_op_cost("Gelu", in, 1, &a, 1, &c), 0);
+	a.dims[0] *= 8;
+	assert_int_equal(npu_op_cost("Gelu", &a, 1, &a, 1, &big), 0);
+	assert_true(npu_cost_duration_ns(&cfg, big.flops, big.bytes, big.task_type) >
+		    4 * (npu_cost_duration_ns(&cfg, c.flops, c.bytes, c.task_type) - 3000));
+	assert_int_equal(npu_op_cost("NoSuchOp", in, 1, &a, 1, &c), -EINVAL);
+	assert_int_equal(npu_op_cost("Add", in, 2, NULL, 0, &c), -EINVAL);
+}
+
+static void test_op_names(void **state)
+{
+	const char *const *k = npu_op_cost_kernels();
+	static const char *const required[] = { "Add", "Mul", "MatMulV2", "Relu", "Gelu",
+		"SoftmaxV2", "LayerNormV3", "Conv2D", "Cast", "TransData", "ApplyAdamW",
+		"ForeachMulScalar" };
+	struct npu_shape a = shp(1, 64, 0, 0, 0), two[3] = { a, a, a };
+	struct npu_op_cost c;
+	int n = 0;
+
+	for (; k[n]; n++)
+		;
+	assert_true(n >= 12);
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		int found = 0;
+
+		for (int j = 0; j < n; j++)
+			found |= !strcmp(k[j], required[i]);
+		assert_true(found);
+	}
+	/* Every listed kernel costs something with plausible operands (or refuses cleanly). */
+	for (int j = 0; j < n; j++) {
+		int r = npu_op_cost(k[j], two, 3, &a, 1, &c);
+
+		assert_true(r == 0 || r == -EINVAL);
+		if (!r)
+			assert_true(c.block_dim >= 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +236,10 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_rejects),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_op_matmul),
+		cmocka_unit_test(test_op_conv),
+		cmocka_unit_test(test_op_vector),
+		cmocka_unit_test(test_op_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
