@@ -26,8 +26,5 @@ $(TEST_OUT)/test_%: tests/unit/test_%.c $$(or $$(TEST_OBJS_test_$$*),$(OUTPUT)/l
 
 ALL_TARGETS	+= $(UNIT_TESTS)
 include tests/lib/build.mk
-
-# test_pytorch / test_pystack (engineer F) link only the modules they test.
-TEST_OBJS_test_pytorch := $(USER_OUT)/pytorch.o $(USER_OUT)/pystack.o $(USER_OUT)/log.o
-TEST_OBJS_test_pystack := $(USER_OUT)/pystack.o $(USER_OUT)/pytorch.o $(USER_OUT)/log.o
+include tests/pytorch/build.mk
 include tests/probes/build.mk

@@ -19,8 +19,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "attach.h"
 #include "log.h"
+#include "probes.h"
+#include "pystack.h"
 #include "pytorch.h"
+#include "schedule.h"
+#include "pytorch_bpf.h"
+#include "pytorch.skel.h"
 
 /* ---- ELF ---- */
 
@@ -821,28 +830,30 @@ int asc_aten_struct_name(const char *sym, char *buf, size_t len)
 
 /*
  * How torchgen's dispatcher signature (at::_ops::<op>::call) passes each
- * schema type, in integer registers:
+ * schema type, in integer registers.  Sizes and triviality are those of this
+ * build's headers (libtorch-dev 1.13: c10::optional<T> is {bool init_; T} for
+ * plain T, OptionalArrayRef is 16 bytes without a flag, SymInt and Scalar are
+ * not trivially copyable and so go by reference):
  *   Tensor / Tensor(a) / Tensor(a!)      const Tensor & / Tensor &      1, TENSOR
  *   Tensor?                              const optional<Tensor> &       1, OPT_TENSOR
  *   Tensor[] / Tensor(a!)[]              ArrayRef<Tensor> by value      2, TENSOR_LIST
- *   Tensor?[], Scalar, Scalar?, Generator?, Storage, SymInt, Tensor?[] by reference  1
- *   int[] / SymInt[] / float[] / Dimname[] / Scalar[] / str (ArrayRef, string_view) 2
- *   int / bool / ScalarType / Layout / MemoryFormat / Device / Dimname and
- *   their ?-optionals of at most 8 bytes, bool[N]                        1
- *   int? (optional<int64_t>, 16 bytes)                                    2
+ *   Tensor?[] (const List<optional<Tensor>> &), Scalar, Scalar?, Generator?,
+ *   Storage, SymInt, SymInt?, int, bool, ScalarType, Layout, MemoryFormat,
+ *   Device, Dimname and their 1..8-byte optionals, bool[N]             1
+ *   int[] / SymInt[] / float[] / Dimname[] / Scalar[] and their ?-forms,
+ *   Tensor[]?, int?, Dimname?, Stream (16 trivially copyable bytes)      2
  *   float (double, SSE)                                                   0
- *   float? (optional<double>: SSE + INTEGER eightbytes)                   1
- *   int[N]? / SymInt[]? / float[]? / str? (24 bytes: in memory)           0, stack
+ *   float? (optional<double>: an INTEGER then an SSE eightbyte)           1
  * A 2-register argument that does not fit in the remaining registers goes
- * on the stack as a whole.  Anything not in this list stops the mapping
- * (later arguments get reg -1): we never guess a register.
+ * on the stack as a whole.  Anything else (str: c10::string_view's calling
+ * convention is not certain from the headers) stops the mapping: later
+ * arguments get reg -1, we never guess a register.
  */
 static int type_regs(const char *t, uint8_t *kind)
 {
 	size_t n = strlen(t);
 	int opt = n && t[n - 1] == '?';
 	int list = strchr(t, '[') != NULL;
-	int is_tensor = !strncmp(t, "Tensor", 6);
 	char base[32];
 	size_t i;
 
@@ -850,17 +861,13 @@ static int type_regs(const char *t, uint8_t *kind)
 	for (i = 0; t[i] && t[i] != '[' && t[i] != '(' && t[i] != '?' && i < sizeof(base) - 1; i++)
 		base[i] = t[i];
 	base[i] = 0;
-	if (is_tensor && strcmp(base, "Tensor"))
-		return -1;
-	if (is_tensor) {
+	if (!strcmp(base, "Tensor")) {
 		if (list) {
-			/* "Tensor?[]" is const List<optional<Tensor>> & */
 			if (strstr(t, "?[]"))
-				return 1;
-			if (opt)
-				return 0;	/* Tensor[]? optional<ArrayRef>: 24 bytes, memory */
-			*kind = ASC_ARGK_TENSOR_LIST;
-			return 2;
+				return 1;	/* const List<optional<Tensor>> & */
+			if (!opt)
+				*kind = ASC_ARGK_TENSOR_LIST;
+			return 2;		/* ArrayRef / optional<ArrayRef>: 16 bytes */
 		}
 		*kind = opt ? ASC_ARGK_OPT_TENSOR : ASC_ARGK_TENSOR;
 		return 1;
@@ -868,23 +875,20 @@ static int type_regs(const char *t, uint8_t *kind)
 	if (list) {
 		if (!strcmp(base, "bool"))
 			return opt ? -1 : 1;	/* std::array<bool, N> */
-		if (opt)
-			return 0;		/* OptionalArrayRef: 24 bytes, memory */
 		if (!strcmp(base, "int") || !strcmp(base, "SymInt") || !strcmp(base, "float") ||
-		    !strcmp(base, "Dimname") || !strcmp(base, "Scalar") || !strcmp(base, "str"))
+		    !strcmp(base, "Dimname") || !strcmp(base, "Scalar"))
 			return 2;
 		return -1;
 	}
 	if (!strcmp(base, "float"))
 		return opt ? 1 : 0;
-	if (!strcmp(base, "int"))
+	if (!strcmp(base, "int") || !strcmp(base, "Dimname"))
 		return opt ? 2 : 1;
-	if (!strcmp(base, "str"))
-		return opt ? 0 : 2;
+	if (!strcmp(base, "Stream"))
+		return opt ? -1 : 2;
 	if (!strcmp(base, "Scalar") || !strcmp(base, "Generator") || !strcmp(base, "Storage") ||
 	    !strcmp(base, "SymInt") || !strcmp(base, "bool") || !strcmp(base, "ScalarType") ||
-	    !strcmp(base, "Layout") || !strcmp(base, "MemoryFormat") || !strcmp(base, "Device") ||
-	    !strcmp(base, "Dimname"))
+	    !strcmp(base, "Layout") || !strcmp(base, "MemoryFormat") || !strcmp(base, "Device"))
 		return 1;
 	return -1;
 }
@@ -1075,4 +1079,472 @@ int asc_aten_name(const struct asc_aten_schemas *s, const char *sym, struct asc_
 		snprintf(op->name, sizeof(op->name), "aten::%s", st);
 	}
 	return 0;
+}
+
+/* ---- trace hooks ---- */
+
+#define SYM_UNDEFINED_SINGLETON "_ZN3c1019UndefinedTensorImpl10_singletonE"
+
+struct asc_pytorch {
+	pid_t pid;
+	struct asc_pytorch_opts opts;
+	struct pytorch_bpf *skel;
+	struct asc_aten_schemas *schemas;
+	struct asc_tensor_layout tl;
+	struct asc_py_offsets py;
+	char c10_path[4096], torch_path[4096], py_path[4096];
+	uint64_t c10_bias, py_bias;
+	int shapes, pystack, step_py;	/* what is switched on after discovery */
+	uint64_t usdt_off, usdt_sema_off;	/* file offsets in py_path */
+	int usdt_name_reg;
+	struct bpf_link *step_link;
+	int nr_sites, nr_mapped;
+};
+
+/* Host path and load bias of the first mapping of a file whose basename starts with prefix. */
+static int find_mapped(pid_t pid, const char *prefix, char *path, size_t len, uint64_t *bias)
+{
+	char mp[64], line[4400];
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
+	f = fopen(mp, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		char perms[8], file[4096];
+		const char *base;
+		uint64_t lb;
+
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &off,
+			   file) < 5 || file[0] != '/' || off != 0)
+			continue;
+		base = strrchr(file, '/') + 1;
+		if (strncmp(base, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, len, "/proc/%d/root%s", pid, file);
+		if (asc_elf_load_base(path, &lb))
+			continue;
+		*bias = start - lb;
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+static int vaddr_to_off(const char *path, uint64_t vaddr, uint64_t *off)
+{
+	struct elf_file ef;
+	size_t i, nph;
+	int err = elf_file_open(path, &ef);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (elf_getphdrnum(ef.elf, &nph))
+		nph = 0;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*off = ph.p_offset + (vaddr - ph.p_vaddr);
+			err = 0;
+			break;
+		}
+	}
+	elf_file_close(&ef);
+	return err;
+}
+
+static int usdt_reg_number(const char *r)
+{
+	static const char *const names[][2] = {
+		{ "rax", "eax" }, { "rbx", "ebx" }, { "rcx", "ecx" }, { "rdx", "edx" },
+		{ "rsi", "esi" }, { "rdi", "edi" }, { "rbp", "ebp" }, { "rsp", "esp" },
+		{ "r8", "r8d" }, { "r9", "r9d" }, { "r10", "r10d" }, { "r11", "r11d" },
+		{ "r12", "r12d" }, { "r13", "r13d" }, { "r14", "r14d" }, { "r15", "r15d" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(r, names[i][0]) || !strcmp(r, names[i][1]))
+			return i;
+	return -1;
+}
+
+/*
+ * python:function__entry in .note.stapsdt: location, semaphore and the
+ * register of argument 2 (the function name, "8@%r12").  Only a plain
+ * register argument is accepted; a memory operand would need more than a
+ * register read in BPF.
+ */
+static int find_usdt(const char *path, const char *provider, const char *probe, uint64_t *loc,
+		     uint64_t *sema, int *name_reg)
+{
+	struct elf_file ef;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	uint64_t base_addr = 0;
+	int have_base = 0, err;
+
+	err = elf_file_open(path, &ef);
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (elf_getshdrstrndx(ef.elf, &shstrndx))
+		goto out;
+	while ((scn = elf_nextscn(ef.elf, scn))) {
+		GElf_Shdr sh;
+		const char *nm;
+
+		if (gelf_getshdr(scn, &sh) && (nm = elf_strptr(ef.elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(nm, ".stapsdt.base")) {
+			base_addr = sh.sh_addr;
+			have_base = 1;
+		}
+	}
+	scn = NULL;
+	while ((scn = elf_nextscn(ef.elf, scn)) && err) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			const char *desc = (const char *)d->d_buf + doff, *prov, *name, *args, *a;
+			uint64_t pc, base, sem;
+			char reg[16];
+			int i;
+
+			if (nh.n_type != 3 || nh.n_descsz < 27 ||
+			    strcmp((const char *)d->d_buf + noff, "stapsdt"))
+				continue;
+			memcpy(&pc, desc, 8);
+			memcpy(&base, desc + 8, 8);
+			memcpy(&sem, desc + 16, 8);
+			prov = desc + 24;
+			name = prov + strnlen(prov, nh.n_descsz - 24) + 1;
+			if (name >= desc + nh.n_descsz)
+				continue;
+			args = name + strnlen(name, desc + nh.n_descsz - name) + 1;
+			if (args >= desc + nh.n_descsz || strcmp(prov, provider) || strcmp(name, probe))
+				continue;
+			if (have_base)
+				pc += base_addr - base;	/* prelinked */
+			/* second argument: skip one "size@operand" */
+			a = strchr(args, ' ');
+			if (!a)
+				continue;
+			a++;
+			a = strchr(a, '@');
+			if (!a || a[1] != '%')
+				continue;
+			for (i = 0, a += 2; *a && *a != ' ' && i < (int)sizeof(reg) - 1; i++, a++)
+				reg[i] = *a;
+			reg[i] = 0;
+			*name_reg = usdt_reg_number(reg);
+			if (*name_reg < 0)
+				continue;
+			*loc = pc;
+			*sema = sem;
+			err = 0;
+			break;
+		}
+	}
+out:
+	elf_file_close(&ef);
+	return err;
+}
+
+static void discover_shapes(struct asc_pytorch *pt)
+{
+	struct asc_elf_sym und;
+	const char *c10 = pt->opts.libc10_path;
+
+	if (!c10) {
+		if (find_mapped(pt->pid, "libc10.so", pt->c10_path, sizeof(pt->c10_path),
+				&pt->c10_bias)) {
+			asc_warn("pytorch: libc10.so is not mapped in pid %d; no tensor shapes\n",
+				 pt->pid);
+			return;
+		}
+		c10 = pt->c10_path;
+	} else {
+		snprintf(pt->c10_path, sizeof(pt->c10_path), "%s", c10);
+		find_mapped(pt->pid, "libc10.so", pt->c10_path, sizeof(pt->c10_path),
+			    &pt->c10_bias);
+	}
+	if (asc_tensor_layout_discover(c10, &pt->tl) || !(pt->tl.valid & ASC_TL_DIMS)) {
+		asc_warn("pytorch: no c10::TensorImpl layout found in %s; no tensor shapes\n", c10);
+		return;
+	}
+	if (!asc_elf_lookup(c10, SYM_UNDEFINED_SINGLETON, &und))
+		pt->skel->rodata->cfg.undefined_impl = und.vaddr + pt->c10_bias;
+	pt->skel->rodata->cfg.tl_dim_off = pt->tl.dim_off;
+	pt->skel->rodata->cfg.tl_sizes_off = pt->tl.sizes_off;
+	pt->skel->rodata->cfg.tl_inline_max = pt->tl.inline_max;
+	pt->skel->rodata->cfg.tl_dtype_off = (pt->tl.valid & ASC_TL_DTYPE) ? pt->tl.dtype_off : 0;
+	/* c10::optional<at::Tensor>: {bool init_; Tensor value} (c10/util/Optional.h optional_base) */
+	pt->skel->rodata->cfg.opt_value_off = 8;
+	pt->skel->rodata->cfg.shapes = 1;
+	pt->shapes = 1;
+}
+
+static int discover_python(struct asc_pytorch *pt)
+{
+	if (pt->opts.python_path) {
+		snprintf(pt->py_path, sizeof(pt->py_path), "%s", pt->opts.python_path);
+		if (asc_py_find_image(pt->pid, pt->py_path, sizeof(pt->py_path), &pt->py_bias))
+			pt->py_bias = 0;
+		snprintf(pt->py_path, sizeof(pt->py_path), "%s", pt->opts.python_path);
+	} else if (asc_py_find_image(pt->pid, pt->py_path, sizeof(pt->py_path), &pt->py_bias)) {
+		return -ENOENT;
+	}
+	return asc_py_offsets_discover(pt->py_path, &pt->py);
+}
+
+static void discover_stack(struct asc_pytorch *pt)
+{
+	const struct asc_py_offsets *o = &pt->py;
+	volatile struct asc_pt_cfg *c = &pt->skel->rodata->cfg;
+
+	if ((o->valid & (ASC_PYOFF_THREADS | ASC_PYOFF_FRAMES)) !=
+	    (ASC_PYOFF_THREADS | ASC_PYOFF_FRAMES)) {
+		asc_warn("pytorch: no CPython 3.11 frame layout in pid %d; no Python stacks\n",
+			 pt->pid);
+		return;
+	}
+	if (!(o->valid & ASC_PYOFF_CODE))
+		asc_warn("pytorch: CPython code objects cannot be read; stacks stay unresolved\n");
+	c->runtime_addr = o->runtime_vaddr + pt->py_bias;
+	c->rt_interp_head = o->rt_interp_head;
+	c->is_threads_head = o->is_threads_head;
+	c->ts_next = o->ts_next;
+	c->ts_thread_id = o->ts_thread_id;
+	c->ts_cframe = o->ts_cframe;
+	c->cf_current_frame = o->cf_current_frame;
+	c->fr_code = o->fr_code;
+	c->fr_previous = o->fr_previous;
+	c->fr_prev_instr = o->fr_prev_instr;
+	c->co_code_adaptive = o->co_code_adaptive;
+	c->pystack = 1;
+	pt->pystack = 1;
+}
+
+static void discover_step_py(struct asc_pytorch *pt)
+{
+	volatile struct asc_pt_cfg *c = &pt->skel->rodata->cfg;
+	uint64_t loc, sema;
+	int reg;
+
+	if (strlen(pt->opts.step_py) >= ASC_PT_STEP_NAME_LEN) {
+		asc_warn("pytorch: --step-py name longer than %d bytes; no Python step boundary\n",
+			 ASC_PT_STEP_NAME_LEN - 1);
+		return;
+	}
+	if (!pt->py_path[0] || find_usdt(pt->py_path, "python", "function__entry", &loc, &sema,
+					 &reg)) {
+		asc_warn("pytorch: the interpreter of pid %d has no python:function__entry probe; "
+			 "no --step-py boundary\n", pt->pid);
+		return;
+	}
+	if (vaddr_to_off(pt->py_path, loc, &pt->usdt_off) ||
+	    (sema && vaddr_to_off(pt->py_path, sema, &pt->usdt_sema_off))) {
+		asc_warn("pytorch: python:function__entry is outside the loaded segments\n");
+		return;
+	}
+	pt->usdt_name_reg = reg;
+	c->step_name_reg = reg;
+	memcpy((char *)c->step_name, pt->opts.step_py, strlen(pt->opts.step_py) + 1);
+	c->step_py = 1;
+	pt->step_py = 1;
+}
+
+struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *opts)
+{
+	struct asc_pytorch *pt = calloc(1, sizeof(*pt));
+	int err;
+
+	if (!pt)
+		return NULL;
+	pt->pid = pid;
+	pt->opts = *opts;
+	pt->skel = pytorch_bpf__open();
+	if (!pt->skel) {
+		err = -errno;
+		asc_err("pytorch: cannot open the BPF object: %s\n", strerror(-err));
+		free(pt);
+		errno = -err;
+		return NULL;
+	}
+	if (opts->record_shapes)
+		discover_shapes(pt);
+	if (opts->with_stack || opts->step_py) {
+		if (discover_python(pt))
+			asc_warn("pytorch: pid %d runs no CPython 3.11 interpreter we can read\n",
+				 pid);
+	}
+	if (opts->with_stack && pt->py.valid)
+		discover_stack(pt);
+	if (opts->step_py)
+		discover_step_py(pt);
+	if (!pt->opts.libtorch_cpu_path) {
+		uint64_t bias;
+
+		if (!find_mapped(pid, "libtorch_cpu.so", pt->torch_path, sizeof(pt->torch_path),
+				 &bias))
+			pt->opts.libtorch_cpu_path = pt->torch_path;
+	}
+	if (pt->shapes && pt->opts.libtorch_cpu_path) {
+		pt->schemas = asc_aten_schemas_load(pt->opts.libtorch_cpu_path);
+		if (!pt->schemas) {
+			asc_warn("pytorch: no operator schemas in %s; no tensor shapes\n",
+				 pt->opts.libtorch_cpu_path);
+			pt->shapes = 0;
+			pt->skel->rodata->cfg.shapes = 0;
+		}
+	}
+	if (!pt->step_py)
+		bpf_program__set_autoload(pt->skel->progs.asc_step_py_enter, false);
+	return pt;
+}
+
+int asc_pytorch_load(struct asc_pytorch *pt, int events_fd, int tgids_fd, int stats_fd,
+		     const struct asc_sched *sched)
+{
+	int err = 0;
+
+	if (events_fd >= 0)
+		err = bpf_map__reuse_fd(pt->skel->maps.events, events_fd);
+	if (!err && tgids_fd >= 0)
+		err = bpf_map__reuse_fd(pt->skel->maps.tgids, tgids_fd);
+	if (!err && stats_fd >= 0)
+		err = bpf_map__reuse_fd(pt->skel->maps.stats, stats_fd);
+	if (err) {
+		asc_err("pytorch: cannot share the trace maps: %s\n", strerror(-err));
+		return err;
+	}
+	if (sched)
+		pt->skel->rodata->sched_cfg = *sched;
+	/* -EOPNOTSUPP: the kernel has no uprobe_multi, the programs stay single */
+	asc_attach_prepare_multi(pt->skel->progs.asc_aten_enter);
+	asc_attach_prepare_multi(pt->skel->progs.asc_aten_exit);
+	err = pytorch_bpf__load(pt->skel);
+	if (err) {
+		asc_err("pytorch: cannot load the BPF programs: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+struct bpf_program *asc_pytorch_aten_prog(struct asc_pytorch *pt)
+{
+	return pt->skel->progs.asc_aten_enter;
+}
+
+struct bpf_program *asc_pytorch_aten_ret_prog(struct asc_pytorch *pt)
+{
+	return pt->skel->progs.asc_aten_exit;
+}
+
+int asc_pytorch_events_fd(struct asc_pytorch *pt)
+{
+	return bpf_map__fd(pt->skel->maps.events);
+}
+
+int asc_pytorch_tgids_fd(struct asc_pytorch *pt)
+{
+	return bpf_map__fd(pt->skel->maps.tgids);
+}
+
+int asc_pytorch_add_site(struct asc_pytorch *pt, uint32_t probe_id, const char *sym)
+{
+	struct asc_pt_argspec spec = {};
+	struct asc_aten_op op;
+	int i, mapped = 0;
+
+	pt->nr_sites++;
+	if (!pt->shapes || asc_aten_name(pt->schemas, sym, &op))
+		return 0;
+	for (i = 0; i < op.nargs; i++) {
+		const struct asc_aten_arg *a = &op.args[i];
+
+		if (a->reg < 0 || a->reg > 5 || a->kind == ASC_ARGK_OTHER)
+			continue;
+		spec.kind[a->reg] = a->kind;	/* enum asc_aten_argk == ASC_PT_ARG_* */
+		spec.arg_index[a->reg] = i;
+		mapped++;
+	}
+	if (!mapped)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(pt->skel->maps.aten_args), &probe_id, &spec, BPF_ANY))
+		return -errno;
+	pt->nr_mapped++;
+	return 1;
+}
+
+int asc_pytorch_add_sites(struct asc_pytorch *pt, const struct asc_probe_plan *plan)
+{
+	size_t i;
+	int n = 0, err;
+
+	for (i = 0; i < plan->nr_sites; i++) {
+		const struct asc_probe_site *s = &plan->sites[i];
+
+		if (!s->spec || s->spec->kind != ASC_PK_ATEN_OP)
+			continue;
+		err = asc_pytorch_add_site(pt, s->id, s->sym);
+		if (err < 0)
+			return err;
+		n += err;
+	}
+	return n;
+}
+
+int asc_pytorch_attach_step_py(struct asc_pytorch *pt)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = pt->usdt_sema_off);
+	int err;
+
+	if (!pt->step_py)
+		return -ENOENT;
+	pt->step_link = bpf_program__attach_uprobe_opts(pt->skel->progs.asc_step_py_enter, pt->pid,
+							pt->py_path, pt->usdt_off, &uo);
+	if (!pt->step_link) {
+		err = -errno;
+		asc_err("pytorch: cannot attach python:function__entry in %s: %s\n", pt->py_path,
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)
+{
+	return snprintf(buf, len,
+			"pytorch_shapes=%d\npytorch_tensor_layout=dim@%u,sizes@%u,inline<=%u,dtype@%u\n"
+			"pytorch_aten_sites=%d\npytorch_aten_sites_with_tensors=%d\n"
+			"pytorch_pystack=%d\npytorch_python=%s\npytorch_step_py=%s\n",
+			pt->shapes, pt->tl.dim_off, pt->tl.sizes_off, pt->tl.inline_max,
+			pt->tl.dtype_off, pt->nr_sites, pt->nr_mapped, pt->pystack,
+			pt->py_path[0] ? pt->py_path : "-", pt->step_py ? pt->opts.step_py : "-");
+}
+
+void asc_pytorch_close(struct asc_pytorch *pt)
+{
+	if (!pt)
+		return;
+	bpf_link__destroy(pt->step_link);
+	pytorch_bpf__destroy(pt->skel);
+	asc_aten_schemas_free(pt->schemas);
+	free(pt);
 }

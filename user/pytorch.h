@@ -197,9 +197,10 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 
 /*
  * Shares the caller's maps (ring buffer `events`, gate `tgids`, per-CPU
- * `stats`) and loads the object; sched is the profiler schedule the step
- * program applies (the same as the main object's sched_cfg).  Prepares the
- * aten program for uprobe_multi when the kernel has it.
+ * `stats`; an fd < 0 keeps this object's own map) and loads the object;
+ * sched is the profiler schedule the step program applies (the same as the
+ * main object's sched_cfg; NULL: no schedule).  Prepares the aten programs
+ * for uprobe_multi when the kernel has it.
  */
 struct asc_sched;
 int asc_pytorch_load(struct asc_pytorch *pt, int events_fd, int tgids_fd, int stats_fd,
@@ -207,6 +208,11 @@ int asc_pytorch_load(struct asc_pytorch *pt, int events_fd, int tgids_fd, int st
 
 /* The entry program for ASC_PK_ATEN_OP sites (uprobe, cookie = probe id). */
 struct bpf_program *asc_pytorch_aten_prog(struct asc_pytorch *pt);
+/* Its return program (EXIT records as asc_call_exit), for loaders without the main object. */
+struct bpf_program *asc_pytorch_aten_ret_prog(struct asc_pytorch *pt);
+/* The object's ring buffer / gate map fds (the shared ones after asc_pytorch_load). */
+int asc_pytorch_events_fd(struct asc_pytorch *pt);
+int asc_pytorch_tgids_fd(struct asc_pytorch *pt);
 
 /*
  * Fills the per-probe argument map for every ASC_PK_ATEN_OP site of plan

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pytorch.bpf.c - aten op entry with tensor shapes (--record-shapes) and
+ * Python stacks (--with-stack), and the --step-py step boundary, for real
+ * PyTorch targets.
+ *
+ * This object shares the main object's ring buffer, gate and drop counters
+ * (events, tgids, stats: bpf_map__reuse_fd before load, see
+ * user/pytorch.c), so its records interleave with the main object's in one
+ * stream and the same gate decides.  The records follow the ENTER record of
+ * the op with the same tid, probe id and timestamp.  Return probes of aten
+ * sites stay the main object's asc_call_exit.
+ *
+ * Everything read from user memory may fault or be torn (the target runs on):
+ * a failed read marks the record (UNREADABLE, FAULT) and never stops the op.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "ascbpf_events.h"
+#include "ascbpf_maps.h"
+#include "schedule.h"
+#include "pytorch_bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#ifndef PT_REGS_PARM6
+#define PT_REGS_PARM6(x) (((struct pt_regs *)(x))->r9)
+#endif
+
+const volatile struct asc_pt_cfg cfg = {};
+const volatile struct asc_sched sched_cfg = {};
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+/* Shared with the main object (reused fds); definitions must match bpf/ascbpf.bpf.c. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASC_MAX_TGIDS);
+	__type(key, __u32);
+	__type(value, struct asc_tgid_state);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct asc_cpu_stats);
+} stats SEC(".maps");
+
+/* Ours: probe id -> which argument registers hold tensors. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASC_PT_MAX_SITES);
+	__type(key, __u32);
+	__type(value, struct asc_pt_argspec);
+} aten_args SEC(".maps");
+
+static __always_inline void count_drop(void)
+{
+	__u32 zero = 0;
+	struct asc_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
+
+	if (s)
+		__sync_fetch_and_add(&s->drops, 1);
+}
+
+static __always_inline void *reserve(__u32 size)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		count_drop();
+	return rec;
+}
+
+static __always_inline void submit(void *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
+}
+
+static __always_inline void fill_hdr(struct asc_hdr *h, __u16 type, __u16 size, __u64 pid_tgid,
+				     __u32 probe_id, __u64 ts)
+{
+	h->type = type;
+	h->size = size;
+	h->tgid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+	h->probe_id = probe_id;
+	h->ts_ns = ts;
+}
+
+static __always_inline struct asc_tgid_state *gate(__u64 pid_tgid)
+{
+	__u32 tgid = pid_tgid >> 32;
+	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
+
+	if (!st || !st->open)
+		return NULL;
+	return st;
+}
+
+static __always_inline __u64 read_u64(__u64 addr, int *fault)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr) < 0)
+		*fault = 1;
+	return v;
+}
+
+/* ---- tensors ---- */
+
+static __always_inline void emit_tensor(__u64 pid_tgid, __u32 id, __u64 ts, __u64 impl,
+					__u32 arg_index, __u32 list_index, __u8 kind)
+{
+	struct asc_tensor *t = reserve(sizeof(*t));
+	__s64 ndim = 0;
+	__u64 where;
+	__u16 dtype = ASC_DTYPE_UNKNOWN;
+	__u32 n;
+	int fault = 0;
+
+	if (!t)
+		return;
+	fill_hdr(&t->hdr, ASC_REC_TENSOR, sizeof(*t), pid_tgid, id, ts);
+	t->arg_index = arg_index;
+	t->list_index = list_index;
+	t->flags = 0;
+	t->kind = kind;
+	t->dtype = ASC_DTYPE_UNKNOWN;
+	t->ndim = 0;
+	__builtin_memset(t->dims, 0, sizeof(t->dims));
+	if (kind != ASC_TENSOR_DEFINED)
+		goto out;
+	if (!impl || impl == cfg.undefined_impl) {
+		t->kind = ASC_TENSOR_UNDEFINED;
+		goto out;
+	}
+	ndim = read_u64(impl + cfg.tl_dim_off, &fault);
+	if (fault || ndim < 0 || ndim > 64) {
+		t->kind = ASC_TENSOR_UNREADABLE;
+		goto out;
+	}
+	where = impl + cfg.tl_sizes_off;
+	if (ndim > cfg.tl_inline_max)
+		where = read_u64(where, &fault);
+	n = ndim < ASC_TENSOR_DIMS ? ndim : ASC_TENSOR_DIMS;
+	n *= sizeof(t->dims[0]);
+	if (n > sizeof(t->dims))
+		n = sizeof(t->dims);
+	if (n && !fault && bpf_probe_read_user(t->dims, n, (const void *)where) < 0)
+		fault = 1;
+	if (cfg.tl_dtype_off &&
+	    bpf_probe_read_user(&dtype, sizeof(dtype), (const void *)(impl + cfg.tl_dtype_off)) < 0)
+		fault = 1;
+	if (fault) {
+		t->kind = ASC_TENSOR_UNREADABLE;
+		__builtin_memset(t->dims, 0, sizeof(t->dims));
+		goto out;
+	}
+	t->ndim = ndim;
+	t->dtype = dtype < ASC_DTYPE_UNKNOWN ? dtype : ASC_DTYPE_UNKNOWN;
+	if (ndim > ASC_TENSOR_DIMS)
+		t->flags |= ASC_TENSOR_TRUNCATED;
+out:
+	submit(t);
+}
+
+static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
+{
+	struct asc_pt_argspec *spec = bpf_map_lookup_elem(&aten_args, &id);
+	__u64 regs[6];
+	int i, j;
+
+	if (!spec)
+		return;
+	regs[0] = PT_REGS_PARM1(ctx);
+	regs[1] = PT_REGS_PARM2(ctx);
+	regs[2] = PT_REGS_PARM3(ctx);
+	regs[3] = PT_REGS_PARM4(ctx);
+	regs[4] = PT_REGS_PARM5(ctx);
+	regs[5] = PT_REGS_PARM6(ctx);
+	for (i = 0; i < 6; i++) {
+		__u8 kind = spec->kind[i];
+		__u32 ai = spec->arg_index[i];
+		int fault = 0;
+		__u64 impl;
+
+		if (kind == ASC_PT_ARG_TENSOR) {
+			impl = read_u64(regs[i], &fault);
+			emit_tensor(pid_tgid, id, ts, impl, ai, 0,
+				    fault ? ASC_TENSOR_UNREADABLE : ASC_TENSOR_DEFINED);
+		} else if (kind == ASC_PT_ARG_OPT_TENSOR) {
+			__u8 init = 0;
+
+			if (bpf_probe_read_user(&init, 1, (const void *)regs[i]) < 0)
+				fault = 1;
+			impl = init ? read_u64(regs[i] + cfg.opt_value_off, &fault) : 0;
+			emit_tensor(pid_tgid, id, ts, impl, ai, 0,
+				    fault ? ASC_TENSOR_UNREADABLE :
+				    init ? ASC_TENSOR_DEFINED : ASC_TENSOR_UNDEFINED);
+		} else if (kind == ASC_PT_ARG_TENSOR_LIST && i < 5) {
+			__u64 data = regs[i], len = regs[i + 1];
+
+			for (j = 0; j < ASC_PT_LIST_MAX; j++) {
+				if (j >= len)
+					break;
+				fault = 0;
+				impl = read_u64(data + j * 8, &fault);
+				emit_tensor(pid_tgid, id, ts, impl, ai, j,
+					    fault ? ASC_TENSOR_UNREADABLE : ASC_TENSOR_DEFINED);
+			}
+		}
+	}
+}
+
+/* ---- Python frames ---- */
+
+static __always_inline void emit_pystack(__u64 pid_tgid, __u32 id, __u64 ts)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	struct asc_pystack *s;
+	__u64 interp, tstate, cframe, frame;
+	int fault = 0, i, found = 0;
+
+	s = reserve(sizeof(*s));
+	if (!s)
+		return;
+	fill_hdr(&s->hdr, ASC_REC_PYSTACK, sizeof(*s), pid_tgid, id, ts);
+	s->nr = 0;
+	s->flags = 0;
+	interp = read_u64(cfg.runtime_addr + cfg.rt_interp_head, &fault);
+	tstate = interp ? read_u64(interp + cfg.is_threads_head, &fault) : 0;
+	for (i = 0; i < ASC_PT_MAX_THREADS; i++) {
+		if (!tstate || fault)
+			break;
+		if (read_u64(tstate + cfg.ts_thread_id, &fault) == fsbase) {
+			found = 1;
+			break;
+		}
+		tstate = read_u64(tstate + cfg.ts_next, &fault);
+	}
+	if (!found) {
+		s->flags = fault ? ASC_PYSTACK_FAULT : ASC_PYSTACK_NO_THREAD;
+		goto out;
+	}
+	cframe = read_u64(tstate + cfg.ts_cframe, &fault);
+	frame = cframe ? read_u64(cframe + cfg.cf_current_frame, &fault) : 0;
+	for (i = 0; i < ASC_PY_DEPTH; i++) {
+		__u64 code, prev;
+
+		if (!frame || fault)
+			break;
+		code = read_u64(frame + cfg.fr_code, &fault);
+		prev = read_u64(frame + cfg.fr_prev_instr, &fault);
+		if (fault)
+			break;
+		s->code[i] = code;
+		s->lasti[i] = (__s64)(prev - (code + cfg.co_code_adaptive)) >> 1;	/* code units */
+		s->nr = i + 1;
+		frame = read_u64(frame + cfg.fr_previous, &fault);
+	}
+	if (fault)
+		s->flags |= ASC_PYSTACK_FAULT;
+	else if (frame)
+		s->flags |= ASC_PYSTACK_TRUNCATED;
+out:
+	for (i = s->nr; i < ASC_PY_DEPTH; i++) {
+		s->code[i & (ASC_PY_DEPTH - 1)] = 0;
+		s->lasti[i & (ASC_PY_DEPTH - 1)] = 0;
+	}
+	submit(s);
+}
+
+/* ---- aten op entry: ENTER, then TENSOR records, then PYSTACK ---- */
+
+SEC("uprobe")
+int BPF_KPROBE(asc_aten_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u64 ts = bpf_ktime_get_ns();
+	struct asc_enter *e;
+
+	if (!gate(pid_tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
+	e->args[0] = PT_REGS_PARM1(ctx);
+	e->args[1] = PT_REGS_PARM2(ctx);
+	e->args[2] = PT_REGS_PARM3(ctx);
+	e->args[3] = PT_REGS_PARM4(ctx);
+	e->args[4] = PT_REGS_PARM5(ctx);
+	e->args[5] = PT_REGS_PARM6(ctx);
+	submit(e);
+	if (cfg.shapes)
+		emit_tensors(ctx, pid_tgid, id, ts);
+	if (cfg.pystack)
+		emit_pystack(pid_tgid, id, ts);
+	return 0;
+}
+
+/* ---- --step-py: python:function__entry(filename, funcname, lineno) ---- */
+
+static __always_inline __u64 usdt_reg(struct pt_regs *ctx, __u32 r)
+{
+	switch (r) {
+	case ASC_PT_REG_RAX: return ctx->ax;
+	case ASC_PT_REG_RBX: return ctx->bx;
+	case ASC_PT_REG_RCX: return ctx->cx;
+	case ASC_PT_REG_RDX: return ctx->dx;
+	case ASC_PT_REG_RSI: return ctx->si;
+	case ASC_PT_REG_RDI: return ctx->di;
+	case ASC_PT_REG_RBP: return ctx->bp;
+	case ASC_PT_REG_RSP: return ctx->sp;
+	case ASC_PT_REG_R8: return ctx->r8;
+	case ASC_PT_REG_R9: return ctx->r9;
+	case ASC_PT_REG_R10: return ctx->r10;
+	case ASC_PT_REG_R11: return ctx->r11;
+	case ASC_PT_REG_R12: return ctx->r12;
+	case ASC_PT_REG_R13: return ctx->r13;
+	case ASC_PT_REG_R14: return ctx->r14;
+	case ASC_PT_REG_R15: return ctx->r15;
+	}
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_step_py_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
+	char name[ASC_PT_STEP_NAME_LEN];
+	struct asc_sched s;
+	struct asc_step *r;
+	__u64 step;
+	__u32 action;
+	int i;
+
+	if (!st)
+		return 0;
+	if (bpf_probe_read_user_str(name, sizeof(name), (const void *)usdt_reg(ctx,
+				    cfg.step_name_reg)) <= 0)
+		return 0;
+	for (i = 0; i < ASC_PT_STEP_NAME_LEN; i++) {
+		if (name[i] != cfg.step_name[i])
+			return 0;
+		if (!name[i])
+			break;
+	}
+	/* the same step logic as the native step probe (bpf/ascbpf.bpf.c asc_step_enter) */
+	step = __sync_fetch_and_add(&st->next_step, 1);
+	__builtin_memcpy(&s, (const void *)&sched_cfg, sizeof(s));
+	action = asc_sched_action(&s, step);
+	st->open = asc_sched_recording(action);
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, ASC_REC_STEP, sizeof(*r), pid_tgid, 0xfffffff0u, bpf_ktime_get_ns());
+	r->step = step;
+	r->state = action;
+	r->reserved = 0;
+	submit(r);
+	return 0;
+}
+
+/*
+ * Return of an aten op: the same EXIT record as the main object's
+ * asc_call_exit.  ascbpf trace keeps using asc_call_exit; this one serves
+ * loaders that use this object alone (tests/pytorch/pt_trace.c).
+ */
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_aten_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct asc_exit *x;
+
+	if (!gate(pid_tgid))
+		return 0;
+	x = reserve(sizeof(*x));
+	if (!x)
+		return 0;
+	fill_hdr(&x->hdr, ASC_REC_EXIT, sizeof(*x), pid_tgid, bpf_get_attach_cookie(ctx),
+		 bpf_ktime_get_ns());
+	x->ret = PT_REGS_RC(ctx);
+	submit(x);
+	return 0;
+}

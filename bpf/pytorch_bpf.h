@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * pytorch_bpf.h - the loader <-> BPF contract of bpf/pytorch.bpf.c (aten ops
+ * with tensor shapes and Python stacks, and the --step-py probe).  User
+ * space fills it from user/pytorch.c's discovery; nothing here is a guess
+ * made by the BPF side: a zero `valid` bit switches the reader off.
+ */
+#ifndef __ASCBPF_PYTORCH_BPF_H
+#define __ASCBPF_PYTORCH_BPF_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define ASC_PT_MAX_SITES	8192	/* aten op probe ids with an argument map */
+#define ASC_PT_LIST_MAX		4	/* tensors read from one Tensor[] argument */
+#define ASC_PT_MAX_THREADS	32	/* PyThreadStates walked to find the current one */
+#define ASC_PT_STEP_NAME_LEN	64
+
+/* Argument kinds per integer register (enum asc_aten_argk in user/pytorch.h). */
+#define ASC_PT_ARG_NONE		0
+#define ASC_PT_ARG_TENSOR	1
+#define ASC_PT_ARG_OPT_TENSOR	2
+#define ASC_PT_ARG_TENSOR_LIST	3
+
+/* aten_args map value, key: probe id (__u32). */
+struct asc_pt_argspec {
+	__u8 kind[6];		/* ASC_PT_ARG_* of argument registers rdi..r9 */
+	__u8 arg_index[6];	/* schema argument index of that register */
+	__u32 reserved;
+};
+
+struct asc_pt_cfg {
+	/* --record-shapes: c10::TensorImpl */
+	__u32 shapes;		/* 1: emit TENSOR records */
+	__u32 tl_dim_off;
+	__u32 tl_sizes_off;
+	__u32 tl_inline_max;
+	__u32 tl_dtype_off;	/* 0: dtype not known */
+	__u32 opt_value_off;	/* c10::optional<Tensor>: value offset (init_ flag at 0) */
+	__u64 undefined_impl;	/* &c10::UndefinedTensorImpl::_singleton in the target, or 0 */
+
+	/* --with-stack: CPython 3.11 */
+	__u32 pystack;		/* 1: emit PYSTACK records */
+	__u32 rt_interp_head;
+	__u64 runtime_addr;	/* &_PyRuntime in the target */
+	__u32 is_threads_head;
+	__u32 ts_next;
+	__u32 ts_thread_id;
+	__u32 ts_cframe;
+	__u32 cf_current_frame;
+	__u32 fr_code;
+	__u32 fr_previous;
+	__u32 fr_prev_instr;
+	__u32 co_code_adaptive;
+	__u32 reserved;
+
+	/* --step-py: the python:function__entry USDT argument register of funcname */
+	__u32 step_py;		/* 1: the USDT program is attached */
+	__u32 step_name_reg;	/* pt_regs register number (ASC_PT_REG_*) */
+	char step_name[ASC_PT_STEP_NAME_LEN];
+};
+
+/* x86-64 registers as the USDT argument specs name them. */
+enum {
+	ASC_PT_REG_RAX, ASC_PT_REG_RBX, ASC_PT_REG_RCX, ASC_PT_REG_RDX, ASC_PT_REG_RSI,
+	ASC_PT_REG_RDI, ASC_PT_REG_RBP, ASC_PT_REG_RSP, ASC_PT_REG_R8, ASC_PT_REG_R9,
+	ASC_PT_REG_R10, ASC_PT_REG_R11, ASC_PT_REG_R12, ASC_PT_REG_R13, ASC_PT_REG_R14,
+	ASC_PT_REG_R15,
+};
+
+#endif /* __ASCBPF_PYTORCH_BPF_H */

@@ -1,0 +1,8 @@
+# tests/pytorch/: real-PyTorch tests (engineer F).
+#   test_pytorch, test_pystack   unit tests linking only the modules they test
+#   pt_trace                     standalone loader of bpf/pytorch.bpf.c (tests and benchmark):
+#                                attaches the aten programs alone, writes a capture file
+
+PT_TEST_OBJS := $(USER_OUT)/pytorch.o $(USER_OUT)/pystack.o $(USER_OUT)/attach.o $(USER_OUT)/log.o
+TEST_OBJS_test_pytorch := $(PT_TEST_OBJS)
+TEST_OBJS_test_pystack := $(PT_TEST_OBJS)
