@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_attach - real uprobes (user/attach.c): the counter program of
+ * tests/probes/attach_counter.bpf.c is attached to a plan over the test
+ * object loaded in this process, once through single perf-event uprobes and
+ * once through uprobe_multi links; every function is called a different,
+ * known number of times and every site must report exactly that many entry
+ * and return hits under its own cookie (the site id).  Also: the per-site
+ * fallback when one offset of a uprobe_multi group is bad, detach on free,
+ * the ASCBPF_NO_UPROBE_MULTI switch and the load-order contract.
+ * Needs root (CAP_BPF + CAP_PERFMON), as every test on our machines has.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cmocka.h>
+#include "ascbpf_events.h"
+#include "asctest.h"
+#include "attach.h"
+#include "probes.h"
+
+#define FIX(name) ASC_TEST_FIXTURES "/" name
+
+static const struct asc_probe_spec table[] = {
+	{ "libasctest.so", "asc_test_counted_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libasctest.so", "asc_test_endbr_push", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libasctest.so", "asc_test_push", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libasctest.so", "asc_test_endbr_lea", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libasctest.so", "asc_test_nopl", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN,
+	  ASC_SPEC_NO_RETPROBE },
+	{ NULL, NULL, 0, 0, 0, 0 },
+};
+
+struct counter {
+	struct bpf_object *obj;
+	struct bpf_program *entry, *ret;
+	int entry_fd, ret_fd;
+};
+
+static void *lib;
+
+static int setup(void **state)
+{
+	lib = dlopen(FIX("libasctest.so"), RTLD_NOW | RTLD_LOCAL);
+	return lib ? 0 : -1;
+}
+
+static void counter_open(struct counter *c, bool multi)
+{
+	c->obj = bpf_object__open_file(FIX("attach_counter.bpf.o"), NULL);
+	assert_non_null(c->obj);
+	c->entry = bpf_object__find_program_by_name(c->obj, "count_entry");
+	c->ret = bpf_object__find_program_by_name(c->obj, "count_return");
+	assert_non_null(c->entry);
+	assert_non_null(c->ret);
+	if (multi) {
+		assert_int_equal(asc_attach_prepare_multi(c->entry), 0);
+		assert_int_equal(asc_attach_prepare_multi(c->ret), 0);
+	}
+	assert_int_equal(bpf_object__load(c->obj), 0);
+	assert_int_equal(asc_attach_prog_is_multi(c->entry), multi);
+	assert_int_equal(asc_attach_prog_is_multi(c->ret), multi);
+	/* the load-order contract: too late to change the attach type now */
+	assert_int_equal(asc_attach_prepare_multi(c->entry), -EBUSY);
+	c->entry_fd = bpf_object__find_map_fd_by_name(c->obj, "entry_hits");
+	c->ret_fd = bpf_object__find_map_fd_by_name(c->obj, "return_hits");
+	assert_true(c->entry_fd >= 0 && c->ret_fd >= 0);
+}
+
+static uint64_t hits(int map_fd, uint64_t cookie)
+{
+	uint64_t v = 0;
+
+	if (bpf_map_lookup_elem(map_fd, &cookie, &v))
+		return 0;
+	return v;
+}
+
+static size_t map_entries(int map_fd)
+{
+	uint64_t key, next;
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+static int select_both(const struct asc_probe_site *site, void *ctx,
+		       struct bpf_program **entry, struct bpf_program **ret)
+{
+	struct counter *c = ctx;
+
+	*entry = c->entry;
+	*ret = c->ret;
+	return 0;
+}
+
+/* How often the test calls the function of a site: distinct per site. */
+static unsigned int calls_for(const struct asc_probe_site *s)
+{
+	return 1 + (s->id * 7) % 23;
+}
+
+static void call_site_function(const struct asc_probe_site *s, unsigned int times)
+{
+	void *fn = dlsym(lib, s->sym);
+	unsigned int i;
+
+	assert_non_null(fn);
+	for (i = 0; i < times; i++) {
+		if (!strncmp(s->sym, "asc_test_counted_", 17))
+			((long (*)(long))fn)(i);
+		else
+			((void (*)(void))fn)();
+	}
+}
+
+static void run_mode(bool multi)
+{
+	struct asc_probe_plan plan;
+	struct asc_attach_set *set;
+	struct asc_attach_stats st;
+	struct counter c;
+	size_t i, nr_ret = 0;
+	int *errs;
+
+	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_ALL, 1000, &plan), 0);
+	assert_int_equal(plan.nr_sites, ASC_TEST_NR_COUNTED + 4);
+	assert_int_equal(plan.nr_missing, 0);
+	counter_open(&c, multi);
+	set = asc_attach_set_new();
+	assert_non_null(set);
+	errs = calloc(plan.nr_sites, sizeof(*errs));
+	assert_int_equal(asc_attach_plan(set, &plan, 0, select_both, &c, getpid(), errs),
+			 plan.nr_sites);
+	for (i = 0; i < plan.nr_sites; i++) {
+		bool noret = plan.sites[i].spec->flags & ASC_SPEC_NO_RETPROBE;
+
+		assert_int_equal(errs[i], 0);
+		assert_int_equal(!!(plan.sites[i].flags & ASC_PROBE_RETPROBE), !noret);
+		nr_ret += !noret;
+	}
+	asc_attach_set_stats(set, &st);
+	assert_int_equal(st.sites, plan.nr_sites + nr_ret);
+	assert_int_equal(st.failed, 0);
+	if (multi) {
+		assert_int_equal(st.multi_links, 2);	/* one library, two programs */
+		assert_int_equal(st.single_links, 0);
+	} else {
+		assert_int_equal(st.multi_links, 0);
+		assert_int_equal(st.single_links, plan.nr_sites + nr_ret);
+	}
+
+	for (i = 0; i < plan.nr_sites; i++)
+		call_site_function(&plan.sites[i], calls_for(&plan.sites[i]));
+	for (i = 0; i < plan.nr_sites; i++) {
+		const struct asc_probe_site *s = &plan.sites[i];
+		bool noret = s->spec->flags & ASC_SPEC_NO_RETPROBE;
+
+		if (hits(c.entry_fd, s->id) != calls_for(s))
+			fail_msg("%s site %u (%s, %s): %llu entry hits, expected %u",
+				 multi ? "multi" : "single", s->id, s->sym,
+				 s->flags & ASC_PROBE_SKIPPED_ENDBR ? "after endbr64" : "at entry",
+				 (unsigned long long)hits(c.entry_fd, s->id), calls_for(s));
+		assert_int_equal(hits(c.ret_fd, s->id), noret ? 0 : calls_for(s));
+	}
+	/* no cookie that is not a site id */
+	assert_int_equal(map_entries(c.entry_fd), plan.nr_sites);
+	assert_int_equal(map_entries(c.ret_fd), nr_ret);
+
+	/* freeing the set detaches: more calls change nothing */
+	asc_attach_set_free(set);
+	for (i = 0; i < plan.nr_sites; i++)
+		call_site_function(&plan.sites[i], 2);
+	for (i = 0; i < plan.nr_sites; i++)
+		assert_int_equal(hits(c.entry_fd, plan.sites[i].id), calls_for(&plan.sites[i]));
+	free(errs);
+	bpf_object__close(c.obj);
+	asc_probe_plan_free(&plan);
+}
+
+static void test_single_uprobes(void **state)
+{
+	run_mode(false);
+}
+
+static void test_uprobe_multi(void **state)
+{
+	/* the kernel of our machines (6.18) has the link: it must be used */
+	assert_int_equal(asc_uprobe_multi_supported(), 1);
+	run_mode(true);
+}
+
+static void test_multi_group_fallback(void **state)
+{
+	struct asc_probe_plan plan;
+	struct asc_attach_site sites[4];
+	struct asc_attach_set *set;
+	struct asc_attach_stats st;
+	struct counter c;
+	int errs[4];
+
+	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_ALL, 1, &plan), 0);
+	counter_open(&c, true);
+	set = asc_attach_set_new();
+	/* three good sites and one offset far beyond the end of the file */
+	sites[0] = (struct asc_attach_site){ plan.sites[0].path, plan.sites[0].attach_offset, 501 };
+	sites[1] = (struct asc_attach_site){ plan.sites[1].path, 1ULL << 40, 502 };
+	sites[2] = (struct asc_attach_site){ plan.sites[2].path, plan.sites[2].attach_offset, 503 };
+	sites[3] = (struct asc_attach_site){ "/nonexistent/libx.so", 0x1000, 504 };
+	assert_int_equal(asc_attach_uprobes(set, c.entry, false, getpid(), sites, 4, errs), 2);
+	assert_int_equal(errs[0], 0);
+	assert_true(errs[1] < 0);
+	assert_int_equal(errs[2], 0);
+	assert_int_equal(errs[3], -ENOENT);
+	asc_attach_set_stats(set, &st);
+	assert_int_equal(st.sites, 2);
+	assert_int_equal(st.failed, 2);
+	call_site_function(&plan.sites[0], 3);
+	call_site_function(&plan.sites[2], 5);
+	assert_int_equal(hits(c.entry_fd, 501), 3);
+	assert_int_equal(hits(c.entry_fd, 503), 5);
+	assert_int_equal(hits(c.entry_fd, 502), 0);
+	/* bad arguments */
+	assert_int_equal(asc_attach_uprobes(set, NULL, false, 0, sites, 1, NULL), -EINVAL);
+	assert_int_equal(asc_attach_uprobes(set, c.entry, false, 0, NULL, 1, NULL), -EINVAL);
+	assert_int_equal(asc_attach_uprobes(set, c.entry, false, 0, sites, 0, NULL), 0);
+	asc_attach_set_free(set);
+	asc_attach_set_free(NULL);
+	bpf_object__close(c.obj);
+	asc_probe_plan_free(&plan);
+}
+
+static void test_multi_switch(void **state)
+{
+	struct bpf_object *obj;
+	struct bpf_program *p;
+
+	setenv("ASCBPF_NO_UPROBE_MULTI", "1", 1);
+	assert_int_equal(asc_uprobe_multi_supported(), 0);
+	obj = bpf_object__open_file(FIX("attach_counter.bpf.o"), NULL);
+	assert_non_null(obj);
+	p = bpf_object__find_program_by_name(obj, "count_entry");
+	assert_int_equal(asc_attach_prepare_multi(p), -EOPNOTSUPP);
+	assert_false(asc_attach_prog_is_multi(p));
+	bpf_object__close(obj);
+	unsetenv("ASCBPF_NO_UPROBE_MULTI");
+	assert_int_equal(asc_uprobe_multi_supported(), 1);
+	assert_int_equal(asc_attach_prepare_multi(NULL), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_single_uprobes),
+		cmocka_unit_test(test_uprobe_multi),
+		cmocka_unit_test(test_multi_group_fallback),
+		cmocka_unit_test(test_multi_switch),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
