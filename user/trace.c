@@ -1379,15 +1379,34 @@ static int find_comm(struct trace *t)
 	return err;
 }
 
-static int set_tgid(struct trace *t, pid_t pid)
+/*
+ * The gate of one process.  It is closed while the probes are being attached
+ * (entry and return probes are separate links, attached one after the other,
+ * so an open gate would record returns without entries), opened once
+ * everything is attached, unless a schedule keeps it closed until the first
+ * step boundary.
+ */
+static int set_tgid(struct trace *t, pid_t pid, int open)
 {
 	struct asc_tgid_state st = {};
 	__u32 key = pid;
 
-	/* with a schedule the gate stays closed until the first step boundary */
-	st.open = t->o.sched.enabled ? 0 : 1;
+	st.open = open && !t->o.sched.enabled;
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &key, &st, BPF_ANY) ? -errno
 											   : 0;
+}
+
+/* Forgets every process: each program returns at its first lookup from now on. */
+static void clear_tgids(struct trace *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.tgids);
+	__u32 key, next;
+
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
 }
 
 static int open_and_load(struct trace *t)
@@ -1487,6 +1506,20 @@ static void do_rescans(struct trace *t)
 	}
 }
 
+/* A process is gone once it no longer exists or is a zombie nobody reaped yet. */
+static int process_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 1;
+	p = strrchr(buf, ')');		/* comm may hold spaces and parentheses */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static int targets_alive(struct trace *t)
 {
 	int i, alive = 0;
@@ -1499,7 +1532,7 @@ static int targets_alive(struct trace *t)
 		if (tg->is_child) {
 			if (asc_launch_poll(&t->child) == 1)
 				tg->gone = 1;
-		} else if (kill(tg->pid, 0) && errno == ESRCH) {
+		} else if (process_gone(tg->pid)) {
 			tg->gone = 1;
 		}
 		if (tg->gone)
@@ -1649,7 +1682,7 @@ int cmd_trace(int argc, char **argv)
 	if (err)
 		goto out;
 	for (i = 0; i < t->nr_targets && !err; i++) {
-		err = set_tgid(t, t->targets[i].pid);
+		err = set_tgid(t, t->targets[i].pid, 0);
 		prefill_fds(t, t->targets[i].pid);
 	}
 	if (!err)
@@ -1703,6 +1736,12 @@ int cmd_trace(int argc, char **argv)
 	t->t_start_ns = now_ns(CLOCK_MONOTONIC);
 	if (t->o.duration_s > 0)
 		deadline = t->t_start_ns + (uint64_t)(t->o.duration_s * 1e9);
+	for (i = 0; i < t->nr_targets && !err; i++)
+		err = set_tgid(t, t->targets[i].pid, 1);
+	if (err) {
+		asc_err("trace: cannot open the gate: %s\n", strerror(-err));
+		goto out;
+	}
 	if (t->have_child) {
 		err = asc_launch_go(&t->child);
 		if (err)
@@ -1725,7 +1764,8 @@ int cmd_trace(int argc, char **argv)
 			break;
 	}
 
-	/* detach, then drain what is left */
+	/* close every gate (no half-detached records), detach, then drain what is left */
+	clear_tgids(t);
 	asc_attach_set_free(t->set);
 	t->set = NULL;
 	for (i = 0; i < 4; i++) {
