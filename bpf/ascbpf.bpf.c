@@ -404,7 +404,15 @@ int BPF_KPROBE(asc_step_enter)
 	if (!st)
 		return 0;
 	step = __sync_fetch_and_add(&st->next_step, 1);
-	__builtin_memcpy(&s, (const void *)&sched_cfg, sizeof(s));
+	/* field by field: a memcpy through a non-volatile pointer is folded to .rodata's zeros */
+	s.skip_first = sched_cfg.skip_first;
+	s.skip_first_wait = sched_cfg.skip_first_wait;
+	s.wait = sched_cfg.wait;
+	s.warmup = sched_cfg.warmup;
+	s.active = sched_cfg.active;
+	s.repeat = sched_cfg.repeat;
+	s.enabled = sched_cfg.enabled;
+	s.reserved = 0;
 	action = asc_sched_action(&s, step);
 	st->open = asc_sched_recording(action);
 	r = reserve(sizeof(*r));
