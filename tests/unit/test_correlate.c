@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_correlate - the join on a hand-made capture: aten op -> Enqueue ->
+ * Dequeue (correlation id) -> aclnn call -> SQE -> device task, the same
+ * without a task queue, 16-bit task id wraps, device and wall clocks, a lost
+ * exit, op names from at::_ops symbols, steps, ProfilerStep ops, cycles of
+ * the schedule, memory attribution, unmatched device tasks, bad records.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "ascbpf_events.h"
+#include "capture.h"
+#include "correlate.h"
+#include "probes.h"
+#include "records.h"
+#include "schedule.h"
+
+#define PY	100
+#define ACL	101
+
+enum { P_ADD = 1, P_ENQ, P_DEQ, P_ACLNN, P_RT, P_HAL, P_MM, P_INPLACE, P_MEM, P_STEP };
+
+static char dir[] = "/tmp/test_correlate.XXXXXX";
+static char path[256];
+static struct asc_capture_writer *w;
+
+static void put(const void *rec)
+{
+	const struct asc_hdr *h = rec;
+
+	assert_int_equal(asc_capture_append(w, rec, h->size), 0);
+}
+
+static void hdr(struct asc_hdr *h, uint16_t type, uint16_t size, uint32_t tid, uint32_t probe,
+		uint64_t ts)
+{
+	h->type = type;
+	h->size = size;
+	h->tgid = PY;
+	h->tid = tid;
+	h->probe_id = probe;
+	h->ts_ns = ts;
+}
+
+static void probe(uint32_t id, const char *sym, uint16_t layer, uint16_t kind)
+{
+	_Alignas(8) char buf[256] = { 0 };
+	struct asc_probe *p = (void *)buf;
+	size_t sl = strlen(sym);
+
+	hdr(&p->hdr, ASC_REC_PROBE, asc_probe_rec_size(3, sl), 0, id, 0);
+	p->layer = layer;
+	p->kind = kind;
+	p->lib_len = 3;
+	p->sym_len = sl;
+	memcpy(p->strings, "lib", 3);
+	memcpy(p->strings + 4, sym, sl);
+	put(p);
+}
+
+static void enter(uint32_t tid, uint32_t probe_id, uint64_t ts)
+{
+	struct asc_enter e = { 0 };
+
+	hdr(&e.hdr, ASC_REC_ENTER, sizeof(e), tid, probe_id, ts);
+	put(&e);
+}
+
+static void leave(uint32_t tid, uint32_t probe_id, uint64_t ts)
+{
+	struct asc_exit e = { 0 };
+
+	hdr(&e.hdr, ASC_REC_EXIT, sizeof(e), tid, probe_id, ts);
+	put(&e);
+}
+
+static void queue(uint32_t tid, uint32_t probe_id, uint64_t ts, uint64_t corr, uint32_t side)
+{
+	struct asc_queue q = { 0 };
+
+	hdr(&q.hdr, ASC_REC_QUEUE, sizeof(q), tid, probe_id, ts);
+	q.correlation_id = corr;
+	q.side = side;
+	q.param_type = 8;
+	put(&q);
+}
+
+static void sqe(uint32_t tid, uint64_t ts, uint16_t stream, uint16_t task)
+{
+	struct asc_sqe s = { 0 };
+
+	hdr(&s.hdr, ASC_REC_SQE, sizeof(s), tid, P_HAL, ts);
+	s.sqe_num = 1;
+	s.nr_kept = 1;
+	s.sqe[0].stream_id = stream;
+	s.sqe[0].task_id = task;
+	s.sqe[0].block_dim = 24;
+	s.sqe[0].sqe_type = 0;
+	put(&s);
+}
+
+static void step(uint64_t n, uint32_t state, uint64_t ts)
+{
+	struct asc_step s = { 0 };
+
+	hdr(&s.hdr, ASC_REC_STEP, sizeof(s), PY, P_STEP, ts);
+	s.step = n;
+	s.state = state;
+	put(&s);
+}
+
+static void devtask(uint16_t stream, uint16_t task, uint64_t start_mono, uint64_t end_mono)
+{
+	struct asc_devtask d = { 0 };
+
+	hdr(&d.hdr, ASC_REC_DEVTASK, sizeof(d), 0, 0, 0);
+	/* devclock below: counter 100 at mono 2000, 1 GHz */
+	d.start_cnt = start_mono - 2000 + 100;
+	d.end_cnt = end_mono - 2000 + 100;
+	d.stream_id = stream;
+	d.task_id = task;
+	d.task_type = 0;
+	put(&d);
+}
+
+static struct asc_corr *c;
+
+static int setup(void **state)
+{
+	struct asc_capture_reader *r;
+	struct asc_clock k = { 0 };
+	struct asc_devclock dc = { 0 };
+	struct asc_process pr = { 0 };
+	struct asc_mem m = { 0 };
+	struct asc_enter bad = { 0 };
+
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/c.ascb", dir);
+	w = asc_capture_create(path, 1);
+	assert_non_null(w);
+	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
+	k.realtime_ns = 5000;	/* wall = mono + 4000 */
+	put(&k);
+	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, 2000);
+	dc.counter = 100;
+	dc.freq_hz = 1000000000;
+	put(&dc);
+	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
+	pr.rank = 3;
+	pr.device = 0;
+	put(&pr);
+	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
+	probe(P_ENQ, "_ZN7c10_npu10Repository7EnqueueEPv", ASC_LAYER_FRAMEWORK, ASC_PK_ENQUEUE);
+	probe(P_DEQ, "_ZN6at_npu6native12AsncExecFuncEPv", ASC_LAYER_FRAMEWORK, ASC_PK_DEQUEUE);
+	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
+	probe(P_MM, "at::_ops::mm_out::call", ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
+	probe(P_INPLACE, "_ZN2at4_ops11add__Tensor4callE", ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
+	probe(P_MEM, "report", ASC_LAYER_MEMORY, ASC_PK_MEM_REPORT);
+	probe(P_STEP, "step", ASC_LAYER_PYTHON, ASC_PK_STEP);
+
+	step(0, ASC_SCHED_RECORD, 10000);
+	/* step 0: aten::add -> Enqueue(7) ... acl_thread: Dequeue(7) -> aclnnAdd -> rt -> SQE */
+	enter(PY, P_ADD, 11000);
+	hdr(&m.hdr, ASC_REC_MEM, sizeof(m), PY, P_MEM, 11100);
+	m.ptr = 0xabc000;
+	m.size = 512;
+	m.total_allocated = 512;
+	put(&m);
+	enter(PY, P_ENQ, 11200);
+	queue(PY, P_ENQ, 11200, 7, ASC_QUEUE_ENQUEUE);
+	leave(PY, P_ENQ, 11300);
+	enter(ACL, P_DEQ, 11400);
+	queue(ACL, P_DEQ, 11400, 7, ASC_QUEUE_DEQUEUE);
+	enter(ACL, P_ACLNN, 11500);
+	enter(ACL, P_RT, 11600);
+	enter(ACL, P_HAL, 11700);
+	sqe(ACL, 11700, 3, 65535);
+	leave(ACL, P_HAL, 11710);
+	leave(ACL, P_RT, 11720);
+	leave(ACL, P_ACLNN, 11730);
+	leave(ACL, P_DEQ, 11850);
+	leave(PY, P_ADD, 11900);
+	/* a malformed record (an ENTER with an EXIT's size) is counted and skipped */
+	hdr(&bad.hdr, ASC_REC_ENTER, 32, PY, P_ADD, 11950);
+	put(&bad);
+
+	step(1, ASC_SCHED_RECORD_AND_SAVE, 20000);
+	/* step 1: no task queue; the rt exit is lost; the task id wrapped to 0 */
+	enter(PY, P_MM, 21000);
+	enter(PY, P_ACLNN, 21100);
+	enter(PY, P_RT, 21150);
+	enter(PY, P_HAL, 21200);
+	sqe(PY, 21200, 3, 0);
+	leave(PY, P_HAL, 21210);
+	leave(PY, P_ACLNN, 21300);	/* closes the rt frame too */
+	enter(PY, P_INPLACE, 21400);
+	leave(PY, P_INPLACE, 21450);
+	leave(PY, P_MM, 21500);
+	step(2, ASC_SCHED_NONE, 30000);
+	step(3, ASC_SCHED_WARMUP, 40000);
+	step(4, ASC_SCHED_RECORD_AND_SAVE, 50000);
+	enter(PY, P_MM, 51000);
+	leave(PY, P_MM, 52000);
+
+	devtask(3, 65535, 13000, 14000);
+	devtask(3, 0, 23000, 23500);
+	devtask(9, 5, 24000, 24100);	/* never submitted as far as the capture knows */
+	k.which = ASC_CLOCK_END;
+	k.hdr.ts_ns = 60000;
+	k.realtime_ns = 64000;
+	put(&k);
+	assert_int_equal(asc_capture_close(w), 0);
+
+	r = asc_capture_open(path);
+	assert_non_null(r);
+	c = asc_corr_build(r);
+	asc_capture_free(r);
+	assert_non_null(c);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	asc_corr_free(c);
+	unlink(path);
+	rmdir(dir);
+	return 0;
+}
+
+static int32_t find_op(const char *name, int nth)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_ops; i++)
+		if (!strcmp(asc_corr_str(c, c->ops[i].name), name) && !nth--)
+			return (int32_t)i;
+	return -1;
+}
+
+static void test_info(void **state)
+{
+	(void)state;
+	assert_int_equal(c->info.pid, PY);
+	assert_int_equal(c->info.rank, 3);
+	assert_int_equal(c->info.have_clock, 1);
+	assert_int_equal(c->info.bad_records, 1);
+	assert_int_equal(c->info.unmatched_kernels, 1);
+	assert_int_equal(c->info.damaged, 0);
+	assert_int_equal(c->info.end_wall_ns, 64000);
+}
+
+static void test_op_names_and_nesting(void **state)
+{
+	int32_t add = find_op("aten::add", 0), mm = find_op("aten::mm", 0);
+	int32_t inplace = find_op("aten::add_", 0), s0 = find_op("ProfilerStep#0", 0);
+
+	(void)state;
+	assert_true(add >= 0 && mm >= 0 && inplace >= 0 && s0 >= 0);
+	assert_int_equal(find_op("ProfilerStep#3", 0), -1);	/* warmup: not recorded */
+	assert_true(find_op("ProfilerStep#4", 0) >= 0);
+	assert_int_equal(c->ops[add].start_ns, 15000);
+	assert_int_equal(c->ops[add].end_ns, 15900);
+	assert_int_equal(c->ops[add].parent, s0);
+	assert_int_equal(c->ops[add].depth, 1);
+	assert_int_equal(c->ops[inplace].parent, mm);
+	assert_int_equal(c->ops[add].step, 0);
+	assert_int_equal(c->ops[mm].step, 1);
+	/* ops are sorted by start time */
+	for (size_t i = 1; i < c->nr_ops; i++)
+		assert_true(c->ops[i - 1].start_ns <= c->ops[i].start_ns);
+}
+
+static void test_kernel_through_queue(void **state)
+{
+	const struct asc_corr_kernel *k = &c->kernels[0];
+
+	(void)state;
+	assert_int_equal(c->nr_kernels, 3);
+	/* device counter -> monotonic -> wall */
+	assert_int_equal(k->start_ns, 17000);
+	assert_int_equal(k->end_ns, 18000);
+	assert_int_equal(k->task_id, 65535);
+	assert_int_equal(k->wrap, 0);
+	assert_int_equal(k->stream, 3);
+	assert_int_equal(k->block_dim, 24);
+	assert_true(k->flags & ASC_CORR_K_MATCHED);
+	assert_int_equal(k->correlation_id, 7);
+	assert_true(k->op >= 0);
+	assert_string_equal(asc_corr_str(c, c->ops[k->op].name), "aten::add");
+	assert_true(k->api >= 0);
+	assert_string_equal(asc_corr_str(c, c->calls[k->api].name), "aclnnAdd");
+	assert_string_equal(asc_corr_str(c, c->calls[k->launch_call].name), "rtKernelLaunch");
+	assert_string_equal(asc_corr_str(c, k->name), "aclnnAdd");
+	assert_string_equal(asc_corr_str(c, k->type), "Add");
+	assert_int_equal(k->submit_ns, 15700);
+	assert_int_equal(k->submit_tid, ACL);
+	assert_int_equal(k->step, 0);
+	assert_true(k->queue >= 0);
+	assert_int_equal(c->queues[k->queue].enq_tid, PY);
+	assert_int_equal(c->queues[k->queue].deq_tid, ACL);
+	assert_int_equal(c->queues[k->queue].enq_start_ns, 15200);
+	assert_int_equal(c->queues[k->queue].deq_end_ns, 15850);
+	/* the op got the device time */
+	assert_int_equal(c->ops[k->op].device_self_ns, 1000);
+	assert_int_equal(c->ops[c->ops[k->op].parent].device_total_ns, 1000);
+}
+
+static void test_kernel_without_queue_after_wrap(void **state)
+{
+	const struct asc_corr_kernel *k = &c->kernels[1];
+
+	(void)state;
+	assert_int_equal(k->task_id, 0);
+	assert_int_equal(k->wrap, 1);
+	assert_true(k->flags & ASC_CORR_K_MATCHED);
+	assert_int_equal(k->correlation_id, 0);
+	assert_true(k->op >= 0);
+	assert_string_equal(asc_corr_str(c, c->ops[k->op].name), "aten::mm");
+	assert_int_equal(k->step, 1);
+	assert_false(c->kernels[2].flags & ASC_CORR_K_MATCHED);
+	assert_int_equal(c->kernels[2].op, -1);
+}
+
+static void test_calls_and_lost_exit(void **state)
+{
+	size_t i, rt = 0;
+
+	(void)state;
+	for (i = 0; i < c->nr_calls; i++) {
+		const struct asc_corr_call *k = &c->calls[i];
+
+		if (strcmp(asc_corr_str(c, k->name), "rtKernelLaunch"))
+			continue;
+		rt++;
+		assert_int_equal(k->level, ASC_CORR_LEVEL_RUNTIME);
+		assert_true(k->parent >= 0);
+		assert_string_equal(asc_corr_str(c, c->calls[k->parent].name), "aclnnAdd");
+		if (k->step == 1)	/* exit lost: it keeps end == start */
+			assert_int_equal(k->end_ns, k->start_ns);
+		else
+			assert_int_equal(k->end_ns, 15720);
+	}
+	assert_int_equal(rt, 2);
+}
+
+static void test_steps_cycles_mem(void **state)
+{
+	(void)state;
+	assert_int_equal(c->nr_steps, 5);
+	assert_int_equal(c->steps[0].start_ns, 14000);
+	assert_int_equal(c->steps[0].end_ns, 24000);
+	assert_int_equal(c->nr_cycles, 2);
+	assert_int_equal(c->cycles[0].first_step, 0);
+	assert_int_equal(c->cycles[0].last_step, 1);
+	assert_int_equal(c->cycles[1].first_step, 3);
+	assert_int_equal(c->cycles[1].last_step, 4);
+	assert_int_equal(c->steps[2].cycle, -1);
+	assert_int_equal(c->nr_mems, 1);
+	assert_true(c->mems[0].op >= 0);
+	assert_string_equal(asc_corr_str(c, c->ops[c->mems[0].op].name), "aten::add");
+	assert_int_equal(c->mems[0].ts_ns, 15100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_info),
+		cmocka_unit_test(test_op_names_and_nesting),
+		cmocka_unit_test(test_kernel_through_queue),
+		cmocka_unit_test(test_kernel_without_queue_after_wrap),
+		cmocka_unit_test(test_calls_and_lost_exit),
+		cmocka_unit_test(test_steps_cycles_mem),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
