@@ -346,14 +346,7 @@ int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, ui
 			if (dup)
 				continue;
 			found = true;
-			if (e->deleted) {
-				err = add_missing(&b, spec, "%s was deleted after it was mapped",
-						  e->path);
-				if (err)
-					goto out;
-				continue;
-			}
-			err = asc_maps_host_path(pid, e->path, e->inode, host, sizeof(host));
+			err = asc_maps_entry_host_path(pid, e, host, sizeof(host));
 			if (!err)
 				err = add_lib(&b, host);
 			if (err == -ENOMEM)

@@ -253,3 +253,52 @@ int asc_maps_host_path(pid_t pid, const char *path, uint64_t inode, char *buf, s
 	}
 	return 0;
 }
+
+/* Whether path names the file with inode ino (and is a regular file). */
+static bool is_that_file(const char *path, uint64_t ino)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == ino;
+}
+
+int asc_maps_entry_host_path(pid_t pid, const struct asc_map_entry *e, char *buf, size_t len)
+{
+	char root[64];
+	struct stat ours, theirs;
+	int n;
+
+	if (!e->inode || !e->path || e->path[0] != '/')
+		return -ENOENT;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	if (stat("/", &ours))
+		return -errno;
+	if (stat(root, &theirs))
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (!e->deleted) {
+		bool same_root = ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+
+		if (same_root) {
+			n = snprintf(buf, len, "%s", e->path);
+			if (n < 0 || (size_t)n >= len)
+				return -ENAMETOOLONG;
+			if (is_that_file(buf, e->inode))
+				return 0;
+		}
+		n = snprintf(buf, len, "%s%s", root, e->path);
+		if (n < 0 || (size_t)n >= len)
+			return -ENAMETOOLONG;
+		if (!same_root && is_that_file(buf, e->inode))
+			return 0;
+		n = snprintf(buf, len, "%s", e->path);
+		if (n >= 0 && (size_t)n < len && is_that_file(buf, e->inode))
+			return 0;
+	}
+	n = snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, e->start,
+		     e->end);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (is_that_file(buf, e->inode))
+		return 0;
+	return -ENOENT;
+}

@@ -81,4 +81,17 @@ bool asc_lib_name_matches(const char *path, const char *lib);
  */
 int asc_maps_host_path(pid_t pid, const char *path, uint64_t inode, char *buf, size_t len);
 
+/*
+ * The path this process opens (and attaches uprobes at) for the file of a
+ * file-backed entry, the first of these that is that very file (same inode):
+ *   1. e->path, when PID shares our root directory;
+ *   2. "/proc/PID/root" + e->path: a container (other mount namespace and
+ *      root), whose maps show paths as the container sees them;
+ *   3. e->path as we see it (a chroot inside our mount namespace);
+ *   4. "/proc/PID/map_files/START-END": always that file, even when it was
+ *      deleted or is unreachable from both roots (needs CAP_SYS_ADMIN).
+ * -ENOENT for anonymous entries or when none works, -ESRCH if PID is gone.
+ */
+int asc_maps_entry_host_path(pid_t pid, const struct asc_map_entry *e, char *buf, size_t len);
+
 #endif /* __ASCBPF_PROCMAPS_H */

@@ -7,11 +7,20 @@
  * known number of times and every site must report exactly that many entry
  * and return hits under its own cookie (the site id).  Also: the per-site
  * fallback when one offset of a uprobe_multi group is bad, detach on free,
- * the ASCBPF_NO_UPROBE_MULTI switch and the load-order contract.
+ * the ASCBPF_NO_UPROBE_MULTI switch and the load-order contract, a library
+ * deleted after it was loaded, and a process in a container (own mount
+ * namespace and root, set up with pivot_root) probed from outside.
  * Needs root (CAP_BPF + CAP_PERFMON), as every test on our machines has.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -264,6 +273,176 @@ static void test_multi_switch(void **state)
 	assert_int_equal(asc_attach_prepare_multi(NULL), -EINVAL);
 }
 
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	ssize_t n;
+
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			return -1;
+	close(in);
+	return close(out) || n < 0 ? -1 : 0;
+}
+
+static const struct asc_probe_spec del_table[] = {
+	{ "libasctest-del.so", "asc_test_counted_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ NULL, NULL, 0, 0, 0, 0 },
+};
+
+/* A library unlinked after dlopen: maps say "(deleted)", attach goes through map_files. */
+static void test_deleted_library(void **state)
+{
+	char dir[] = "/tmp/asc-del-XXXXXX", path[128];
+	struct asc_probe_plan plan;
+	struct asc_attach_set *set;
+	struct counter c;
+	void *h;
+	size_t i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libasctest-del.so", dir);
+	assert_int_equal(copy_file(FIX("libasctest.so"), path), 0);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+
+	assert_int_equal(asc_probe_plan_build_table(getpid(), del_table, ASC_FAM_ALL, 1, &plan), 0);
+	assert_int_equal(plan.nr_sites, ASC_TEST_NR_COUNTED);
+	assert_non_null(strstr(plan.sites[0].path, "/map_files/"));
+	counter_open(&c, true);
+	set = asc_attach_set_new();
+	assert_int_equal(asc_attach_plan(set, &plan, 0, select_both, &c, getpid(), NULL),
+			 plan.nr_sites);
+	for (i = 0; i < plan.nr_sites; i++) {
+		long (*fn)(long) = (long (*)(long))dlsym(h, plan.sites[i].sym);
+
+		assert_non_null(fn);
+		for (unsigned int k = 0; k < calls_for(&plan.sites[i]); k++)
+			fn(k);
+	}
+	for (i = 0; i < plan.nr_sites; i++) {
+		assert_int_equal(hits(c.entry_fd, plan.sites[i].id), calls_for(&plan.sites[i]));
+		assert_int_equal(hits(c.ret_fd, plan.sites[i].id), calls_for(&plan.sites[i]));
+	}
+	asc_attach_set_free(set);
+	bpf_object__close(c.obj);
+	asc_probe_plan_free(&plan);
+	dlclose(h);
+}
+
+static const struct asc_probe_spec ct_table[] = {
+	{ "libasctest-late.so", "asc_test_counted_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ NULL, NULL, 0, 0, 0, 0 },
+};
+
+/*
+ * The container: own mount namespace, a tmpfs root holding only
+ * /lib/libasctest-late.so, pivot_root into it.  It dlopen()s the library,
+ * says so on `ready`, waits for a byte on `go`, calls counted function i
+ * (i + 1) * 3 times, reports on `ready` again and waits to be killed.
+ */
+static void container_child(const char *root, int ready, int go)
+{
+	char lib_path[256], old[256];
+	void *h;
+	char b;
+	int i;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", root, "tmpfs", 0, "mode=0755"))
+		_exit(10);
+	snprintf(lib_path, sizeof(lib_path), "%s/lib", root);
+	snprintf(old, sizeof(old), "%s/old", root);
+	if (mkdir(lib_path, 0755) || mkdir(old, 0755))
+		_exit(11);
+	snprintf(lib_path, sizeof(lib_path), "%s/lib/libasctest-late.so", root);
+	if (copy_file(FIX("libasctest-late.so"), lib_path))
+		_exit(12);
+	if (syscall(SYS_pivot_root, root, old) || chdir("/") || umount2("/old", MNT_DETACH))
+		_exit(13);
+	h = dlopen("/lib/libasctest-late.so", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		_exit(14);
+	if (write(ready, "r", 1) != 1 || read(go, &b, 1) != 1)
+		_exit(15);
+	for (i = 0; i < ASC_TEST_NR_COUNTED; i++) {
+		char name[64];
+		long (*fn)(long);
+		int k;
+
+		snprintf(name, sizeof(name), "asc_test_counted_%d", ASC_TEST_COUNTED_ID(i));
+		fn = (long (*)(long))dlsym(h, name);
+		if (!fn)
+			_exit(16);
+		for (k = 0; k < (i + 1) * 3; k++)
+			fn(k);
+	}
+	if (write(ready, "d", 1) != 1)
+		_exit(17);
+	pause();
+	_exit(0);
+}
+
+static void test_container_process(void **state)
+{
+	char root[] = "/tmp/asc-ct-XXXXXX", prefix[64], b;
+	int ready[2], go[2], status, i;
+	struct asc_probe_plan plan;
+	struct asc_attach_set *set;
+	struct counter c;
+	pid_t child;
+
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		container_child(root, ready[1], go[0]);
+	if (read(ready[0], &b, 1) != 1) {
+		waitpid(child, &status, 0);
+		fail_msg("container child failed to start (exit %d)", WEXITSTATUS(status));
+	}
+
+	/* the container sees /lib/libasctest-late.so; we open it through its root */
+	assert_int_equal(asc_probe_plan_build_table(child, ct_table, ASC_FAM_ALL, 1, &plan), 0);
+	assert_int_equal(plan.nr_sites, ASC_TEST_NR_COUNTED);
+	snprintf(prefix, sizeof(prefix), "/proc/%d/root/lib/libasctest-late.so", (int)child);
+	assert_string_equal(plan.sites[0].path, prefix);
+	assert_string_equal(plan.libs_seen[0], prefix);
+
+	counter_open(&c, true);
+	set = asc_attach_set_new();
+	assert_int_equal(asc_attach_plan(set, &plan, 0, select_both, &c, child, NULL),
+			 plan.nr_sites);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	for (i = 0; i < ASC_TEST_NR_COUNTED; i++) {
+		char name[64];
+		size_t j;
+
+		snprintf(name, sizeof(name), "asc_test_counted_%d", ASC_TEST_COUNTED_ID(i));
+		for (j = 0; j < plan.nr_sites; j++)
+			if (!strcmp(plan.sites[j].sym, name))
+				break;
+		assert_true(j < plan.nr_sites);
+		assert_int_equal(hits(c.entry_fd, plan.sites[j].id), (i + 1) * 3);
+		assert_int_equal(hits(c.ret_fd, plan.sites[j].id), (i + 1) * 3);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	asc_attach_set_free(set);
+	bpf_object__close(c.obj);
+	asc_probe_plan_free(&plan);
+	rmdir(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +450,8 @@ int main(void)
 		cmocka_unit_test(test_uprobe_multi),
 		cmocka_unit_test(test_multi_group_fallback),
 		cmocka_unit_test(test_multi_switch),
+		cmocka_unit_test(test_deleted_library),
+		cmocka_unit_test(test_container_process),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
