@@ -1,7 +1,7 @@
 # npu_model/modeld/: npu-modeld, the simulated card(s) and driver behind FUSE
 # device nodes (npu_model/README.md, "Driver and card").  Its modules other
 # than main.c are also linked into the unit tests test_ioctl, test_hbm,
-# test_taskid.
+# test_taskid, test_sched.
 
 include npu_model/common/defs.mk
 MODELD_OBJ_DIR	:= $(MODEL_OBJ_DIR)/modeld
@@ -30,7 +30,10 @@ TEST_OBJS_test_hbm	:= $(MODELD_TEST_OBJS)
 TEST_LIBS_test_hbm	:= $(MODELD_TEST_LIBS)
 TEST_OBJS_test_taskid	:= $(MODELD_TEST_OBJS)
 TEST_LIBS_test_taskid	:= $(MODELD_TEST_LIBS)
-$(OUTPUT)/tests/test_ioctl $(OUTPUT)/tests/test_hbm $(OUTPUT)/tests/test_taskid: $(LIBNPU_COMMON)
+TEST_OBJS_test_sched	:= $(MODELD_TEST_OBJS)
+TEST_LIBS_test_sched	:= $(MODELD_TEST_LIBS)
+$(OUTPUT)/tests/test_ioctl $(OUTPUT)/tests/test_hbm $(OUTPUT)/tests/test_taskid \
+	$(OUTPUT)/tests/test_sched: $(LIBNPU_COMMON)
 
 ALL_TARGETS	+= $(NPU_MODELD)
 MODEL_BIN	+= $(NPU_MODELD)

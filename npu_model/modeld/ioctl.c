@@ -22,6 +22,10 @@
 #include "modeld.h"
 #include "npu_journal.h"
 
+/* The daemon's configuration and cards (set up by main, or by a unit test). */
+struct md_config md_cfg;
+struct md_card *md_cards;
+
 const char *md_module_name(enum md_module m)
 {
 	switch (m) {

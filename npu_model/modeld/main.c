@@ -29,9 +29,6 @@
 #include "modeld.h"
 #include "npu_journal.h"
 
-struct md_config md_cfg;
-struct md_card *md_cards;
-
 static const char *const usage_text =
 	"usage: npu-modeld [options]\n"
 	"  --mount DIR           where the device nodes appear (default " NPU_MODEL_DEV_DIR_DEFAULT ")\n"
