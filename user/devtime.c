@@ -279,7 +279,7 @@ static void write_clock(struct asc_devtime *dt)
 			 "cannot be converted\n", dt->dev_id);
 		freq = 0;
 	}
-	c.freq_hz = freq;
+	c.freq_hz = freq * 1000;	/* the driver answers in kHz (torch_npu divides by 1000 for MHz) */
 	if (dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT, &cnt) == 0 &&
 	    dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT_MONO, &mono) == 0 &&
 	    mono > 0) {
@@ -357,6 +357,8 @@ struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_si
 	dt->sink = sink;
 	dt->ctx = ctx;
 	copy_target_env(pid);
+	/* npu_model's ground-truth journal is the target's, never ours */
+	unsetenv("NPU_MODEL_JOURNAL");
 	dt->hal = open_hal(pid, hal_path, sizeof(hal_path));
 	if (!dt->hal) {
 		asc_warn("devtime: pid %d: libascend_hal.so not found or not loadable; no device "
