@@ -104,9 +104,9 @@ int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, ui
 			       uint32_t first_id, struct asc_probe_plan *plan);
 
 /*
- * Rescans the process (after a dlopen: see user/dlwatch.h) and appends the
- * sites that are new since the plan was built or last updated, with ids
- * from plan->next_id on; existing sites keep their index and id.  missing
+ * Rescans the process (after a dlopen, which the loader hook in
+ * user/trace.c sees) and appends the sites that are new since the plan was
+ * built or last updated, with ids from plan->next_id on; existing sites keep their index and id.  missing
  * and libs_seen are replaced by the new scan's.  *first_new gets the index
  * of the first appended site (== old nr_sites).  Returns the number of
  * sites added (0 when nothing changed) or -errno (-ESRCH: process gone).
