@@ -42,6 +42,8 @@
 #include "capture.h"
 #include "commands.h"
 #include "consumer.h"
+#include "convert.h"
+#include "correlate.h"
 #include "devtime.h"
 #include "elfsym.h"
 #include "launch.h"
@@ -1621,6 +1623,46 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 	append_clock(tg, ASC_CLOCK_END);
 }
 
+/* Converts one finished capture into OUTDIR/{run}_ascend_pt (user/convert.h). */
+static int convert_target(struct trace *t, struct target *tg)
+{
+	struct asc_convert_opts co = {
+		.out_dir = t->outdir,
+		.worker_name = t->o.worker_name,
+		.level = (int)t->o.level,
+		.force = t->o.force,
+	};
+	struct asc_capture_reader *r;
+	struct asc_corr *c;
+	int err;
+
+	r = asc_capture_open(tg->capture_path);
+	if (!r) {
+		err = -errno;
+		asc_err("trace: cannot read back %s: %s\n", tg->capture_path, strerror(-err));
+		return err;
+	}
+	c = asc_corr_build(r);
+	if (!c) {
+		err = -errno;
+		asc_err("trace: cannot correlate %s: %s\n", tg->capture_path, strerror(-err));
+		asc_capture_free(r);
+		return err;
+	}
+	err = asc_convert(c, tg->capture_path, &co);
+	asc_corr_free(c);
+	asc_capture_free(r);
+	if (err == -ENODATA) {
+		asc_warn("trace: pid %d: no step was recorded: nothing to convert (the capture "
+			 "is kept: %s)\n", tg->pid, tg->capture_path);
+		return 0;
+	}
+	if (err)
+		asc_err("trace: pid %d: conversion failed: %s (the capture is kept: %s)\n",
+			tg->pid, strerror(-err), tg->capture_path);
+	return err;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct trace *t;
@@ -1794,7 +1836,9 @@ int cmd_trace(int argc, char **argv)
 			asc_err("trace: writing %s: %s\n", tg->capture_path, strerror(-err));
 	}
 	if (!t->o.no_convert)
-		asc_dbg("trace: conversion is `ascbpf convert`'s job; not built into trace yet\n");
+		for (i = 0; i < t->nr_targets; i++)
+			if (convert_target(t, &t->targets[i]) && !err)
+				err = -EIO;
 	asc_consumer_layer_summary(&t->cons, layers, sizeof(layers));
 	printf("ascbpf: %llu events (%s), %llu dropped, %llu malformed, %llu bytes in %d "
 	       "capture%s, %.3f s\n",
