@@ -97,6 +97,7 @@ struct conv {
 	char dir[PATH_MAX];		/* the *_ascend_pt directory */
 	char out[PATH_MAX];		/* its ASCEND_PROFILER_OUTPUT */
 	int err;
+	int64_t last_stamp_ms;		/* run directory stamps stay unique within one convert */
 };
 
 /* ---- small helpers ---- */
@@ -1437,13 +1438,19 @@ static int copy_file(const char *src, const char *dst)
 }
 
 /* "{worker}_{pid}_{YYYYmmddHHMMSSmmm}_ascend_pt" for a wall-clock ns (local time). */
-static void run_name(const struct conv *v, int64_t wall_ns, char *buf, size_t len)
+static void run_name(struct conv *v, int64_t wall_ns, char *buf, size_t len)
 {
 	char host[256] = "localhost";
 	time_t secs;
 	struct tm tm;
 	char stamp[32];
+	int64_t ms = wall_ns / 1000000;
 
+	/* two cycles less than 1 ms apart would get one name: keep them apart */
+	if (ms <= v->last_stamp_ms)
+		ms = v->last_stamp_ms + 1;
+	v->last_stamp_ms = ms;
+	wall_ns = ms * 1000000;
 	if (!v->opts->worker_name)
 		gethostname(host, sizeof(host) - 1);
 	secs = (time_t)(wall_ns / 1000000000) + v->c->info.utc_offset_s;
@@ -1550,6 +1557,7 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 	v.opts = opts;
 	v.pid = c->info.pid;
 	v.has_steps = c->nr_steps > 0;
+	v.last_stamp_ms = INT64_MIN;
 	lv = asc_corr_config(c, "level");
 	v.level = opts->level >= 0 ? opts->level : lv ? atoi(lv) : 0;
 	if (v.level < 0 || v.level > 2)

@@ -393,6 +393,20 @@ int main(int argc, char **argv)
 	put_text(ASC_REC_CONFIG, 0, "level=1");
 	put_text(ASC_REC_CONFIG, 0, "profile_memory=1");
 	put_text(ASC_REC_CONFIG, 0, stacks ? "with_stack=1" : "with_stack=0");
+	put_text(ASC_REC_CONFIG, 0, "activities=cpu,npu");
+	{
+		static const char *const env[] = {
+			"ASCEND_GLOBAL_LOG_LEVEL=", "HCCL_RDMA_TC=", "HCCL_RDMA_SL=",
+			"ACLNN_CACHE_LIMIT=", "HOST_CACHE_CAPACITY=", "ASCEND_ENHANCE_ENABLE=",
+			"PYTORCH_NPU_ALLOC_CONF=", "ASCEND_LAUNCH_BLOCKING=0", NULL,
+		};
+		char kv[96];
+
+		for (i = 0; env[i]; i++) {
+			snprintf(kv, sizeof(kv), "env.%s", env[i]);
+			put_text(ASC_REC_CONFIG, 0, kv);
+		}
+	}
 	for (i = 1; i < P_COUNT; i++)
 		put_probe(i, probes[i].lib, probes[i].sym, probes[i].layer, probes[i].kind);
 	if (stacks) {
