@@ -12,8 +12,10 @@
  *       --events: stream 0 records an event after its kernels, every other
  *       stream waits for it before its own kernels.
  *       --hold-ms: sleep after submitting (tests kill the client there).
- *   npu_halclient prof [--dev N] [--ms MS] [--expect N]
- *       read channel 50 for MS ms (or until N records) and print the records.
+ *   npu_halclient prof [--dev N] [--ms MS] [--expect N] [--delay-ms D]
+ *       read channel 50 for MS ms (or until N records) and print the records;
+ *       prints "prof: started" on stderr once the session is open; --delay-ms
+ *       waits D ms before the first read (a reader that falls behind).
  *   npu_halclient oom [--dev N] --size BYTES
  *       allocate BYTES once; print the return code.
  *   npu_halclient clock [--dev N]
@@ -38,7 +40,7 @@ struct opts {
 	uint32_t dev, streams, tasks, batch;
 	uint64_t flops, bytes, alloc, size;
 	int prof, events, no_sync;
-	uint32_t hold_ms, ms, expect;
+	uint32_t hold_ms, ms, expect, delay_ms;
 };
 
 static uint64_t now_ns(void)
@@ -329,6 +331,8 @@ static int mode_prof(const struct opts *o)
 		return fail("prof_drv_start", ret);
 	/* Tell a test we are reading before it starts the work. */
 	fprintf(stderr, "prof: started\n");
+	if (o->delay_ms)
+		usleep(o->delay_ms * 1000u);	/* a reader that falls behind */
 	n = read_prof(o->dev, recs, cap, cap, o->ms);
 	halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_PROF_DROPS, &drops);
 	prof_stop(o->dev, PROF_CHANNEL_STARS_SOC_LOG);
@@ -405,6 +409,7 @@ int main(int argc, char **argv)
 		{ "prof", no_argument, NULL, 'p' }, { "events", no_argument, NULL, 'e' },
 		{ "no-sync", no_argument, NULL, 'n' }, { "hold-ms", required_argument, NULL, 'h' },
 		{ "ms", required_argument, NULL, 'm' }, { "expect", required_argument, NULL, 'x' },
+		{ "delay-ms", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .streams = 1, .tasks = 10, .batch = 1, .flops = 1000000, .bytes = 4096,
@@ -440,6 +445,7 @@ int main(int argc, char **argv)
 		case 'h': o.hold_ms = (uint32_t)v; break;
 		case 'm': o.ms = (uint32_t)v; break;
 		case 'x': o.expect = (uint32_t)v; break;
+		case 'D': o.delay_ms = (uint32_t)v; break;
 		}
 	}
 	if (o.streams == 0 || o.batch == 0 || o.batch > 512) {

@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""A client killed with SIGKILL mid-run (device memory held, two streams with
+queued tasks, a profiling session open) has everything reclaimed, checked
+through the daemon's own state (npu_model_info) and its journal (`reclaim`
+line, no exec line for the dropped tasks); the daemon keeps running and
+serves the next client, in both submission modes.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from npu_model import ModelDaemon, read_journal  # noqa: E402
+
+TASKS = 20
+FLOPS = str(28 * 10**12)	# 100 ms each at 280 TFLOPS: the queue is long when we kill
+
+
+def check(cond, msg):
+    if not cond:
+        print("FAIL:", msg)
+        sys.exit(1)
+
+
+def wait_for(m, pred, what, timeout=10.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        info = m.info()
+        if pred(info):
+            return info
+        time.sleep(0.02)
+    print("FAIL: timed out waiting for", what, m.info())
+    sys.exit(1)
+
+
+def main():
+    for mode in ("uio", "ioctl"):
+        with ModelDaemon(cards=1, journal=True, hbm_mib=1024) as m:
+            victim = subprocess.Popen(
+                [m.bin("npu_halclient"), "run", "--streams", "2", "--tasks", str(TASKS),
+                 "--batch", str(TASKS), "--flops", FLOPS, "--alloc", str(256 << 20), "--prof",
+                 "--hold-ms", "30000"],
+                env=m.env(NPU_MODEL_SQ_MODE=mode), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            busy = wait_for(m, lambda i: i["dev0.sqs"] == 2 and i["dev0.prof_sessions"] == 1 and
+                            i["dev0.hbm_used"] >= 256 << 20 and i["dev0.tasks_done"] >= 1,
+                            "the victim to be busy")
+            check(busy["dev0.streams"] == 2 and busy["dev0.opens"] == 1, "victim state %s" % busy)
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(10)
+            after = wait_for(m, lambda i: i["dev0.sqs"] == 0 and i["dev0.hbm_used"] == 0 and
+                             i["dev0.streams"] == 0 and i["dev0.prof_sessions"] == 0 and
+                             i["dev0.opens"] == 0, "reclaim")
+            check(m.alive(), "daemon died with its client")
+            dropped = after["dev0.tasks_dropped"]
+            done = after["dev0.tasks_done"]
+            check(dropped > 0 and done + dropped == 2 * TASKS,
+                  "%s: done %d + dropped %d != %d" % (mode, done, dropped, 2 * TASKS))
+            # The card is usable again, by a new process, with all its memory.
+            out = subprocess.run([m.bin("npu_halclient"), "run", "--tasks", "5", "--prof",
+                                  "--alloc", str(1000 << 20)], env=m.env(NPU_MODEL_SQ_MODE=mode),
+                                 capture_output=True, text=True, timeout=30)
+            check(out.returncode == 0, "%s: next client failed: %s %s" % (mode, out.stdout, out.stderr))
+            res = json.loads(out.stdout)
+            check(res["ok"] and len(res["records"]) == 10, "%s: next client %s" % (mode, res))
+            time.sleep(0.1)
+            # Not "done + 5" blindly: the dropped tasks must never have run later.
+            final = m.info()
+            check(final["dev0.tasks_done"] == done + 5, "%s: tasks_done %d" % (mode, final["dev0.tasks_done"]))
+            m.proc.terminate()
+            m.proc.wait(10)
+            lines = read_journal(m.journal_dir)
+            rec = [f for k, f in lines if k == "reclaim" and int(f["pid"]) == victim.pid]
+            mods = {f["module"] for f in rec}
+            check({"TSDRV", "SVM", "PROF"} <= mods, "%s: reclaim lines %s" % (mode, rec))
+            tsdrv = [f for f in rec if f["module"] == "TSDRV"][0]
+            check(int(tsdrv["sqs"]) == 2 and int(tsdrv["ids"]) >= 2, "%s: tsdrv reclaim %s" % (mode, tsdrv))
+            execs = [f for k, f in lines if k == "exec" and int(f["pid"]) == victim.pid]
+            check(len(execs) == done, "%s: %d exec lines, %d done" % (mode, len(execs), done))
+        print("PASS: %s mode: %d tasks ran, %d dropped, everything reclaimed" % (mode, done, dropped))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
