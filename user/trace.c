@@ -89,6 +89,10 @@ struct target {
 	size_t nr_threads_seen;
 	int step_attached;		/* --step LIB:SYMBOL site attached */
 	int process_written;		/* PROCESS record (a child's only after its exec) */
+	struct asc_maps maps;		/* last snapshot, for symbolising stacks after exit */
+	int have_maps;
+	uint64_t *ips;			/* --with-stack: distinct user addresses seen (hash set) */
+	size_t ips_cap, nr_ips;
 };
 
 struct trace {
@@ -1124,6 +1128,102 @@ static void append_config(struct trace *t, struct target *tg)
 	}
 }
 
+/* ---- --with-stack: distinct addresses, symbolised at the end ---- */
+
+static void ip_insert(struct target *tg, uint64_t ip);
+
+static void ip_grow(struct target *tg)
+{
+	uint64_t *old = tg->ips;
+	size_t i, oldcap = tg->ips_cap;
+
+	tg->ips_cap = oldcap ? oldcap * 2 : 1024;
+	tg->ips = calloc(tg->ips_cap, sizeof(*tg->ips));
+	tg->nr_ips = 0;
+	if (!tg->ips) {
+		tg->ips = old;		/* keep what we have; new addresses are not added */
+		tg->ips_cap = oldcap;
+		return;
+	}
+	for (i = 0; i < oldcap; i++)
+		if (old[i])
+			ip_insert(tg, old[i]);
+	free(old);
+}
+
+static void ip_insert(struct target *tg, uint64_t ip)
+{
+	size_t i, mask;
+
+	if (!ip)
+		return;
+	if ((tg->nr_ips + 1) * 2 > tg->ips_cap)
+		ip_grow(tg);
+	if ((tg->nr_ips + 1) * 2 > tg->ips_cap)
+		return;
+	mask = tg->ips_cap - 1;
+	for (i = (ip * 0x9e3779b97f4a7c15ull) >> 20 & mask;; i = (i + 1) & mask) {
+		if (tg->ips[i] == ip)
+			return;
+		if (!tg->ips[i]) {
+			tg->ips[i] = ip;
+			tg->nr_ips++;
+			return;
+		}
+	}
+}
+
+static void snapshot_maps(struct target *tg)
+{
+	struct asc_maps m;
+
+	if (asc_maps_read(tg->pid, &m))
+		return;
+	if (tg->have_maps)
+		asc_maps_free(&tg->maps);
+	tg->maps = m;
+	tg->have_maps = 1;
+}
+
+/* One SYMBOL record per distinct stack address: "lib!symbol+0xoff" or "lib+0xoff". */
+static void write_symbols(struct target *tg)
+{
+	char host[PATH_MAX], text[512];
+	size_t i;
+
+	if (!tg->nr_ips || !tg->have_maps)
+		return;
+	for (i = 0; i < tg->ips_cap; i++) {
+		const struct asc_map_entry *e;
+		const struct asc_elf_symbol *sym = NULL;
+		struct asc_elf *elf = NULL;
+		uint64_t ip = tg->ips[i], off, vaddr, delta = 0;
+		const char *base;
+
+		if (!ip)
+			continue;
+		e = asc_maps_find(&tg->maps, ip);
+		if (!e || !e->path || e->path[0] != '/') {
+			snprintf(text, sizeof(text), "[unknown]+0x%llx", (unsigned long long)ip);
+			append_text(tg, ASC_REC_SYMBOL, ip, text);
+			continue;
+		}
+		base = strrchr(e->path, '/') + 1;
+		off = e->offset + (ip - e->start);
+		if (asc_maps_host_path(tg->pid, e->path, e->inode, host, sizeof(host)))
+			snprintf(host, sizeof(host), "%s", e->path);	/* the process is gone */
+		if (!asc_elf_open(host, &elf) && !asc_elf_off_to_vaddr(elf, off, &vaddr))
+			sym = asc_elf_symbolize(elf, vaddr, &delta);
+		if (sym)
+			snprintf(text, sizeof(text), "%s!%s+0x%llx", base, sym->name,
+				 (unsigned long long)delta);
+		else
+			snprintf(text, sizeof(text), "%s+0x%llx", base, (unsigned long long)off);
+		asc_elf_close(elf);
+		append_text(tg, ASC_REC_SYMBOL, ip, text);
+	}
+}
+
 /* PROCESS and THREAD records, with comm, rank and device read now. */
 static void write_process(struct trace *t, struct target *tg)
 {
@@ -1160,6 +1260,13 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 		return 0;
 	}
 	tg->records++;
+	if (h->type == ASC_REC_STACK) {
+		const struct asc_stack *st = rec;
+		uint32_t i;
+
+		for (i = 0; i < st->nr && i < ASC_STACK_DEPTH; i++)
+			ip_insert(tg, st->ips[i]);
+	}
 	return asc_capture_append(tg->w, rec, size);
 }
 
@@ -1498,6 +1605,8 @@ static void do_rescans(struct trace *t)
 			write_process(t, tg);
 		if (plan_target(t, tg, 1) == 0)
 			attach_plan(t, tg, tg->nr_plans - 1);
+		if (t->o.with_stack)
+			snapshot_maps(tg);
 		if (t->o.step && strcmp(t->o.step, "none") && !tg->step_attached)
 			attach_custom_step(t, tg);
 		if (tg->w && !tg->dt && (t->o.activities & ASC_ACT_NPU) && tg->nr_attached)
@@ -1565,6 +1674,9 @@ static void trace_cleanup(struct trace *t, int failed)
 			asc_probe_plan_free(&tg->plans[j]);
 		free(tg->plans);
 		free(tg->threads_seen);
+		free(tg->ips);
+		if (tg->have_maps)
+			asc_maps_free(&tg->maps);
 	}
 	if (failed && t->created_outdir)
 		rmdir(t->outdir);
@@ -1606,6 +1718,11 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 	asc_devtime_stop(tg->dt);	/* joins its thread: its last records are in */
 	asc_devtime_get_stats(tg->dt, &ds);
 	append_threads(tg);
+	if (t->o.with_stack) {
+		if (!tg->gone)
+			snapshot_maps(tg);
+		write_symbols(tg);
+	}
 	st.hdr.type = ASC_REC_STATS;
 	st.hdr.size = sizeof(st);
 	st.hdr.tgid = tg->pid;
@@ -1744,6 +1861,8 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		/* the child has not exec'ed yet: its loader is ours */
 		attach_loader_hook(t, tg->pid, tg->is_child ? getpid() : tg->pid);
+		if (t->o.with_stack && !tg->is_child)
+			snapshot_maps(tg);
 		if (tg->nr_plans) {
 			err = attach_plan(t, tg, 0);
 			if (err < 0)
