@@ -145,17 +145,36 @@ static __always_inline struct asc_tgid_state *gate(__u64 pid_tgid)
 	return st;
 }
 
-static __always_inline void emit_stack(void *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
+/*
+ * The user stack of an ENTER.  The kernel walks the frame-pointer chain from
+ * rbp, which at a function's entry still belongs to the caller, so the
+ * caller itself would be missing: its return address is at [sp] (the probe
+ * sits before any push; the prologue skip only passes an endbr64), and goes
+ * in as the second frame.
+ */
+static __always_inline void emit_stack(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
 {
 	struct asc_stack *s = reserve(sizeof(*s));
+	__u64 ret_addr = 0;
 	long n;
 
 	if (!s)
 		return;
 	fill_hdr(&s->hdr, ASC_REC_STACK, sizeof(*s), pid_tgid, id, ts);
-	n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
-	s->nr = n > 0 ? n / sizeof(__u64) : 0;
-	s->flags = s->nr == ASC_STACK_DEPTH ? ASC_STACK_TRUNCATED : 0;
+	n = bpf_get_stack(ctx, &s->ips[1], sizeof(s->ips) - sizeof(s->ips[0]), BPF_F_USER_STACK);
+	if (n <= 0) {
+		s->ips[1] = PT_REGS_IP(ctx);
+		n = sizeof(__u64);
+	}
+	n /= sizeof(__u64);
+	s->ips[0] = s->ips[1];		/* the probed instruction */
+	if (bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)PT_REGS_SP(ctx)) < 0)
+		ret_addr = 0;
+	s->ips[1] = ret_addr;		/* the caller */
+	s->nr = n + 1;
+	if (s->nr > ASC_STACK_DEPTH)
+		s->nr = ASC_STACK_DEPTH;
+	s->flags = n + 1 >= ASC_STACK_DEPTH ? ASC_STACK_TRUNCATED : 0;
 	submit(s);
 }
 
