@@ -1590,6 +1590,36 @@ static int attach_tracepoints(struct trace *t)
 	return 0;
 }
 
+/*
+ * --comm: processes the exec program put in the tgids map since the last
+ * look become targets (capture, loader hook, plan).  Their probes attach
+ * asynchronously: calls made before that are not seen (documented).
+ */
+static void adopt_new_tgids(struct trace *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.tgids);
+	__u32 key, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct target *tg;
+
+		key = next;
+		prev = &key;
+		if (target_of(t, key))
+			continue;
+		if (add_target(t, key, 0))
+			continue;
+		tg = &t->targets[t->nr_targets - 1];
+		asc_info("trace: adopting pid %d (%s)\n", tg->pid, tg->comm);
+		if (open_capture(t, tg)) {
+			t->nr_targets--;
+			continue;
+		}
+		attach_loader_hook(t, tg->pid, tg->pid);
+		tg->rescan = 1;		/* plan and attach now, and after every library load */
+	}
+}
+
 /* Rescans the maps of targets whose loader hook fired; attaches what is new. */
 static void do_rescans(struct trace *t)
 {
@@ -1819,8 +1849,11 @@ int cmd_trace(int argc, char **argv)
 		err = add_target(t, t->o.pids[i], 0);
 	if (!err && t->o.comm)
 		err = find_comm(t);
-	for (i = 0; i < t->nr_targets && !err; i++)
-		err = plan_target(t, &t->targets[i], 0);
+	for (i = 0; i < t->nr_targets && !err; i++) {
+		err = plan_target(t, &t->targets[i], !!t->o.comm);
+		if (err == -ENOENT && t->o.comm)
+			err = 0;	/* --comm: its libraries may come later (loader hook) */
+	}
 	if (err)
 		goto out;
 	if (t->o.cmd) {
@@ -1918,11 +1951,13 @@ int cmd_trace(int argc, char **argv)
 			break;
 		}
 		err = 0;
+		if (t->o.comm)
+			adopt_new_tgids(t);
 		do_rescans(t);
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
 			break;
-		if (!targets_alive(t))
-			break;
+		if (!targets_alive(t) && !t->o.comm)
+			break;		/* --comm waits for processes that start later */
 	}
 
 	/* close every gate (no half-detached records), detach, then drain what is left */
