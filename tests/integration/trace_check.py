@@ -18,10 +18,12 @@ ASCBPF = os.path.join(OUTPUT, "ascbpf")
 SRC = os.path.join(TOP, "tests", "integration", "test_trace_target.c")
 
 # A uprobe fires before the function's first instruction and a uretprobe
-# after its last; the target stamps t0/t1 inside.  The stated tolerance
-# between the two: 2 ms each way (single-stepped probes cost ~11 us; the
-# margin is for a loaded 2-core VM).
-TOLERANCE_NS = 2_000_000
+# after its last; the target stamps t0/t1 inside, so the capture must
+# enclose the journal interval exactly (checked strictly).  The stated
+# tolerance on the distance between them: 20 ms each way.  A probe costs
+# 0.6-11 us; the margin is for the traced thread being preempted between the
+# probe and its own clock read on a shared, loaded 2-core VM.
+TOLERANCE_NS = 20_000_000
 
 CALLS = ("aclInit", "aclrtMalloc", "aclrtFree", "aclrtSynchronizeStream")
 
