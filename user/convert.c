@@ -160,6 +160,17 @@ static void csv_3(struct asc_csv *c, double v)
 	asc_csv_cstr(c, buf);
 }
 
+/* The same for an integer ns shown in us, without floating point. */
+static void csv_3ns(struct asc_csv *c, int64_t ns)
+{
+	char buf[48];
+	int n = asc_fmt_us_float(buf, ns);
+
+	if (n > 2 && !strcmp(buf + n - 2, ".0"))
+		n -= 2;
+	asc_csv_cell(c, buf, n);
+}
+
 static void join(char *dst, size_t len, const char *a, const char *b)
 {
 	if (snprintf(dst, len, "%s/%s", a, b) >= (int)len)
@@ -200,21 +211,31 @@ static void ev_begin(struct trace *t)
 	asc_out_puts(t->o, t->n++ ? ", {" : "{");
 }
 
+/* `"key": "<us.3f>"` (every ts of the trace is a string). */
 static void put_ts(struct asc_out *o, const char *key, int64_t ns)
 {
 	char buf[40];
 
-	asc_out_printf(o, "\"%s\": \"", key);
+	asc_out_putc(o, '"');
+	asc_out_puts(o, key);
+	asc_out_write(o, "\": \"", 4);
 	asc_out_write(o, buf, asc_fmt_us(buf, ns));
 	asc_out_putc(o, '"');
 }
 
+/* `"dur": <float us>` */
 static void put_dur(struct asc_out *o, int64_t ns)
 {
 	char buf[40];
 
-	asc_out_puts(o, "\"dur\": ");
-	asc_out_write(o, buf, asc_fmt_pyfloat(buf, (double)ns / 1000.0));
+	asc_out_write(o, "\"dur\": ", 7);
+	asc_out_write(o, buf, asc_fmt_us_float(buf, ns));
+}
+
+static void put_u(struct asc_out *o, const char *prefix, uint64_t v)
+{
+	asc_out_puts(o, prefix);
+	asc_out_u64(o, v);
 }
 
 static void meta(struct trace *t, const char *name, uint32_t pid, uint32_t tid, const char *key,
@@ -238,10 +259,18 @@ static void flow(struct trace *t, const char *ph, const char *name, uint64_t id,
 		 uint32_t tid, int64_t ts, const char *cat)
 {
 	ev_begin(t);
-	asc_out_printf(t->o, "\"ph\": \"%s\", \"bp\": \"e\", \"name\": \"%s\", \"id\": %llu, "
-		       "\"pid\": %u, \"tid\": %u, ", ph, name, (unsigned long long)id, pid, tid);
+	asc_out_write(t->o, "\"ph\": \"", 7);
+	asc_out_puts(t->o, ph);
+	asc_out_puts(t->o, "\", \"bp\": \"e\", \"name\": \"");
+	asc_out_puts(t->o, name);
+	put_u(t->o, "\", \"id\": ", id);
+	put_u(t->o, ", \"pid\": ", pid);
+	put_u(t->o, ", \"tid\": ", tid);
+	asc_out_write(t->o, ", ", 2);
 	put_ts(t->o, "ts", ts);
-	asc_out_printf(t->o, ", \"cat\": \"%s\"}", cat);
+	asc_out_puts(t->o, ", \"cat\": \"");
+	asc_out_puts(t->o, cat);
+	asc_out_write(t->o, "\"}", 2);
 }
 
 static int kernel_in(const struct conv *v, const struct asc_corr_kernel *k)
@@ -297,12 +326,15 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 		ev_begin(t);
 		asc_out_puts(t->o, "\"ph\": \"X\", \"name\": ");
 		asc_json_cstr(t->o, asc_corr_str(c, o->name));
-		asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", pid, o->tid);
+		put_u(t->o, ", \"pid\": ", pid);
+		put_u(t->o, ", \"tid\": ", o->tid);
+		asc_out_write(t->o, ", ", 2);
 		put_ts(t->o, "ts", o->start_ns);
-		asc_out_puts(t->o, ", ");
+		asc_out_write(t->o, ", ", 2);
 		put_dur(t->o, o->end_ns - o->start_ns);
-		asc_out_printf(t->o, ", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": %lld, "
-			       "\"Fwd thread id\": 0", (long long)o->seq);
+		asc_out_puts(t->o, ", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": ");
+		asc_out_s64(t->o, o->seq);
+		asc_out_puts(t->o, ", \"Fwd thread id\": 0");
 		if (o->stack) {
 			asc_out_puts(t->o, ", \"Call stack\": ");
 			asc_json_cstr(t->o, asc_corr_str(c, o->stack));
@@ -532,24 +564,29 @@ static void write_npu_half(struct conv *v, struct trace *t)
 			ev_begin(t);
 			asc_out_puts(t->o, "\"name\": ");
 			asc_json_cstr(t->o, asc_corr_str(c, k->name));
-			asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", hw, k->stream);
+			put_u(t->o, ", \"pid\": ", hw);
+			put_u(t->o, ", \"tid\": ", k->stream);
+			asc_out_write(t->o, ", ", 2);
 			put_ts(t->o, "ts", k->start_ns);
-			asc_out_puts(t->o, ", ");
+			asc_out_write(t->o, ", ", 2);
 			put_dur(t->o, k->end_ns - k->start_ns);
-			asc_out_printf(t->o, ", \"args\": {\"Model Id\": 4294967295, \"Task Type\": \"%s\", "
-				       "\"Physic Stream Id\": %u, \"Stream Id\": %u, \"Task Id\": %u, "
-				       "\"Batch Id\": 0, \"Subtask Id\": 4294967295, "
-				       "\"connection_id\": %llu}, \"ph\": \"X\"}",
-				       asc_corr_task_type_name(k->task_type), k->stream, k->stream,
-				       k->task_id, (unsigned long long)conn_id(c, k));
+			asc_out_puts(t->o, ", \"args\": {\"Model Id\": 4294967295, \"Task Type\": \"");
+			asc_out_puts(t->o, asc_corr_task_type_name(k->task_type));
+			put_u(t->o, "\", \"Physic Stream Id\": ", k->stream);
+			put_u(t->o, ", \"Stream Id\": ", k->stream);
+			put_u(t->o, ", \"Task Id\": ", k->task_id);
+			put_u(t->o, ", \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": ",
+			      conn_id(c, k));
+			asc_out_puts(t->o, "}, \"ph\": \"X\"}");
 			if (k->api >= 0) {
 				ev_begin(t);
-				asc_out_printf(t->o, "\"name\": \"HostToDevice%llu\", \"ph\": \"f\", "
-					       "\"id\": \"%llu\", ", (unsigned long long)conn_id(c, k),
-					       (unsigned long long)conn_id(c, k));
+				put_u(t->o, "\"name\": \"HostToDevice", conn_id(c, k));
+				put_u(t->o, "\", \"ph\": \"f\", \"id\": \"", conn_id(c, k));
+				asc_out_write(t->o, "\", ", 3);
 				put_ts(t->o, "ts", k->start_ns);
-				asc_out_printf(t->o, ", \"cat\": \"HostToDevice\", \"pid\": %u, "
-					       "\"tid\": %u, \"bp\": \"e\"}", hw, k->stream);
+				put_u(t->o, ", \"cat\": \"HostToDevice\", \"pid\": ", hw);
+				put_u(t->o, ", \"tid\": ", k->stream);
+				asc_out_puts(t->o, ", \"bp\": \"e\"}");
 			}
 		}
 		/* Overlap Analysis: Computing = union of compute kernels, Free = the gaps */
@@ -688,7 +725,7 @@ static void kernel_details(struct conv *v)
 	for (i = 0; i < c->nr_kernels; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
 		uint64_t key = (uint64_t)k->device << 32 | k->stream;
-		double wait = 0;
+		int64_t wait = 0;
 
 		if (!kernel_in(v, k))
 			continue;
@@ -697,7 +734,7 @@ static void kernel_details(struct conv *v)
 			;
 		if (j < nkeys) {
 			if (k->start_ns > last_end[j])
-				wait = (double)(k->start_ns - last_end[j]) / 1000.0;
+				wait = k->start_ns - last_end[j];
 		} else {
 			keys[nkeys++] = key;
 		}
@@ -721,8 +758,8 @@ static void kernel_details(struct conv *v)
 			asc_csv_cstr(&csv, "N/A");	/* OP State: dynamic/static unknown */
 		asc_csv_cstr(&csv, asc_corr_task_type_name(k->task_type));
 		asc_csv_ts(&csv, k->start_ns);
-		csv_3(&csv, (double)(k->end_ns - k->start_ns) / 1000.0);
-		csv_3(&csv, wait);
+		csv_3ns(&csv, k->end_ns - k->start_ns);
+		csv_3ns(&csv, wait);
 		asc_csv_printf(&csv, "%u", k->block_dim);
 		if (v->level > 0) {
 			/* Mix Block Dim, HF32, 6 tensor columns, Context ID: not observable */
@@ -776,9 +813,9 @@ static void operator_details(struct conv *v)
 		asc_csv_cstr(&csv, asc_corr_str(c, op->name));
 		asc_csv_empty(&csv);		/* Input Shapes: not captured */
 		asc_csv_cstr(&csv, asc_corr_str(c, op->stack));
-		asc_csv_pyfloat(&csv, (double)(dur - child[i]) / 1000.0);
-		asc_csv_pyfloat(&csv, (double)dur / 1000.0);
-#define DEV(x) do { if (x) asc_csv_pyfloat(&csv, (double)(x) / 1000.0); \
+		asc_csv_us_float(&csv, dur - child[i]);
+		asc_csv_us_float(&csv, dur);
+#define DEV(x) do { if (x) asc_csv_us_float(&csv, (x)); \
 		    else asc_csv_cstr(&csv, "0"); } while (0)
 		DEV(op->device_self_ns);
 		DEV(op->device_total_ns);
@@ -850,12 +887,12 @@ static void step_trace_time(struct conv *v)
 				asc_csv_printf(&csv, "%llu", (unsigned long long)c->steps[i].step);
 			else
 				asc_csv_empty(&csv);
-			asc_csv_pyfloat(&csv, comp / 1000.0);
+			asc_csv_us_float(&csv, comp);
 			asc_csv_pyfloat(&csv, 0.0);	/* Communication(Not Overlapped) */
 			asc_csv_pyfloat(&csv, 0.0);	/* Overlapped */
 			asc_csv_pyfloat(&csv, 0.0);	/* Communication */
-			asc_csv_pyfloat(&csv, freet / 1000.0);
-			asc_csv_pyfloat(&csv, (last - first) / 1000.0);	/* Stage (Bubble 0) */
+			asc_csv_us_float(&csv, freet);
+			asc_csv_us_float(&csv, (last - first));	/* Stage (Bubble 0) */
 			asc_csv_cstr(&csv, "0");			/* Bubble */
 			asc_csv_pyfloat(&csv, 0.0);
 			if (v->has_steps) {
@@ -868,7 +905,7 @@ static void step_trace_time(struct conv *v)
 						break;
 					}
 			}
-			asc_csv_pyfloat(&csv, (first - fwk_start) / 1000.0);	/* Preparing */
+			asc_csv_us_float(&csv, (first - fwk_start));	/* Preparing */
 			asc_csv_end(&csv);
 		}
 		free(sp);
@@ -879,7 +916,7 @@ static void step_trace_time(struct conv *v)
 
 static void mb(struct asc_csv *csv, uint64_t bytes)
 {
-	asc_csv_pyfloat(csv, (double)bytes / (1024.0 * 1024.0));
+	asc_csv_pow2_frac(csv, bytes, 20);
 }
 
 static void memory_record(struct conv *v)
@@ -1054,7 +1091,7 @@ static void operator_memory(struct conv *v)
 		const struct asc_corr_mem *b = al[i].bfree_i >= 0 ? &c->mems[al[i].bfree_i] : NULL;
 
 		asc_csv_cstr(&csv, asc_corr_str(c, c->ops[m->op].name));
-		asc_csv_pyfloat(&csv, (double)m->size / 1024.0);
+		asc_csv_pow2_frac(&csv, m->size > 0 ? (uint64_t)m->size : 0, 10);
 		asc_csv_ts(&csv, m->ts_ns);
 		if (f)
 			asc_csv_ts(&csv, f->ts_ns);

@@ -2,6 +2,7 @@
 /*
  * csv_writer.c - CSV serialisation in torch_npu's conventions (see header).
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -116,6 +117,24 @@ void asc_csv_pyfloat(struct asc_csv *c, double v)
 	asc_out_write(c->o, buf, n);
 }
 
+void asc_csv_us_float(struct asc_csv *c, int64_t ns)
+{
+	char buf[40];
+	int n = asc_fmt_us_float(buf, ns);
+
+	sep(c);
+	asc_out_write(c->o, buf, n);
+}
+
+void asc_csv_pow2_frac(struct asc_csv *c, uint64_t v, unsigned int shift)
+{
+	char buf[48];
+	int n = asc_fmt_pow2_frac(buf, v, shift);
+
+	sep(c);
+	asc_out_write(c->o, buf, n);
+}
+
 void asc_csv_end(struct asc_csv *c)
 {
 	asc_out_write(c->o, "\r\n", 2);
@@ -126,6 +145,90 @@ void asc_csv_header(struct asc_csv *c, const char *list)
 {
 	asc_out_puts(c->o, list);
 	asc_csv_end(c);
+}
+
+int asc_fmt_us_float(char *buf, int64_t ns)
+{
+	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns, ip = a / 1000;
+	unsigned int frac = a % 1000;
+	char tmp[24];
+	int i = sizeof(tmp), len = 0;
+
+	/*
+	 * Below 2^50 ns the doubles are far closer than 0.001 us apart, so the
+	 * exact 3-decimal value (trailing zeros dropped) is repr(ns / 1000).
+	 */
+	if (a >= (1ull << 50))
+		return asc_fmt_pyfloat(buf, (double)ns / 1000.0);
+	if (ns < 0)
+		buf[len++] = '-';
+	do {
+		tmp[--i] = '0' + ip % 10;
+		ip /= 10;
+	} while (ip);
+	memcpy(buf + len, tmp + i, sizeof(tmp) - i);
+	len += sizeof(tmp) - i;
+	buf[len++] = '.';
+	if (!frac) {
+		buf[len++] = '0';
+	} else {
+		buf[len++] = '0' + frac / 100;
+		if (frac % 100) {
+			buf[len++] = '0' + frac / 10 % 10;
+			if (frac % 10)
+				buf[len++] = '0' + frac % 10;
+		}
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+int asc_fmt_pow2_frac(char *buf, uint64_t v, unsigned int shift)
+{
+	uint64_t ip = v >> shift, frac = v & ((1ull << shift) - 1);
+	unsigned __int128 dec;
+	char tmp[24], fd[24];
+	int i = sizeof(tmp), len = 0, nfd = 0, sig, k;
+
+	/*
+	 * v / 2^shift is exact in binary and has at most `shift` decimals:
+	 * frac * 5^shift are those decimals.  With at most 15 significant
+	 * digits that exact decimal is also the shortest repr; otherwise (or
+	 * below 1e-4, where repr switches to exponent form) ask the float path.
+	 */
+	if (shift > 20 || v >= (1ull << 53) || (double)v / (double)(1ull << shift) < 1e-4)
+		return asc_fmt_pyfloat(buf, (double)v / (double)(1ull << shift));
+	dec = frac;
+	for (k = 0; k < (int)shift; k++)
+		dec *= 5;
+	for (k = shift - 1; k >= 0; k--) {
+		fd[k] = '0' + (int)(dec % 10);
+		dec /= 10;
+	}
+	nfd = shift;
+	while (nfd > 0 && fd[nfd - 1] == '0')
+		nfd--;
+	do {
+		tmp[--i] = '0' + ip % 10;
+		ip /= 10;
+	} while (ip);
+	sig = (v >> shift) ? (int)(sizeof(tmp) - i) + nfd : nfd;
+	if (!(v >> shift))
+		for (k = 0; k < nfd && fd[k] == '0'; k++)
+			sig--;
+	if (sig > 15)
+		return asc_fmt_pyfloat(buf, (double)v / (double)(1ull << shift));
+	memcpy(buf, tmp + i, sizeof(tmp) - i);
+	len = sizeof(tmp) - i;
+	buf[len++] = '.';
+	if (!nfd) {
+		buf[len++] = '0';
+	} else {
+		memcpy(buf + len, fd, nfd);
+		len += nfd;
+	}
+	buf[len] = '\0';
+	return len;
 }
 
 int asc_fmt_pyfloat(char *buf, double v)
@@ -140,8 +243,13 @@ int asc_fmt_pyfloat(char *buf, double v)
 		return snprintf(buf, 32, v < 0 ? "-inf" : "inf");
 	if (v == 0)
 		return snprintf(buf, 32, signbit(v) ? "-0.0" : "0.0");
-	/* shortest %.{prec}e that round-trips gives the digits and the exponent */
-	for (prec = 0; prec < 17; prec++) {
+	/*
+	 * Shortest %.{prec}e that round-trips gives the digits and the exponent.
+	 * If 15 significant digits round-trip, the shortest string is those
+	 * digits without trailing zeros (decimals of 15 digits are farther apart
+	 * than normal doubles), so only 15, 16 and 17 need trying.
+	 */
+	for (prec = fabs(v) < DBL_MIN ? 0 : 14; prec < 16; prec++) {	/* subnormals: all */
 		snprintf(tmp, sizeof(tmp), "%.*e", prec, v);
 		if (strtod(tmp, NULL) == v)
 			break;

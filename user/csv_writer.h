@@ -37,6 +37,8 @@ void asc_csv_empty(struct asc_csv *c);
 void asc_csv_ts(struct asc_csv *c, int64_t ns);
 /* A Python float cell (repr: shortest round-trip, "0.0", "1e-05", ...). */
 void asc_csv_pyfloat(struct asc_csv *c, double v);
+/* A Python float cell of ns / 1000 (a duration in us). */
+void asc_csv_us_float(struct asc_csv *c, int64_t ns);
 /* Ends the row with "\r\n". */
 void asc_csv_end(struct asc_csv *c);
 /* Writes a header row from a comma-separated list (no cell may need quoting). */
@@ -49,5 +51,19 @@ void asc_csv_header(struct asc_csv *c, const char *comma_list);
  * hold 32 bytes.  Returns the length.
  */
 int asc_fmt_pyfloat(char *buf, double v);
+
+/*
+ * repr(ns / 1000) for an integer ns, without floating-point formatting (the
+ * converter's durations); the same string asc_fmt_pyfloat() gives.
+ */
+int asc_fmt_us_float(char *buf, int64_t ns);
+
+/*
+ * repr(v / 2**shift) (shift <= 20): bytes in KB (10) or MB (20), exactly as
+ * asc_fmt_pyfloat() would print it, mostly without floating point.  buf
+ * must hold 48 bytes.
+ */
+int asc_fmt_pow2_frac(char *buf, uint64_t v, unsigned int shift);
+void asc_csv_pow2_frac(struct asc_csv *c, uint64_t v, unsigned int shift);
 
 #endif /* __ASCBPF_CSV_WRITER_H */

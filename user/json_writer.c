@@ -264,8 +264,23 @@ void asc_json_cstr(struct asc_out *o, const char *s)
 
 int asc_fmt_us(char *buf, int64_t ns)
 {
-	uint64_t v = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	uint64_t v = ns < 0 ? -(uint64_t)ns : (uint64_t)ns, ip = v / 1000;
+	unsigned int frac = v % 1000;
+	char tmp[24];
+	int i = sizeof(tmp), len = 0;
 
-	return snprintf(buf, 32, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(v / 1000),
-			(unsigned long long)(v % 1000));
+	if (ns < 0)
+		buf[len++] = '-';
+	do {
+		tmp[--i] = '0' + ip % 10;
+		ip /= 10;
+	} while (ip);
+	memcpy(buf + len, tmp + i, sizeof(tmp) - i);
+	len += sizeof(tmp) - i;
+	buf[len++] = '.';
+	buf[len++] = '0' + frac / 100;
+	buf[len++] = '0' + frac / 10 % 10;
+	buf[len++] = '0' + frac % 10;
+	buf[len] = '\0';
+	return len;
 }

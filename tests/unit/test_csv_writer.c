@@ -113,6 +113,57 @@ static void test_pyfloat(void **state)
 	}
 }
 
+static void test_us_float(void **state)
+{
+	/* repr(ns / 1000) in Python 3 */
+	static const struct { int64_t ns; const char *repr; } cases[] = {
+		{ 0, "0.0" }, { 1, "0.001" }, { 50, "0.05" }, { 100, "0.1" }, { 1000, "1.0" },
+		{ 145570, "145.57" }, { 53741, "53.741" }, { -2500, "-2.5" },
+		{ 1736408883704643212ll, "1736408883704643.2" },	/* beyond exact: repr */
+	};
+	char a[40], b[40];
+	size_t i;
+	int64_t ns;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		asc_fmt_us_float(a, cases[i].ns);
+		assert_string_equal(a, cases[i].repr);
+	}
+	/* the integer path agrees with the float path over a spread of values */
+	for (ns = 1; ns < (1ll << 49); ns = ns * 3 + 7) {
+		asc_fmt_us_float(a, ns);
+		asc_fmt_pyfloat(b, (double)ns / 1000.0);
+		assert_string_equal(a, b);
+	}
+}
+
+static void test_pow2_frac(void **state)
+{
+	/* repr(b / 1048576) and repr(b / 1024) in Python 3 */
+	static const struct { uint64_t v; unsigned int shift; const char *repr; } cases[] = {
+		{ 0, 20, "0.0" }, { 1048576, 20, "1.0" }, { 981467136, 20, "936.0" },
+		{ 981463040, 20, "935.99609375" },
+		{ 981462528, 20, "935.99560546875" }, { 1052672, 20, "1.00390625" },
+		{ 1, 20, "9.5367431640625e-07" }, { 512, 10, "0.5" }, { 19267584, 10, "18816.0" },
+		{ 2212081369, 20, "2109.6051874160767" },
+	};
+	char a[48], b[48];
+	size_t i;
+	uint64_t v;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		asc_fmt_pow2_frac(a, cases[i].v, cases[i].shift);
+		assert_string_equal(a, cases[i].repr);
+	}
+	for (v = 1; v < (1ull << 52); v = v * 5 + 3) {
+		asc_fmt_pow2_frac(a, v, 20);
+		asc_fmt_pyfloat(b, (double)v / 1048576.0);
+		assert_string_equal(a, b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +172,8 @@ int main(void)
 		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_ts_and_numbers),
 		cmocka_unit_test(test_pyfloat),
+		cmocka_unit_test(test_us_float),
+		cmocka_unit_test(test_pow2_frac),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
