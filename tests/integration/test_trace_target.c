@@ -129,6 +129,7 @@ int main(int argc, char **argv)
 	step_fn st;
 	const char *dir;
 	char path[4096];
+	struct timespec t_start, t_end;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: tt STEPS CALLS_PER_STEP SLEEP_US [DLOPEN_AFTER_MS]\n");
@@ -172,6 +173,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	in(NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	for (i = 0; (steps < 0 || i < steps) && !stop; i++) {
 		st();
 		for (j = 0; j < calls && !stop; j++) {
@@ -185,7 +187,10 @@ int main(int argc, char **argv)
 		}
 		sy(NULL);
 	}
-	printf("done steps=%ld pairs=%ld\n", i, n);
+	clock_gettime(CLOCK_MONOTONIC, &t_end);
+	printf("done steps=%ld pairs=%ld loop_ns=%lld\n", i, n,
+	       (long long)(t_end.tv_sec - t_start.tv_sec) * 1000000000ll +
+	       (t_end.tv_nsec - t_start.tv_nsec));
 	return 0;
 }
 #endif
