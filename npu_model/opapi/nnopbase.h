@@ -18,7 +18,10 @@
 extern "C" {
 #endif
 
+#ifndef NPU_ACL_BOOL_ARRAY
+#define NPU_ACL_BOOL_ARRAY
 typedef struct aclBoolArray aclBoolArray;
+#endif
 aclBoolArray *aclCreateBoolArray(const _Bool *value, uint64_t size);
 aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "npu_acl.h"
+#include "npu_aclnn.h"
 #include "npu_api_journal.h"
 #include "npu_cost.h"
 #include "opapi/nnopbase.h"

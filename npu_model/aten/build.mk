@@ -1,0 +1,18 @@
+# npu_model/aten/: libtorch_cpu.so -- the aten operator entry points
+# (at::_ops::<op>::call, real mangled names) and the tensor objects; the NPU
+# kernels behind them come from libtorch_npu (registered at load time).
+
+include npu_model/common/defs.mk
+OUTPUT_DIRS	+= $(MODEL_OBJ_DIR)/aten
+LIBTORCH_CPU	:= $(MODEL_LIB_DIR)/libtorch_cpu.so
+
+$(MODEL_OBJ_DIR)/aten/%.o: npu_model/aten/%.c | $(MODEL_OBJ_DIR)/aten
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(MODEL_LIB_CFLAGS) -c $< -o $@
+
+$(LIBTORCH_CPU): $(MODEL_OBJ_DIR)/aten/aten.o $(LIBNPU_COMMON) | $(MODEL_LIB_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(MODEL_SO_LDFLAGS) -Wl,-soname,libtorch_cpu.so $< -lnpu_common -o $@
+
+ALL_TARGETS	+= $(LIBTORCH_CPU)
+MODEL_LIB	+= $(LIBTORCH_CPU)

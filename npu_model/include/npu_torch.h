@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * npu_torch.h - npu_model's PyTorch / torch_npu layer: the C layouts that
+ * stand in for the C++ objects whose mangled entry points libtorch_cpu.so
+ * and libtorch_npu.so export, and the backend table through which the aten
+ * ops reach torch_npu.
+ *
+ * Why C with C++ names: the probe table attaches to torch_npu's and
+ * PyTorch's mangled symbols (_ZN7c10_npu10Repository7EnqueueEPv, ...), so
+ * npu_model must export exactly those names with arguments in the same
+ * registers and layouts as g++ would pass them.  A mangled name is a valid C
+ * identifier, and each C prototype below is written to be ABI-identical to
+ * the C++ declaration in its comment on x86-64 / aarch64 LP64:
+ *   - `const T&` / `T&` -> `const T *` / `T *`; member functions take `this` first;
+ *   - a returned at::Tensor / std::tuple (non-trivial classes) comes back through a
+ *     hidden result pointer passed first (rdi / x8), which C spells as an explicit
+ *     first parameter returning that pointer;
+ *   - c10::ArrayRef<T>, c10::string_view (two words, trivially copyable) are passed
+ *     by value as a two-word struct; std::array<bool,3> as a 3-byte struct;
+ *   - std::string is libstdc++'s layout (data pointer at 0, length at 8, 16-byte
+ *     SSO buffer at 16); std::function<int()> is libstdc++'s (16-byte functor
+ *     storage, manager at 16, invoker at 24), so a real C++ caller's objects work.
+ */
+#ifndef __NPU_MODEL_TORCH_H
+#define __NPU_MODEL_TORCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu_acl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPU_TORCH_API __attribute__((visibility("default")))
+
+/* ---- libstdc++ layouts ---------------------------------------------------------------- */
+
+struct cxx_string {			/* std::__cxx11::basic_string<char> */
+	char *data;
+	size_t len;
+	union {
+		char local[16];
+		size_t capacity;
+	} u;
+};
+
+/* std::function<int()>: _M_manager(dest, src, op), _M_invoker(functor storage). */
+enum cxx_function_op { CXX_FN_GET_TYPE_INFO, CXX_FN_GET_FUNCTOR_PTR, CXX_FN_CLONE, CXX_FN_DESTROY };
+struct cxx_function {
+	union {
+		void *ptr[2];
+		unsigned char bytes[16];
+	} functor;
+	int (*manager)(void *dest, const void *src, int op);	/* bool in C++ */
+	int (*invoker)(const void *functor);
+};
+
+/* ---- at::Tensor and friends ------------------------------------------------------------ */
+
+#define NPU_TENSOR_MAX_DIMS	8
+
+struct npu_tensor_impl {
+	uint32_t magic;
+	int refcount;
+	int ndim;
+	int64_t sizes[NPU_TENSOR_MAX_DIMS];
+	aclDataType dtype;
+	aclFormat format;		/* NPU storage format (ND, NCHW, NC1HWC0, FRACTAL_Z, ...) */
+	int device;			/* NPU index, or -1 for a host tensor */
+	void *data;
+	size_t nbytes;
+	void *stream;			/* the stream the storage was allocated for */
+};
+
+struct at_tensor {			/* at::Tensor: one intrusive pointer */
+	struct npu_tensor_impl *impl;
+};
+
+struct at_tensor3 {			/* std::tuple<at::Tensor, at::Tensor, at::Tensor> */
+	struct at_tensor t[3];
+};
+
+struct c10_scalar {			/* c10::Scalar, the model keeps a double */
+	double v;
+};
+
+struct c10_int_array_ref {		/* c10::IntArrayRef (ArrayRef<int64_t>) */
+	const int64_t *data;
+	size_t len;
+};
+
+struct c10_tensor_list {		/* at::TensorList (ArrayRef<at::Tensor>) */
+	const struct at_tensor *data;
+	size_t len;
+};
+
+struct c10_string_view {		/* c10::string_view */
+	const char *data;
+	size_t len;
+};
+
+struct c10_optional_tensor {		/* c10::optional<at::Tensor> */
+	struct at_tensor value;
+	_Bool has;
+};
+
+struct c10_optional_int_array {		/* c10::optional<c10::IntArrayRef>, passed in memory */
+	struct c10_int_array_ref value;
+	_Bool has;
+};
+
+struct c10_optional_scalar_type {	/* c10::optional<c10::ScalarType>: 2 bytes */
+	int8_t value;
+	_Bool has;
+};
+
+struct std_array_bool3 {		/* std::array<bool, 3> */
+	_Bool v[3];
+};
+
+/* ---- tensors (libtorch_cpu.so) ---------------------------------------------------------- */
+
+/*
+ * New NPU tensor of `sizes` from the backend's caching allocator (NULL impl on
+ * failure: out of memory, no backend, bad sizes).  Host tensors (device -1)
+ * come from malloc.
+ */
+NPU_TORCH_API struct at_tensor npu_tensor_empty(const int64_t *sizes, int ndim, aclDataType dtype,
+					       int device);
+/* Drops one reference, frees at zero. */
+NPU_TORCH_API void npu_tensor_release(struct at_tensor *t);
+/* Adds one reference. */
+NPU_TORCH_API struct at_tensor npu_tensor_ref(const struct at_tensor *t);
+NPU_TORCH_API uint64_t npu_tensor_numel(const struct at_tensor *t);
+/* The last error an aten op hit in this thread (aclnn/acl code, 0 if none), then cleared. */
+NPU_TORCH_API int npu_aten_last_error(void);
+NPU_TORCH_API void npu_aten_set_error(int err);
+
+/*
+ * The backend torch_npu registers (PrivateUse1 in real PyTorch): libtorch_npu's
+ * constructor calls npu_aten_register_backend().  The aten ops of libtorch_cpu
+ * go through it.  Ops return 0 or an aclnn / acl error code.
+ */
+struct npu_aten_backend {
+	void *(*alloc)(size_t nbytes, int device, void **stream);	/* NULL on failure */
+	void (*free)(void *ptr);
+	/* op(name, outputs, inputs, scalar args): the op-plugin dispatch, see aten.c */
+	int (*op)(const char *op, struct at_tensor *outs, int nout,
+		  const struct at_tensor *const *ins, int nin, const double *args, int nargs);
+};
+NPU_TORCH_API int npu_aten_register_backend(const struct npu_aten_backend *b);
+
+/* ---- torch_npu (libtorch_npu.so): what npu_train calls directly --------------------------- */
+
+/* torch_npu::profiler::stepMarker(): the step hook, one call per training step. */
+NPU_TORCH_API void _ZN9torch_npu8profiler10stepMarkerEv(void);
+
+/* torch.npu.set_device / synchronize / current stream (model helpers, not probed). */
+NPU_TORCH_API int npu_torch_init(int device);
+/* Drains the task queue, then aclrtSynchronizeDevice; the first queued-task error or 0. */
+NPU_TORCH_API int npu_torch_synchronize(void);
+NPU_TORCH_API void *npu_torch_current_stream(void);
+NPU_TORCH_API int npu_torch_set_stream(void *stream);	/* NULL: back to the default stream */
+/* Queue an H2D copy (MemcopyAsyncFunc through the task queue, as torch_npu's copy_). */
+NPU_TORCH_API int npu_torch_copy_h2d(struct at_tensor *dst, const void *src, size_t nbytes,
+				     void *stream);
+/* Queue RecordEventFunc / WaitEventFunc. */
+NPU_TORCH_API int npu_torch_record_event(aclrtEvent ev, void *stream);
+NPU_TORCH_API int npu_torch_wait_event(aclrtEvent ev, void *stream);
+/* Allocator statistics and control. */
+struct npu_alloc_stats {
+	uint64_t allocated, reserved, active;
+	uint64_t nr_segments, nr_oom_retries, nr_alloc_failures;
+};
+NPU_TORCH_API void npu_torch_alloc_stats(struct npu_alloc_stats *st);
+NPU_TORCH_API void npu_torch_empty_cache(void);
+/* Raw caching-allocator blocks (for workloads that hold memory, e.g. mem-growth). */
+NPU_TORCH_API void *npu_torch_alloc(size_t nbytes);
+NPU_TORCH_API void npu_torch_free(void *ptr);
+/* The error code of the last failed allocation (207001 for out of memory). */
+NPU_TORCH_API int npu_torch_alloc_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* __NPU_MODEL_TORCH_H */

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * torch_npu_priv.h - libtorch_npu.so internals shared by its modules (task
+ * queue, caching allocator, profiler hooks, op plugin) and their unit tests.
+ */
+#ifndef __NPU_MODEL_TORCH_NPU_PRIV_H
+#define __NPU_MODEL_TORCH_NPU_PRIV_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu_acl.h"
+#include "npu_torch.h"
+
+/* ---- c10_npu::queue::QueueParas (NPUDefine.h); offsets are the contract ascbpf reads ---- */
+
+enum QueueParamType {
+	COMPILE_AND_EXECUTE = 1,
+	ASYNC_MEMCPY = 2,
+	RECORD_EVENT = 3,
+	WAIT_EVENT = 4,
+	LAZY_DESTROY_EVENT = 5,
+	RESET_EVENT = 6,
+	EXECUTE_OPAPI = 7,
+	EXECUTE_OPAPI_V2 = 8,
+};
+
+struct QueueParas {
+	aclrtStream paramStream;	/*  0 */
+	int32_t paramType;		/*  8: enum QueueParamType */
+	size_t paramLen;		/* 16 */
+	void *paramVal;			/* 24 */
+	uint64_t correlation_id;	/* 32 */
+};
+_Static_assert(offsetof(struct QueueParas, paramStream) == 0, "QueueParas layout");
+_Static_assert(offsetof(struct QueueParas, paramType) == 8, "QueueParas layout");
+_Static_assert(offsetof(struct QueueParas, paramLen) == 16, "QueueParas layout");
+_Static_assert(offsetof(struct QueueParas, paramVal) == 24, "QueueParas layout");
+_Static_assert(offsetof(struct QueueParas, correlation_id) == 32, "QueueParas layout");
+_Static_assert(sizeof(struct QueueParas) == 40, "QueueParas layout");
+
+/* EXECUTE_OPAPI_V2 payload: pointers to the op name and the callable, as torch_npu. */
+struct ExecuteParasOpApiV2 {
+	struct cxx_string *opName;
+	struct cxx_function *customHandler;
+};
+
+/* COMPILE_AND_EXECUTE payload (the aclop path): what ExecFunc passes to aclop. */
+#define NPU_ACLOP_MAX_IO	4
+struct ExecuteParas {
+	char opType[100];
+	int nin, nout;
+	aclTensorDesc *in_desc[NPU_ACLOP_MAX_IO];
+	aclDataBuffer *in_buf[NPU_ACLOP_MAX_IO];
+	aclTensorDesc *out_desc[NPU_ACLOP_MAX_IO];
+	aclDataBuffer *out_buf[NPU_ACLOP_MAX_IO];
+	aclopAttr *attr;		/* owned: destroyed after execution */
+};
+
+struct CopyParas {
+	void *dst;
+	size_t dstLen;
+	const void *src;
+	size_t srcLen;
+	aclrtMemcpyKind kind;
+};
+
+struct EventParas {
+	aclrtEvent event;
+};
+
+/* ---- c10_npu::Repository ------------------------------------------------------------------ */
+
+#define NPU_QUEUE_CAPACITY	4096	/* kQueueCapacity */
+
+struct npu_queue_slot {
+	struct QueueParas paras;
+	union {
+		struct {
+			struct ExecuteParasOpApiV2 v2;
+			struct cxx_string name;
+			struct cxx_function fn;
+		} opapi;
+		struct ExecuteParas aclop;
+		struct CopyParas copy;
+		struct EventParas event;
+	} u;
+};
+
+struct Repository {
+	struct npu_queue_slot *slots;
+	volatile uint32_t read_idx;	/* next slot the consumer runs */
+	volatile uint32_t write_idx;	/* next slot the producer fills */
+	int efd_read;			/* wakes the consumer */
+	int efd_write;			/* wakes a producer blocked on a full ring */
+	volatile int consumer_sleeping;
+	volatile int producer_sleeping;
+	volatile int running;		/* consumer is executing a slot */
+	volatile int stop;
+	int device;
+	int first_error;		/* first failure of a queued task (acl/aclnn code) */
+	pthread_t thread;
+	pthread_mutex_t drain_lock;
+	pthread_cond_t drain_cond;
+	volatile int drain_waiters;
+};
+
+/* Mangled torch_npu entry points (npu_torch.h explains the ABI). */
+void _ZN7c10_npu10Repository7EnqueueEPv(struct Repository *self, void *cur_paras);
+void _ZN7c10_npu10Repository7DequeueEv(struct Repository *self);
+void _ZN7c10_npu18enCurrentNPUStreamEPvaPNS_9NPUStreamE(void *cur_paras, signed char device_index,
+							  void *stream);
+void _ZN6at_npu6native12AsncExecFuncEPv(void *data);
+int _ZN6at_npu6native13ExecFuncOpApiEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+									void *stream);
+int _ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in, void *stream);
+int _ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+									   void *stream);
+int _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+									  void *stream);
+int _ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+									void *stream);
+void _ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb(
+	const struct cxx_string *op_name, const struct cxx_function *func, _Bool sync);
+
+/* Queue control (queue.c). */
+int npu_queue_start(int device);		/* creates the repository and acl_thread */
+struct Repository *npu_queue_get(void);		/* NULL before npu_queue_start */
+int npu_queue_enabled(void);			/* TASK_QUEUE_ENABLE != 0 */
+int npu_queue_drain(void);			/* waits until empty; first task error or 0 */
+void npu_queue_set_stream(void *stream);	/* this thread's current stream */
+int npu_queue_submit_copy(const struct CopyParas *c);	/* ASYNC_MEMCPY */
+int npu_queue_submit_event(int type, aclrtEvent ev);	/* RECORD_EVENT / WAIT_EVENT */
+int npu_queue_submit_aclop(struct ExecuteParas *e);	/* COMPILE_AND_EXECUTE, takes ownership */
+void *npu_queue_current_stream(void);
+
+/* libstdc++ object helpers (queue.c). */
+void npu_cxx_string_init(struct cxx_string *s, const char *text);
+void npu_cxx_string_destroy(struct cxx_string *s);
+/* A std::function<int()> owning a heap copy of `ctx` (size bytes); run(ctx) is the body. */
+int npu_cxx_function_init(struct cxx_function *f, int (*run)(void *ctx), const void *ctx,
+			  size_t size);
+void npu_cxx_function_destroy(struct cxx_function *f);
+int npu_cxx_function_call(const struct cxx_function *f);
+
+/* ---- c10_npu::NPUCachingAllocator (allocator.c) -------------------------------------------- */
+
+/* The record torch_npu::profiler::reportMemoryDataToNpuProfiler() receives. */
+struct npu_memory_usage {
+	uint64_t ptr;			/*  0 */
+	int64_t size;			/*  8: + for malloc, - for free / block_free */
+	uint64_t total_allocated;	/* 16: bytes, after the event */
+	uint64_t total_reserved;	/* 24 */
+	uint64_t total_active;		/* 32 */
+	uint64_t stream;		/* 40: aclrtStream pointer */
+	uint16_t device;		/* 48 */
+	uint8_t component;		/* 50: 0 caching allocator (PTA), 1 workspace */
+	uint8_t data_type;		/* 51: 0 malloc, 1 free, 2 block_free */
+	uint8_t allocator_type;		/* 52: 0 inner */
+	uint8_t reserved[3];		/* 53 */
+	uint64_t time_ns;		/* 56: CLOCK_MONOTONIC */
+};
+_Static_assert(sizeof(struct npu_memory_usage) == 64, "memory report layout");
+_Static_assert(offsetof(struct npu_memory_usage, device) == 48, "memory report layout");
+_Static_assert(offsetof(struct npu_memory_usage, time_ns) == 56, "memory report layout");
+
+#define NPU_MEM_MALLOC		0
+#define NPU_MEM_FREE		1
+#define NPU_MEM_BLOCK_FREE	2
+
+void _ZN9torch_npu8profiler29reportMemoryDataToNpuProfilerERKNS0_11MemoryUsageE(
+	const struct npu_memory_usage *data);
+
+void *npu_alloc_malloc(size_t size, int device, void *stream);	/* NULL + last error */
+void npu_alloc_free(void *ptr);
+int npu_alloc_last_error(void);
+void npu_alloc_empty_cache(void);
+void npu_alloc_get_stats(struct npu_alloc_stats *st);
+size_t npu_alloc_round_size(size_t size);		/* block size a request gets */
+size_t npu_alloc_segment_size(size_t size);		/* segment a miss allocates */
+
+#endif /* __NPU_MODEL_TORCH_NPU_PRIV_H */
