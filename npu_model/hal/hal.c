@@ -104,6 +104,16 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 					  ##__VA_ARGS__);				\
 	} while (0)
 
+/* The daemon's end of the nodes is gone (killed, unmounted): say so once. */
+static void daemon_gone(int err)
+{
+	static int said;
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "libascend_hal (npu_model): npu-modeld at %s went away (%s)\n",
+			hal.dir, strerror(-err));
+}
+
 int hal_ioctl(int fd, const char *module, unsigned long cmd, void *arg)
 {
 	uint64_t t0 = npu_journal_on ? hal_now_ns() : 0;
@@ -113,6 +123,8 @@ int hal_ioctl(int fd, const char *module, unsigned long cmd, void *arg)
 		ret = ioctl(fd, cmd, arg);
 	while (ret < 0 && errno == EINTR);
 	ret = ret < 0 ? -errno : ret;
+	if (ret == -ENOTCONN)
+		daemon_gone(ret);
 	if (npu_journal_on)
 		npu_journal_write("ioctl", "tid=%d\tt0=%llu\tt1=%llu\tfd=%d\tcmd=0x%lx\tret=%d\tmodule=%s",
 				  (int)gettid_cached(), (unsigned long long)t0,
@@ -298,6 +310,10 @@ struct hal_dev *hal_dev_get(uint32_t dev, drvError_t *err)
 		return NULL;
 	}
 	dv = &hal.dev[dev];
+	if (__atomic_load_n(&dv->dead, __ATOMIC_RELAXED)) {
+		*err = DRV_ERROR_NO_DEVICE;
+		return NULL;
+	}
 	if (__atomic_load_n(&dv->tsdrv_fd, __ATOMIC_ACQUIRE) >= 0)
 		return dv;
 	pthread_mutex_lock(&dv->lock);
@@ -342,6 +358,26 @@ struct hal_dev *hal_dev_get(uint32_t dev, drvError_t *err)
 	__atomic_store_n(&dv->tsdrv_fd, fd, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&dv->lock);
 	return dv;
+}
+
+drvError_t hal_dev_alive(struct hal_dev *dv)
+{
+	uint64_t now = hal_now_ns();
+	int err;
+
+	if (__atomic_load_n(&dv->dead, __ATOMIC_RELAXED))
+		return DRV_ERROR_NO_DEVICE;
+	if (now - __atomic_load_n(&dv->alive_checked_ns, __ATOMIC_RELAXED) < 200000000ull)
+		return DRV_ERROR_NONE;
+	__atomic_store_n(&dv->alive_checked_ns, now, __ATOMIC_RELAXED);
+	err = hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, DAVINCI_INTF_IOCTL_GET_MODULE_STATUS,
+			NULL);
+	if (err == -ENOTCONN || err == -EIO || err == -ENODEV || err == -EBADF) {
+		__atomic_store_n(&dv->dead, 1, __ATOMIC_RELAXED);
+		daemon_gone(err);
+		return DRV_ERROR_NO_DEVICE;
+	}
+	return DRV_ERROR_NONE;
 }
 
 static int svm_fd(void)
@@ -798,24 +834,34 @@ HAL_API drvError_t halSqCqFree(uint32_t devId, struct halSqCqFreeInfo *info)
 	return ret;
 }
 
-/* Waits (futex) until the SQ head differs from `seen` or timeout_us passes. */
-static uint32_t wait_head(struct hal_dev *dv, struct hal_sq *sq, uint32_t seen, uint64_t timeout_us)
+/*
+ * Waits (futex) until the SQ head differs from `seen` or timeout_us passes;
+ * returns the head.  *err becomes DRV_ERROR_NO_DEVICE if the daemon died.
+ */
+static uint32_t wait_head(struct hal_dev *dv, struct hal_sq *sq, uint32_t seen, uint64_t timeout_us,
+			  drvError_t *err)
 {
 	struct npu_uio_card *card = dv->uio;
 	uint64_t deadline = hal_now_ns() + timeout_us * 1000ull;
 	uint32_t head;
 
+	*err = DRV_ERROR_NONE;
 	for (;;) {
 		uint32_t gen = atomic_load((_Atomic uint32_t *)&card->completions);
-		uint64_t now;
+		uint64_t now, slice;
 		struct timespec ts;
 
 		head = atomic_load_explicit((_Atomic uint32_t *)&sq->u->head, memory_order_acquire);
 		now = hal_now_ns();
 		if (head % NPU_UIO_SQ_DEPTH != seen || now >= deadline)
 			return head;
-		ts.tv_sec = (time_t)((deadline - now) / 1000000000ull);
-		ts.tv_nsec = (long)((deadline - now) % 1000000000ull);
+		*err = hal_dev_alive(dv);
+		if (*err)
+			return head;
+		/* Sleep in slices so a dead daemon is noticed within one. */
+		slice = deadline - now < 200000000ull ? deadline - now : 200000000ull;
+		ts.tv_sec = (time_t)(slice / 1000000000ull);
+		ts.tv_nsec = (long)(slice % 1000000000ull);
 		atomic_fetch_add((_Atomic uint32_t *)&card->completion_waiters, 1);
 		head = atomic_load_explicit((_Atomic uint32_t *)&sq->u->head, memory_order_acquire);
 		if (head % NPU_UIO_SQ_DEPTH == seen)
@@ -837,11 +883,16 @@ HAL_API drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info)
 		struct hal_sq *sq = &dv->sq[info->sqId];
 
 		if (info->prop == NPU_SQCQ_PROP_SQ_HEAD_WAIT) {
-			info->value[0] = wait_head(dv, sq, info->value[1], info->value[2]) %
+			info->value[0] = wait_head(dv, sq, info->value[1], info->value[2], &ret) %
 					 NPU_UIO_SQ_DEPTH;
 		} else if (hal.uio_mode && info->prop == DRV_SQCQ_PROP_SQ_HEAD) {
-			info->value[0] = atomic_load_explicit((_Atomic uint32_t *)&sq->u->head,
-							      memory_order_acquire) % NPU_UIO_SQ_DEPTH;
+			uint32_t head = atomic_load_explicit((_Atomic uint32_t *)&sq->u->head,
+							     memory_order_acquire);
+
+			/* Work outstanding: make sure someone is still there to do it. */
+			if (head != sq->tail)
+				ret = hal_dev_alive(dv);
+			info->value[0] = head % NPU_UIO_SQ_DEPTH;
 		} else if (hal.uio_mode && info->prop == DRV_SQCQ_PROP_SQ_TAIL) {
 			info->value[0] = sq->tail % NPU_UIO_SQ_DEPTH;
 		} else {
@@ -888,10 +939,13 @@ static drvError_t send_uio(struct hal_dev *dv, struct hal_sq *sq, uint32_t sq_id
 
 		while (sq->tail + n - head > NPU_UIO_SQ_DEPTH - 1) {
 			uint64_t now = hal_now_ns();
+			drvError_t err;
 
 			if (now >= deadline)
 				return DRV_ERROR_WAIT_TIMEOUT;
-			head = wait_head(dv, sq, head % NPU_UIO_SQ_DEPTH, (deadline - now) / 1000);
+			head = wait_head(dv, sq, head % NPU_UIO_SQ_DEPTH, (deadline - now) / 1000, &err);
+			if (err)
+				return err;
 		}
 	}
 	seq = atomic_fetch_add((_Atomic uint64_t *)&card->submit_seq, n);
@@ -921,10 +975,12 @@ static drvError_t send_ioctl(struct hal_dev *dv, struct hal_sq *sq, struct halTa
 
 	for (;;) {
 		err = hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_SQCQ_SEND, info);
+		drvError_t derr;
+
 		if (err != -EBUSY || hal_now_ns() >= deadline)
 			break;
 		wait_head(dv, sq, atomic_load((_Atomic uint32_t *)&sq->u->head) % NPU_UIO_SQ_DEPTH,
-			  1000);
+			  1000, &derr);
 	}
 	if (err)
 		return hal_errno_to_drv(err);

@@ -33,6 +33,8 @@ struct hal_dev {
 	uint64_t va_end;
 	struct hal_sq sq[NPU_UIO_MAX_SQ];
 	uint64_t prof_dropped;		/* last drop count READ returned (channel 50) */
+	uint64_t alive_checked_ns;	/* last liveness probe of the daemon */
+	int dead;			/* the daemon went away: every call fails */
 };
 
 struct hal_state {
@@ -57,5 +59,12 @@ int hal_ioctl(int fd, const char *module, unsigned long cmd, void *arg);
 int hal_module_fd(const char *module, int device_id, int *cache);
 /* The device, its TSDRV fd bound; NULL (and *err) if the id is bad or the bind failed. */
 struct hal_dev *hal_dev_get(uint32_t dev, drvError_t *err);
+
+/*
+ * 0 while the daemon answers; DRV_ERROR_NO_DEVICE once it has gone away.
+ * In uio mode nothing else would notice (the rings are plain memory), so
+ * waits call this; it probes with one ioctl at most every 200 ms.
+ */
+drvError_t hal_dev_alive(struct hal_dev *dv);
 
 #endif /* __NPU_HAL_INTERNAL_H */

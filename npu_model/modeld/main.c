@@ -14,7 +14,9 @@
  */
 #define FUSE_USE_VERSION 312
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fuse_lowlevel.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -309,6 +311,29 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
+/* Removes the shared-memory files of daemons that died without cleaning up (SIGKILL). */
+static void remove_stale_shm(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[300];
+		unsigned dev;
+		int pid;
+
+		if (sscanf(e->d_name, "npu_model.%d.dev%u", &pid, &dev) != 2 || pid <= 0)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -410,17 +435,19 @@ int main(int argc, char **argv)
 		}
 	}
 
-	err = mkdir_p(md_cfg.mount);
-	if (err && stat(md_cfg.mount, &st) && errno == ENOTCONN) {
+	if (stat(md_cfg.mount, &st) && errno == ENOTCONN) {
 		/* A daemon that died left its mount behind: take it away. */
 		umount2(md_cfg.mount, MNT_DETACH);
-		err = mkdir_p(md_cfg.mount);
 	}
+	err = mkdir_p(md_cfg.mount);
+	if (!err && (stat(md_cfg.mount, &st) || !S_ISDIR(st.st_mode)))
+		err = -ENOTDIR;
 	if (err) {
-		fprintf(stderr, "npu-modeld: cannot create mount point '%s': %s\n", md_cfg.mount,
+		fprintf(stderr, "npu-modeld: cannot use mount point '%s': %s\n", md_cfg.mount,
 			strerror(-err));
 		return 1;
 	}
+	remove_stale_shm();
 	md_cards = calloc(md_cfg.cards, sizeof(*md_cards));
 	if (!md_cards) {
 		fprintf(stderr, "npu-modeld: out of memory\n");
