@@ -1303,9 +1303,13 @@ static void profiler_info(struct conv *v)
 	const char *sched = asc_corr_config(c, "schedule");
 	char name[64];
 	struct asc_out o;
-	int rank = in->rank >= 0 ? in->rank : 0;
+	int rank = in->rank;
 
-	snprintf(name, sizeof(name), "profiler_info_%d.json", rank);
+	/* torch_npu: profiler_info_{rank}.json with "rank_id" when a rank is known */
+	if (rank >= 0)
+		snprintf(name, sizeof(name), "profiler_info_%d.json", rank);
+	else
+		snprintf(name, sizeof(name), "profiler_info.json");
 	if (open_out(v, &o, v->dir, name)) {
 		v->err = -EIO;
 		return;
@@ -1364,8 +1368,11 @@ static void profiler_info(struct conv *v)
 		       (unsigned long long)(in->devclock_freq_hz / 1000000),
 		       (unsigned long long)in->devclock_counter, (long long)in->devclock_mono_ns);
 	asc_out_printf(&o, "    \"end_info\": {\n        \"collectionTimeEnd\": %lld,\n"
-		       "        \"MonotonicTimeEnd\": %lld\n    },\n    \"rank_id\": %d\n}",
-		       (long long)in->end_wall_ns, (long long)in->end_mono_ns, rank);
+		       "        \"MonotonicTimeEnd\": %lld\n    }",
+		       (long long)in->end_wall_ns, (long long)in->end_mono_ns);
+	if (rank >= 0)
+		asc_out_printf(&o, ",\n    \"rank_id\": %d", rank);
+	asc_out_puts(&o, "\n}");
 	close_out(v, &o, name);
 }
 
