@@ -39,7 +39,7 @@
 struct hal_state hal = { .svm_fd = -1, .prof_fd = -1 };
 static pthread_mutex_t hal_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#define HAL_API_VERSION		0x071905	/* torch_npu uses the sys counter from 0x071905 */
+#define HAL_API_VERSION 0x071905 /* torch_npu uses the sys counter from 0x071905 */
 #define VA_BASE			0x100000000000ull	/* device VA of card 0 */
 #define VA_PER_CARD		(1ull << 40)
 
@@ -94,14 +94,15 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 
 /* ---- journal helpers ---------------------------------------------------------------- */
 
-#define API_LINE(name, t0, ret, fmt, ...)						\
-	do {										\
-		if (npu_journal_on)							\
-			npu_journal_write("api", "tid=%d\tlayer=driver\tname=%s\tt0=%llu\t"	\
-					  "t1=%llu\tret=%d" fmt, (int)gettid_cached(), name,	\
-					  (unsigned long long)(t0),			\
-					  (unsigned long long)hal_now_ns(), (int)(ret),	\
-					  ##__VA_ARGS__);				\
+#define API_LINE(name, t0, ret, fmt, ...)                                                          \
+	do {                                                                                       \
+		if (npu_journal_on)                                                                \
+			npu_journal_write("api",                                                   \
+					  "tid=%d\tlayer=driver\tname=%s\tt0=%llu\t"               \
+					  "t1=%llu\tret=%d" fmt,                                   \
+					  (int)gettid_cached(), name, (unsigned long long)(t0),    \
+					  (unsigned long long)hal_now_ns(), (int)(ret),            \
+					  ##__VA_ARGS__);                                          \
 	} while (0)
 
 /* The daemon's end of the nodes is gone (killed, unmounted): say so once. */
@@ -126,7 +127,8 @@ int hal_ioctl(int fd, const char *module, unsigned long cmd, void *arg)
 	if (ret == -ENOTCONN)
 		daemon_gone(ret);
 	if (npu_journal_on)
-		npu_journal_write("ioctl", "tid=%d\tt0=%llu\tt1=%llu\tfd=%d\tcmd=0x%lx\tret=%d\tmodule=%s",
+		npu_journal_write("ioctl",
+				  "tid=%d\tt0=%llu\tt1=%llu\tfd=%d\tcmd=0x%lx\tret=%d\tmodule=%s",
 				  (int)gettid_cached(), (unsigned long long)t0,
 				  (unsigned long long)hal_now_ns(), fd, cmd, ret, module);
 	return ret;
@@ -183,7 +185,8 @@ static int parse_info(const char *text)
 
 	hal.cards = (uint32_t)info_u64(text, "cards");
 	if (hal.cards == 0 || hal.cards > NPU_MODEL_MAX_CARDS ||
-	    info_u64(text, "sq_depth") != NPU_UIO_SQ_DEPTH || info_u64(text, "max_sq") != NPU_UIO_MAX_SQ)
+	    info_u64(text, "sq_depth") != NPU_UIO_SQ_DEPTH ||
+	    info_u64(text, "max_sq") != NPU_UIO_MAX_SQ)
 		return -EPROTO;
 	for (d = 0; d < hal.cards; d++) {
 		struct hal_dev *dv = &hal.dev[d];
@@ -245,8 +248,10 @@ drvError_t hal_init(void)
 	if (err) {
 		/* Say it once per process; every call then fails fast, nothing waits. */
 		if (!warned++)
-			fprintf(stderr, "libascend_hal (npu_model): no NPU at %s (%s): is npu-modeld "
-				"running? Start it with --mount DIR and set %s=DIR\n", hal.dir,
+			fprintf(stderr,
+				"libascend_hal (npu_model): no NPU at %s (%s): is npu-modeld "
+				"running? Start it with --mount DIR and set %s=DIR\n",
+				hal.dir,
 				err == -EPROTO ? "unreadable npu_model_info" : strerror(-err),
 				NPU_MODEL_DEV_DIR_ENV);
 		pthread_mutex_unlock(&hal_lock);
@@ -331,7 +336,8 @@ struct hal_dev *hal_dev_get(uint32_t dev, drvError_t *err)
 		void *p = MAP_FAILED;
 
 		if (sfd >= 0) {
-			p = mmap(NULL, NPU_UIO_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
+			p = mmap(NULL, NPU_UIO_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, sfd,
+				 0);
 			close(sfd);
 		}
 		if (p == MAP_FAILED || ((struct npu_uio_card *)p)->magic != NPU_UIO_MAGIC) {
@@ -398,6 +404,46 @@ static int prof_fd(void)
 	fd = hal_module_fd(DAVINCI_MODULE_PROF, 0, &hal.prof_fd);
 	pthread_mutex_unlock(&hal_lock);
 	return fd;
+}
+
+/*
+ * After fork() the child must not act on the parent's binds: the daemon
+ * would count its ids, SQs and memory as the parent's (same open files).
+ * So the child drops everything inherited and binds afresh on first use, as
+ * a new process (CANN likewise wants a forked child to initialise again).
+ */
+static void heap_reset_in_child(void);
+
+static void hal_atfork_child(void)
+{
+	uint32_t d;
+
+	pthread_mutex_init(&hal_lock, NULL);
+	if (!hal.ready)
+		return;
+	for (d = 0; d < hal.cards; d++) {
+		struct hal_dev *dv = &hal.dev[d];
+
+		if (dv->tsdrv_fd >= 0)
+			close(dv->tsdrv_fd);
+		if (dv->davinci_fd >= 0)
+			close(dv->davinci_fd);
+		if (dv->uio)
+			munmap(dv->uio, NPU_UIO_FILE_BYTES);
+	}
+	if (hal.svm_fd >= 0)
+		close(hal.svm_fd);
+	if (hal.prof_fd >= 0)
+		close(hal.prof_fd);
+	memset(hal.dev, 0, sizeof(hal.dev));
+	hal.svm_fd = hal.prof_fd = -1;
+	hal.ready = 0;
+	heap_reset_in_child();
+}
+
+__attribute__((constructor)) static void hal_register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, hal_atfork_child);
 }
 
 /* ---- version, devices ----------------------------------------------------------------- */
@@ -488,7 +534,8 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 		case NPU_INFO_TYPE_HBM_USED:
 			ret = mem_info(devId, &q);
 			if (!ret)
-				*value = (int64_t)(infoType == NPU_INFO_TYPE_HBM_TOTAL ? q.total : q.used);
+				*value = (int64_t)(infoType == NPU_INFO_TYPE_HBM_TOTAL ? q.total
+										       : q.used);
 			break;
 		case NPU_INFO_TYPE_PROF_DROPS:
 			ret = prof_drops(devId, value);
@@ -536,6 +583,19 @@ static int push(struct hal_alloc **arr, uint32_t *n, uint32_t *cap, struct hal_a
 	}
 	(*arr)[(*n)++] = a;
 	return 0;
+}
+
+static void heap_reset_in_child(void)
+{
+	uint32_t i, n = 0;
+
+	pthread_mutex_init(&heap.lock, NULL);
+	/* Host allocations stay valid in the child; device ones were the parent's. */
+	for (i = 0; i < heap.nlive; i++)
+		if (heap.live[i].dev == -1)
+			heap.live[n++] = heap.live[i];
+	heap.nlive = n;
+	heap.nfreed = 0;
 }
 
 /* Caller holds heap.lock. */
@@ -762,8 +822,8 @@ HAL_API drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputIn
 		p.tsid = in->tsId;
 		p.res_type = (int)in->type;
 		p.id = in->resourceId;
-		ret = hal_errno_to_drv(hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_RES_ID_FREE,
-						 &p));
+		ret = hal_errno_to_drv(
+			hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_RES_ID_FREE, &p));
 	}
 	API_LINE("halResourceIdFree", t0, ret, "\tdev=%u\ttype=%d\tid=%d", devId,
 		 in ? (int)in->type : -1, in ? (int)in->resourceId : -1);
@@ -800,7 +860,8 @@ HAL_API drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
 			memset(out, 0, sizeof(*out));
 			out->sqId = arg.sqId;
 			out->cqId = arg.cqId;
-			out->queueVAddr = hal.uio_mode ? (unsigned long long)(uintptr_t)sq->u->sqe : 0;
+			out->queueVAddr =
+				hal.uio_mode ? (unsigned long long)(uintptr_t)sq->u->sqe : 0;
 			in->sqId = arg.sqId;
 			in->cqId = arg.cqId;
 		}
@@ -943,7 +1004,8 @@ static drvError_t send_uio(struct hal_dev *dv, struct hal_sq *sq, uint32_t sq_id
 
 			if (now >= deadline)
 				return DRV_ERROR_WAIT_TIMEOUT;
-			head = wait_head(dv, sq, head % NPU_UIO_SQ_DEPTH, (deadline - now) / 1000, &err);
+			head = wait_head(dv, sq, head % NPU_UIO_SQ_DEPTH, (deadline - now) / 1000,
+					 &err);
 			if (err)
 				return err;
 		}
@@ -1013,10 +1075,10 @@ HAL_API drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info)
 			ret = send_ioctl(dv, sq, info);
 		pthread_mutex_unlock(&sq->lock);
 	}
-	API_LINE("halSqTaskSend", t0, ret, "\tdev=%u\tsq=%d\tsqe_num=%u\tstream=%d\ttask=%d\tpos=%d",
-		 devId, info ? (int)info->sqId : -1, info ? info->sqe_num : 0,
-		 h ? (int)h->rtStreamId : -1, h ? (int)h->taskId : -1,
-		 info && !ret ? (int)info->pos : -1);
+	API_LINE("halSqTaskSend", t0, ret,
+		 "\tdev=%u\tsq=%d\tsqe_num=%u\tstream=%d\ttask=%d\tpos=%d", devId,
+		 info ? (int)info->sqId : -1, info ? info->sqe_num : 0, h ? (int)h->rtStreamId : -1,
+		 h ? (int)h->taskId : -1, info && !ret ? (int)info->pos : -1);
 	return ret;
 }
 
@@ -1060,8 +1122,9 @@ HAL_API int prof_drv_start(unsigned int device_id, unsigned int channel_id,
 			a.sample_period = start_para->sample_period;
 			a.real_time = start_para->real_time;
 		}
-		ret = fd < 0 ? hal_errno_to_drv(fd) :
-		      hal_errno_to_drv(hal_ioctl(fd, DAVINCI_MODULE_PROF, NPU_PROF_IOCTL_START, &a));
+		ret = fd < 0 ? hal_errno_to_drv(fd)
+			     : hal_errno_to_drv(hal_ioctl(fd, DAVINCI_MODULE_PROF,
+							  NPU_PROF_IOCTL_START, &a));
 		if (!ret)
 			hal.dev[device_id].prof_dropped = 0;
 	}
@@ -1136,10 +1199,11 @@ HAL_API int prof_channel_read(unsigned int device_id, unsigned int channel_id, c
 		ret = hal_errno_to_drv(prof_read(device_id, channel_id, out_buf, buf_size, &a));
 		bytes = ret ? 0 : (int)a.bytes;
 	}
-	API_LINE("prof_channel_read", t0, ret ? -(int)ret : bytes, "\tdev=%u\tchannel=%u\tdropped=%llu",
-		 device_id, channel_id,
-		 (unsigned long long)(device_id < NPU_MODEL_MAX_CARDS ?
-				      hal.dev[device_id].prof_dropped : 0));
+	API_LINE("prof_channel_read", t0, ret ? -(int)ret : bytes,
+		 "\tdev=%u\tchannel=%u\tdropped=%llu", device_id, channel_id,
+		 (unsigned long long)(device_id < NPU_MODEL_MAX_CARDS
+					      ? hal.dev[device_id].prof_dropped
+					      : 0));
 	return ret ? -(int)ret : bytes;
 }
 
@@ -1163,6 +1227,7 @@ HAL_API int prof_channel_poll(struct prof_poll_info *out_buf, int num, int timeo
 		ret = hal_errno_to_drv(err);
 		n = ret ? 0 : (int)a.ready;
 	}
-	API_LINE("prof_channel_poll", t0, ret ? -(int)ret : n, "\tnum=%d\ttimeout=%d", num, timeout);
+	API_LINE("prof_channel_poll", t0, ret ? -(int)ret : n, "\tnum=%d\ttimeout=%d", num,
+		 timeout);
 	return ret ? -(int)ret : n;
 }

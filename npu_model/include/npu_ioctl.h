@@ -80,12 +80,12 @@ struct trs_res_id_para {			/* 44 bytes */
 #define TRS_IOC_MAGIC		'X'
 #define TRS_RES_ID_ALLOC	_IOWR(TRS_IOC_MAGIC, 0, struct trs_res_id_para)	/* 0xc02c5800 */
 #define TRS_RES_ID_FREE		_IOW(TRS_IOC_MAGIC, 1, struct trs_res_id_para)	/* 0x402c5801 */
-#define TRS_SQCQ_ALLOC		_IOWR(TRS_IOC_MAGIC, 15, struct halSqCqInputInfo)	/* 0xc060580f */
+#define TRS_SQCQ_ALLOC		_IOWR(TRS_IOC_MAGIC, 15, struct halSqCqInputInfo) /* 0xc060580f */
 #define TRS_SQCQ_FREE		_IOW(TRS_IOC_MAGIC, 16, struct halSqCqFreeInfo)	/* 0x40345810 */
-#define TRS_SQCQ_CONFIG		_IOW(TRS_IOC_MAGIC, 17, struct halSqCqConfigInfo)	/* 0x40345811 */
-#define TRS_SQCQ_QUERY		_IOWR(TRS_IOC_MAGIC, 18, struct halSqCqQueryInfo)	/* 0xc0345812 */
+#define TRS_SQCQ_CONFIG		_IOW(TRS_IOC_MAGIC, 17, struct halSqCqConfigInfo) /* 0x40345811 */
+#define TRS_SQCQ_QUERY		_IOWR(TRS_IOC_MAGIC, 18, struct halSqCqQueryInfo) /* 0xc0345812 */
 #define TRS_SQCQ_SEND		_IOW(TRS_IOC_MAGIC, 19, struct halTaskSendInfo)	/* 0x40405813 */
-#define TRS_SQCQ_RECV		_IOWR(TRS_IOC_MAGIC, 20, struct halReportRecvInfo)	/* 0xc0485814 */
+#define TRS_SQCQ_RECV		_IOWR(TRS_IOC_MAGIC, 20, struct halReportRecvInfo) /* 0xc0485814 */
 
 /*
  * TRS_SQCQ_ALLOC returns the new ids in the input struct's sqId / cqId (the
@@ -168,11 +168,16 @@ struct devmm_ioctl_arg {			/* 344 bytes */
 };
 
 #define DEVMM_SVM_MAGIC			'M'
-#define DEVMM_SVM_ALLOC			_IOW(DEVMM_SVM_MAGIC, 3, struct devmm_ioctl_arg)	/* 0x41584d03 */
-#define DEVMM_SVM_FREE_PAGES		_IOW(DEVMM_SVM_MAGIC, 4, struct devmm_ioctl_arg)	/* 0x41584d04 */
-#define DEVMM_SVM_MEMCPY		_IOWR(DEVMM_SVM_MAGIC, 5, struct devmm_ioctl_arg)	/* 0xc1584d05 */
-#define DEVMM_SVM_ADVISE		_IOW(DEVMM_SVM_MAGIC, 13, struct devmm_ioctl_arg)	/* 0x41584d0d */
-#define DEVMM_SVM_QUERY_MEM_USEDINFO	_IOWR(DEVMM_SVM_MAGIC, 47, struct devmm_ioctl_arg)	/* 0xc1584d2f */
+/* DEVMM_SVM_ALLOC = 0x41584d03 */
+#define DEVMM_SVM_ALLOC			_IOW(DEVMM_SVM_MAGIC, 3, struct devmm_ioctl_arg)
+/* DEVMM_SVM_FREE_PAGES = 0x41584d04 */
+#define DEVMM_SVM_FREE_PAGES		_IOW(DEVMM_SVM_MAGIC, 4, struct devmm_ioctl_arg)
+/* DEVMM_SVM_MEMCPY = 0xc1584d05 */
+#define DEVMM_SVM_MEMCPY		_IOWR(DEVMM_SVM_MAGIC, 5, struct devmm_ioctl_arg)
+/* DEVMM_SVM_ADVISE = 0x41584d0d */
+#define DEVMM_SVM_ADVISE		_IOW(DEVMM_SVM_MAGIC, 13, struct devmm_ioctl_arg)
+/* DEVMM_SVM_QUERY_MEM_USEDINFO = 0xc1584d2f */
+#define DEVMM_SVM_QUERY_MEM_USEDINFO	_IOWR(DEVMM_SVM_MAGIC, 47, struct devmm_ioctl_arg)
 
 /* Device memory granularity the card accounts in (a small page of the real SVM). */
 #define NPU_HBM_PAGE		4096ull
@@ -210,7 +215,7 @@ struct npu_prof_read_arg {			/* 40 bytes */
 struct npu_prof_poll_arg {			/* 24 bytes */
 	int32_t timeout_ms;			/* 0: do not wait */
 	uint32_t num;				/* entries at out */
-	uint64_t out;				/* user pointer to struct prof_poll_info[num] */
+	uint64_t out;				/* user pointer: prof_poll_info[num] */
 	uint32_t ready;				/* out: entries written */
 	uint32_t resv;
 };
@@ -260,7 +265,7 @@ struct npu_uio_card {				/* at offset 0 of the card's file, one page */
 	uint32_t sq_depth;
 	uint64_t submit_seq;			/* fetch-add by submitters */
 	uint32_t doorbell;			/* futex: submitters add 1 after publishing */
-	uint32_t card_sleeping;			/* nonzero while the card waits on doorbell */
+	uint32_t card_sleeping;			/* nonzero while the card waits */
 	uint32_t completions;			/* futex: card adds 1 after completing tasks */
 	uint32_t completion_waiters;		/* submitters waiting on completions */
 	uint64_t pending[NPU_UIO_MAX_SQ / 64];	/* one bit per SQ with unread SQEs */

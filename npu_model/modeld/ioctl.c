@@ -40,6 +40,26 @@ const char *md_module_name(enum md_module m)
 	}
 }
 
+pid_t md_tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = (pid_t)atoi(line + 5);
+			break;
+		}
+	}
+	fclose(f);
+	return tgid > 0 ? tgid : tid;
+}
+
 static int user_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
@@ -180,7 +200,7 @@ static int sqcq_alloc(struct md_card *c, struct md_file *f, struct md_ioctl_req 
 	}
 	c->cq[cq_id] = calloc(1, sizeof(struct md_cq));
 	if (!c->cq[cq_id] ||
-	    !md_sq_create(c, (uint32_t)sq_id, (uint32_t)cq_id, in.info[0], f, r->pid)) {
+	    !md_sq_create(c, (uint32_t)sq_id, (uint32_t)cq_id, in.info[0], f, md_tgid_of(r->pid))) {
 		free(c->cq[cq_id]);
 		c->cq[cq_id] = NULL;
 		md_ids_free(&c->ids[DRV_SQ_ID], (uint32_t)sq_id, f);
@@ -438,10 +458,12 @@ static int svm_ioctl(struct md_file *f, struct md_ioctl_req *r)
 		err = md_hbm_alloc(&c->hbm, va, size, f);
 		pthread_mutex_unlock(&c->lock);
 		if (err == -ENOMEM && npu_journal_on)
-			npu_journal_write("oom", "tid=%d\tt=%llu\tsize=%llu\tret=%d\tdev=%u\terrno=%d"
-					  "\tlayer=driver", (int)r->pid,
-					  (unsigned long long)md_now_ns(), (unsigned long long)size,
-					  DRV_ERROR_OUT_OF_MEMORY, c->index, -err);
+			npu_journal_write("oom",
+					  "tid=%d\tt=%llu\tsize=%llu\tret=%d\tdev=%u\terrno=%d"
+					  "\tlayer=driver",
+					  (int)r->pid, (unsigned long long)md_now_ns(),
+					  (unsigned long long)size, DRV_ERROR_OUT_OF_MEMORY,
+					  c->index, -err);
 		return err;
 	}
 	case DEVMM_SVM_ADVISE: {
@@ -651,7 +673,7 @@ int md_ioctl(struct md_file *f, struct md_ioctl_req *r)
 	case MD_MOD_PROF:
 		return prof_ioctl(f, r);
 	default:
-		return -ENXIO;		/* not bound: the real driver has no module to forward to */
+		return -ENXIO; /* not bound: the real driver has no module to forward to */
 	}
 }
 
@@ -734,9 +756,11 @@ int md_info_build(struct md_file *f)
 			(unsigned long long)c->hbm.oom_count);
 		fprintf(m, "dev%u.streams=%u\ndev%u.events=%u\ndev%u.sqs=%u\n", d,
 			c->ids[DRV_STREAM_ID].used, d, c->ids[DRV_EVENT_ID].used, d, sqs);
-		fprintf(m, "dev%u.tasks_done=%llu\ndev%u.tasks_failed=%llu\ndev%u.tasks_dropped=%llu\n"
-			"dev%u.prof_sessions=%u\ndev%u.opens=%u\n", d,
-			(unsigned long long)c->tasks_done, d, (unsigned long long)c->tasks_failed, d,
+		fprintf(m,
+			"dev%u.tasks_done=%llu\ndev%u.tasks_failed=%llu\ndev%u.tasks_dropped=%llu\n"
+			"dev%u.prof_sessions=%u\ndev%u.opens=%u\n",
+			d, (unsigned long long)c->tasks_done, d,
+			(unsigned long long)c->tasks_failed, d,
 			(unsigned long long)c->tasks_dropped, d, c->prof_active, d, c->opens);
 		fprintf(m, "dev%u.tflops=%g\ndev%u.hbm_gbps=%g\ndev%u.launch_ns=%llu\n", d,
 			c->cfg.cube_tflops, d, c->cfg.hbm_gbps, d,

@@ -33,7 +33,8 @@
 
 static const char *const usage_text =
 	"usage: npu-modeld [options]\n"
-	"  --mount DIR           where the device nodes appear (default " NPU_MODEL_DEV_DIR_DEFAULT ")\n"
+	"  --mount DIR           where the device nodes appear\n"
+	"                        (default " NPU_MODEL_DEV_DIR_DEFAULT ")\n"
 	"  --cards N             number of cards, 1..64 (default 1)\n"
 	"  --card SPEC           card speed: key=value,... with keys tflops, vector_tflops,\n"
 	"                        aicpu_gflops, hbm_gbps, pcie_gbps, launch_us, hbm_gib\n"
@@ -148,7 +149,7 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	for (i = off; i < total; i++) {
 		struct stat st;
 		char name[32];
-		uint64_t n = i == 0 ? MD_NODE_ROOT : i == 1 ? MD_NODE_ROOT : i == 2 ? MD_NODE_MANAGER :
+		uint64_t n = i <= 1 ? MD_NODE_ROOT : i == 2 ? MD_NODE_MANAGER :
 			     i == 3 ? MD_NODE_INFO : MD_NODE_DAVINCI0 + (uint64_t)(i - 4);
 		size_t len;
 
@@ -191,7 +192,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	f->ino = ino;
-	f->pid = fuse_req_ctx(req)->pid;
+	f->pid = md_tgid_of(fuse_req_ctx(req)->pid);
 	if (ino >= MD_NODE_DAVINCI0) {
 		struct md_card *c;
 
@@ -378,8 +379,8 @@ int main(int argc, char **argv)
 		case 'c':
 			if (npu_card_config_parse(&md_cfg.card, optarg)) {
 				fprintf(stderr, "npu-modeld: bad --card '%s' (keys: tflops, "
-					"vector_tflops, aicpu_gflops, hbm_gbps, pcie_gbps, launch_us, "
-					"hbm_gib; positive numbers)\n", optarg);
+					"vector_tflops, aicpu_gflops, hbm_gbps, pcie_gbps, "
+					"launch_us, hbm_gib; positive numbers)\n", optarg);
 				return 2;
 			}
 			break;
@@ -391,7 +392,8 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			if (parse_u64(optarg, &v) || v < 1000 || v > 10000000000ull) {
-				fprintf(stderr, "npu-modeld: --freq-hz wants 1000..1e10, not '%s'\n",
+				fprintf(stderr,
+					"npu-modeld: --freq-hz wants 1000..1e10, not '%s'\n",
 					optarg);
 				return 2;
 			}
@@ -419,7 +421,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "npu-modeld: unexpected argument '%s'\n%s", argv[optind], usage_text);
+		fprintf(stderr, "npu-modeld: unexpected argument '%s'\n%s", argv[optind],
+			usage_text);
 		return 2;
 	}
 	if (hbm_mib)
@@ -484,7 +487,8 @@ int main(int argc, char **argv)
 		goto out_session;
 	}
 	if (fuse_session_mount(se, md_cfg.mount)) {
-		fprintf(stderr, "npu-modeld: cannot mount on '%s' (busy? another daemon? /dev/fuse?)\n",
+		fprintf(stderr,
+			"npu-modeld: cannot mount on '%s' (busy? another daemon? /dev/fuse?)\n",
 			md_cfg.mount);
 		goto out_signals;
 	}

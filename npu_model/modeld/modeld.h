@@ -104,7 +104,7 @@ struct md_task {
 	struct npu_sqe sqe;
 	uint64_t submit_ns;		/* when the card took it from the SQ */
 	uint64_t dur_ns;		/* cost-model time */
-	uint64_t ev_target;		/* RECORD: this record's number; WAIT: the record waited for */
+	uint64_t ev_target; /* RECORD: this record's number; WAIT: the record waited for */
 	uint64_t start_ns, end_ns;	/* valid once scheduled */
 	uint32_t wrap;			/* card's own flip count */
 	uint32_t error;			/* nonzero: the task fails (CQE) */
@@ -124,7 +124,7 @@ struct md_sq {
 	uint32_t cq_id;
 	uint32_t stream_id;		/* info[0] at alloc (the runtime's stream id) */
 	const void *owner;
-	pid_t pid;
+	pid_t pid;			/* the submitting process */
 	uint32_t ingested;		/* free-running: SQEs taken from the ring */
 	uint32_t head;			/* free-running: SQEs completed */
 	uint64_t last_end_ns;
@@ -171,7 +171,7 @@ struct md_card {
 	uint64_t cnt_offset;
 	uint64_t cnt_base_ns;
 
-	struct md_ids ids[DRV_INVALID_ID];	/* by drvIdType_t; SQ/CQ ids come from TRS_SQCQ_ALLOC */
+	struct md_ids ids[DRV_INVALID_ID]; /* by drvIdType_t; SQ/CQ ids come from TRS_SQCQ_ALLOC */
 	struct md_hbm hbm;
 	struct md_sq *sq[NPU_UIO_MAX_SQ];
 	struct md_cq *cq[NPU_UIO_MAX_SQ];
@@ -250,7 +250,7 @@ struct md_file {
 	uint32_t dev;			/* davinciN: N */
 	enum md_module module;		/* davinci_manager: what the fd is bound to */
 	uint32_t module_dev;		/* TSDRV: the device of the bind */
-	pid_t pid;			/* opener (thread id as FUSE reports it) */
+	pid_t pid;			/* opener's process (FUSE reports the thread) */
 	char *info;			/* npu_model_info: the text made at open */
 	size_t info_len;
 };
@@ -259,7 +259,7 @@ struct md_ioctl_req {
 	pid_t pid;			/* calling thread: its memory is read/written */
 	uint32_t cmd;
 	uint64_t arg;			/* the raw argument (a pointer in the caller) */
-	const void *in;			/* _IOW/_IOWR: the _IOC_SIZE bytes the kernel copied */
+	const void *in; /* _IOW/_IOWR: the _IOC_SIZE bytes the kernel copied */
 	size_t in_size;
 	void *out;			/* _IOR/_IOWR: room for _IOC_SIZE bytes back */
 	size_t out_size;
@@ -268,6 +268,9 @@ struct md_ioctl_req {
 	int (*interrupted)(void *ctx);
 	void *ctx;
 };
+
+/* The process (thread group) of thread tid, from /proc; tid itself if unreadable. */
+pid_t md_tgid_of(pid_t tid);
 
 /* Returns the ioctl's result (>= 0) or -errno.  Never trusts anything in req. */
 int md_ioctl(struct md_file *f, struct md_ioctl_req *req);

@@ -121,7 +121,8 @@ void md_prof_emit_task(struct md_card *c, const struct md_task *t)
 			continue;
 		}
 		memcpy(s->ring + (s->wr % NPU_PROF_RING_RECORDS) * REC_SIZE, &rec[0], REC_SIZE);
-		memcpy(s->ring + ((s->wr + 1) % NPU_PROF_RING_RECORDS) * REC_SIZE, &rec[1], REC_SIZE);
+		memcpy(s->ring + ((s->wr + 1) % NPU_PROF_RING_RECORDS) * REC_SIZE, &rec[1],
+		       REC_SIZE);
 		s->wr += 2;
 		emitted = 1;
 	}

@@ -228,7 +228,8 @@ static void ingest_one(struct md_card *c, struct md_sq *sq, const struct npu_sqe
 			t->ev_target = ++ev->submitted;
 		else
 			t->ev_target = ev->submitted;
-		t->dur_ns = npu_cost_duration_ns(&c->cfg, 0, 0, s->kind == NPU_SQE_KIND_EVENT_RECORD ?
+		t->dur_ns = npu_cost_duration_ns(&c->cfg, 0, 0,
+						 s->kind == NPU_SQE_KIND_EVENT_RECORD ?
 						 NPU_TASK_EVENT_RECORD : NPU_TASK_EVENT_WAIT);
 		break;
 	default:
@@ -360,12 +361,20 @@ static const char *kernel_name_of(const struct md_task *t, char *buf, size_t len
 	const struct npu_sqe *s = &t->sqe;
 	size_t i;
 
-	if (s->kind != NPU_SQE_KIND_KERNEL)
-		return npu_task_type_name(s->kind == NPU_SQE_KIND_MEMCPY ? NPU_TASK_MEMCPY :
-					  s->kind == NPU_SQE_KIND_MEMSET ? NPU_TASK_MEMSET :
-					  s->kind == NPU_SQE_KIND_EVENT_RECORD ? NPU_TASK_EVENT_RECORD :
-					  s->kind == NPU_SQE_KIND_EVENT_WAIT ? NPU_TASK_EVENT_WAIT :
-					  NPU_TASK_TYPE_MAX);
+	switch (s->kind) {
+	case NPU_SQE_KIND_KERNEL:
+		break;
+	case NPU_SQE_KIND_MEMCPY:
+		return npu_task_type_name(NPU_TASK_MEMCPY);
+	case NPU_SQE_KIND_MEMSET:
+		return npu_task_type_name(NPU_TASK_MEMSET);
+	case NPU_SQE_KIND_EVENT_RECORD:
+		return npu_task_type_name(NPU_TASK_EVENT_RECORD);
+	case NPU_SQE_KIND_EVENT_WAIT:
+		return npu_task_type_name(NPU_TASK_EVENT_WAIT);
+	default:
+		return "INVALID";
+	}
 	/* The name comes from a client: keep it printable and TAB-free. */
 	for (i = 0; i + 1 < len && i < NPU_SQE_KERNEL_NAME_LEN && s->u.kernel_name[i]; i++) {
 		char ch = s->u.kernel_name[i];
@@ -446,7 +455,7 @@ uint32_t md_sched_run(struct md_card *c, uint64_t now, uint64_t *deadline)
 						struct md_event *ev = &c->events[t->sqe.event_id];
 
 						if (ev->completed < t->ev_target)
-							break;	/* blocked until the record runs */
+							break; /* blocked until the record runs */
 						if (t->ev_target)
 							start = max_u64(start, ev->completed_ns);
 					}

@@ -3,7 +3,8 @@
 queued tasks, a profiling session open) has everything reclaimed, checked
 through the daemon's own state (npu_model_info) and its journal (`reclaim`
 line, no exec line for the dropped tasks); the daemon keeps running and
-serves the next client, in both submission modes.
+serves the next client, in both submission modes.  A child forked after
+its parent used the HAL gets resources of its own.
 """
 import json
 import os
@@ -36,7 +37,30 @@ def wait_for(m, pred, what, timeout=10.0):
     sys.exit(1)
 
 
+def forked_child():
+    """A child forked after the parent used the HAL binds its own fds: its
+    memory and tasks are its own and are reclaimed when it exits, while the
+    parent's allocation stays."""
+    with ModelDaemon(cards=1, journal=True) as m:
+        out = subprocess.run([m.bin("npu_halclient"), "fork"], env=m.env(), capture_output=True,
+                             text=True, timeout=60)
+        check(out.returncode == 0, "fork client failed: %s %s" % (out.stdout, out.stderr))
+        lines = [json.loads(x) for x in out.stdout.splitlines()]
+        child_run = [x for x in lines if not x.get("fork")]
+        parent = [x for x in lines if x.get("fork")][0]
+        check(child_run and child_run[0]["ok"] and parent["child_status"] == 0, "child run %s" % lines)
+        check(parent["used_before"] == 1 << 20 and parent["used_after"] == 1 << 20,
+              "parent's memory after the child exited: %s" % parent)
+        m.proc.terminate()
+        m.proc.wait(10)
+        execs = [f for k, f in read_journal(m.journal_dir) if k == "exec"]
+        check(len(execs) == 5 and all(int(e["pid"]) == parent["child"] for e in execs),
+              "the child's tasks ran as the child's: %s" % execs[:1])
+    print("PASS: a forked child binds its own fds")
+
+
 def main():
+    forked_child()
     for mode in ("uio", "ioctl"):
         with ModelDaemon(cards=1, journal=True, hbm_mib=1024) as m:
             victim = subprocess.Popen(

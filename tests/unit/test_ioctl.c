@@ -183,8 +183,9 @@ static void test_bind_protocol(void **state)
 	assert_int_equal(ioc(&f, DEVMM_SVM_ALLOC, &(struct devmm_ioctl_arg){ 0 }), -ENOTTY);
 	assert_int_equal(ioc(&f, _IOW('X', 99, int), &(int){ 0 }), -ENOTTY);
 	/* Wrong size = another number. */
-	assert_int_equal(ioc(&f, _IOWR('X', 0, struct halSqCqInputInfo), &(struct halSqCqInputInfo){ 0 }),
-			 -ENOTTY);
+	assert_int_equal(
+		ioc(&f, _IOWR('X', 0, struct halSqCqInputInfo), &(struct halSqCqInputInfo){0}),
+		-ENOTTY);
 	assert_int_equal(ioc(&dv, DAVINCI_INTF_IOCTL_OPEN, &a), -ENOTTY);
 	md_file_release(&f);
 	md_file_release(&g);

@@ -68,7 +68,8 @@ static struct npu_sqe kernel(uint16_t stream, uint16_t task, uint64_t flops, uin
 	return s;
 }
 
-static struct npu_sqe other(uint16_t stream, uint16_t task, int kind, uint32_t event, uint64_t bytes)
+static struct npu_sqe other(uint16_t stream, uint16_t task, int kind, uint32_t event,
+			    uint64_t bytes)
 {
 	struct npu_sqe s;
 
@@ -143,8 +144,10 @@ static void test_event_wait_across_sqs(void **state)
 {
 	struct md_card *c = card_new(0);
 	struct md_sq *a = sq_new(c, 0), *b = sq_new(c, 1);
-	struct npu_sqe sa[2] = { kernel(0, 0, 1ull << 34, 0), other(0, 1, NPU_SQE_KIND_EVENT_RECORD, 9, 0) };
-	struct npu_sqe sb[2] = { other(1, 0, NPU_SQE_KIND_EVENT_WAIT, 9, 0), other(1, 1, NPU_SQE_KIND_MEMCPY, 0, 4096) };
+	struct npu_sqe sa[2] = {kernel(0, 0, 1ull << 34, 0),
+				other(0, 1, NPU_SQE_KIND_EVENT_RECORD, 9, 0)};
+	struct npu_sqe sb[2] = {other(1, 0, NPU_SQE_KIND_EVENT_WAIT, 9, 0),
+				other(1, 1, NPU_SQE_KIND_MEMCPY, 0, 4096)};
 	uint64_t d = kdur(c, 1ull << 34, 0), lat = c->cfg.launch_latency_ns, deadline;
 	uint64_t rec_end = T0 + d + npu_cost_duration_ns(&c->cfg, 0, 0, NPU_TASK_EVENT_RECORD);
 
@@ -256,7 +259,8 @@ static void test_uio_corrupt_tail(void **state)
 	md_sched_ingest_uio(c, T0);
 	assert_true(a->broken);
 	assert_int_equal(a->ingested, 0);
-	assert_int_equal(md_sched_submit(c, a, (struct npu_sqe[1]){ kernel(1, 0, 0, 0) }, 1, T0), -EIO);
+	assert_int_equal(md_sched_submit(c, a, (struct npu_sqe[1]){kernel(1, 0, 0, 0)}, 1, T0),
+			 -EIO);
 	/* A pending bit for an SQ nobody owns is ignored. */
 	hdr->pending[3] = 1ull << 5;
 	md_sched_ingest_uio(c, T0);

@@ -22,6 +22,10 @@
  *       print the counter frequency and a (counter, monotonic) pair.
  *   npu_halclient meminfo [--dev N]
  *       print HBM total and used as halGetDeviceInfo reports them.
+ *   npu_halclient fork [--dev N]
+ *       allocate 1 MiB, fork; the child allocates 2 MiB and runs 5 kernels
+ *       on its own stream and exits; the parent then reports HBM in use
+ *       (only its own 1 MiB if the child's binds were the child's).
  * Exit status: 0 when the mode did what it says, 1 on a HAL error, 2 usage.
  */
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ascend_hal.h"
@@ -88,7 +93,8 @@ static void fill_event(struct npu_sqe *s, struct stream *st, int kind, uint32_t 
 	s->header.rtStreamId = (uint16_t)st->id;
 	s->header.taskId = st->next_task;
 	s->kind = (uint8_t)kind;
-	s->task_type = kind == NPU_SQE_KIND_EVENT_RECORD ? NPU_TASK_EVENT_RECORD : NPU_TASK_EVENT_WAIT;
+	s->task_type =
+		kind == NPU_SQE_KIND_EVENT_RECORD ? NPU_TASK_EVENT_RECORD : NPU_TASK_EVENT_WAIT;
 	s->flip = st->flip;
 	s->event_id = event;
 	if (++st->next_task == 0)
@@ -171,7 +177,8 @@ static void print_records(const struct StarsAcsqLog *recs, uint32_t n)
 
 		printf("%s[%u, %u, %u, %u, %llu]", i ? ", " : "", r->head.logType, r->head.sqeType,
 		       r->streamId, r->taskId,
-		       (unsigned long long)r->sysCountLow | (unsigned long long)r->sysCountHigh << 32);
+		       (unsigned long long)r->sysCountLow | (unsigned long long)r->sysCountHigh
+								    << 32);
 	}
 	printf("]");
 }
@@ -365,7 +372,8 @@ static int mode_clock(const struct opts *o)
 	if (!ret)
 		ret = halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT, &cnt);
 	if (!ret)
-		ret = halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT_MONO, &mono);
+		ret = halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT_MONO,
+				       &mono);
 	after = now_ns();
 	if (ret)
 		return fail("halGetDeviceInfo", ret);
@@ -390,6 +398,42 @@ static int mode_meminfo(const struct opts *o)
 	return 0;
 }
 
+static int mode_fork(struct opts *o)
+{
+	int64_t used_before = 0, used_after = 0;
+	void *mem = NULL;
+	int ret, status = 0;
+	pid_t child;
+
+	ret = halMemAlloc(&mem, 1 << 20, MEM_DEV | MEM_TYPE_HBM | o->dev);
+	if (ret)
+		return fail("halMemAlloc", ret);
+	halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_HBM_USED, &used_before);
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		return fail("fork", -errno);
+	if (child == 0) {
+		o->tasks = 5;
+		o->alloc = 2 << 20;
+		o->streams = 1;
+		_exit(mode_run(o));
+	}
+	waitpid(child, &status, 0);
+	/* The child's fds are closed by now; the daemon reclaims on release. */
+	for (int i = 0; i < 100; i++) {
+		halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_HBM_USED, &used_after);
+		if (used_after == used_before)
+			break;
+		usleep(10000);
+	}
+	printf("{\"ok\": true, \"fork\": true, \"pid\": %d, \"child\": %d, \"child_status\": %d, "
+	       "\"used_before\": %lld, \"used_after\": %lld}\n", (int)getpid(), (int)child, status,
+	       (long long)used_before, (long long)used_after);
+	ret = halMemFree(mem);
+	return ret ? fail("halMemFree", ret) : 0;
+}
+
 static int parse_u(const char *s, uint64_t *v)
 {
 	char *end;
@@ -402,15 +446,22 @@ static int parse_u(const char *s, uint64_t *v)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "dev", required_argument, NULL, 'd' }, { "streams", required_argument, NULL, 's' },
-		{ "tasks", required_argument, NULL, 't' }, { "batch", required_argument, NULL, 'b' },
-		{ "flops", required_argument, NULL, 'F' }, { "bytes", required_argument, NULL, 'B' },
-		{ "alloc", required_argument, NULL, 'a' }, { "size", required_argument, NULL, 'z' },
-		{ "prof", no_argument, NULL, 'p' }, { "events", no_argument, NULL, 'e' },
-		{ "no-sync", no_argument, NULL, 'n' }, { "hold-ms", required_argument, NULL, 'h' },
-		{ "ms", required_argument, NULL, 'm' }, { "expect", required_argument, NULL, 'x' },
-		{ "delay-ms", required_argument, NULL, 'D' },
-		{ NULL, 0, NULL, 0 },
+		{"dev", required_argument, NULL, 'd'},
+		{"streams", required_argument, NULL, 's'},
+		{"tasks", required_argument, NULL, 't'},
+		{"batch", required_argument, NULL, 'b'},
+		{"flops", required_argument, NULL, 'F'},
+		{"bytes", required_argument, NULL, 'B'},
+		{"alloc", required_argument, NULL, 'a'},
+		{"size", required_argument, NULL, 'z'},
+		{"prof", no_argument, NULL, 'p'},
+		{"events", no_argument, NULL, 'e'},
+		{"no-sync", no_argument, NULL, 'n'},
+		{"hold-ms", required_argument, NULL, 'h'},
+		{"ms", required_argument, NULL, 'm'},
+		{"expect", required_argument, NULL, 'x'},
+		{"delay-ms", required_argument, NULL, 'D'},
+		{NULL, 0, NULL, 0},
 	};
 	struct opts o = { .streams = 1, .tasks = 10, .batch = 1, .flops = 1000000, .bytes = 4096,
 			  .ms = 2000 };
@@ -419,7 +470,7 @@ int main(int argc, char **argv)
 	int c;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: npu_halclient run|prof|oom|clock|meminfo [options]\n");
+		fprintf(stderr, "usage: npu_halclient run|prof|oom|clock|meminfo|fork [options]\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -462,6 +513,8 @@ int main(int argc, char **argv)
 		return mode_clock(&o);
 	if (!strcmp(mode, "meminfo"))
 		return mode_meminfo(&o);
+	if (!strcmp(mode, "fork"))
+		return mode_fork(&o);
 	fprintf(stderr, "npu_halclient: unknown mode '%s'\n", mode);
 	return 2;
 }
