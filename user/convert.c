@@ -1495,13 +1495,17 @@ static void run_name(struct conv *v, int64_t wall_ns, char *buf, size_t len)
 		ms = v->last_stamp_ms + 1;
 	v->last_stamp_ms = ms;
 	wall_ns = ms * 1000000;
-	if (!v->opts->worker_name)
+	const char *worker = v->opts->worker_name ? v->opts->worker_name :
+			     asc_corr_config(v->c, "worker_name");	/* as traced */
+
+	if (!worker || !*worker || strchr(worker, '/') || strlen(worker) >= 226) {
 		gethostname(host, sizeof(host) - 1);
+		worker = host;
+	}
 	secs = (time_t)(wall_ns / 1000000000) + v->c->info.utc_offset_s;
 	gmtime_r(&secs, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", &tm);
-	snprintf(buf, len, "%s_%u_%s%03d_ascend_pt",
-		 v->opts->worker_name ? v->opts->worker_name : host, v->pid, stamp,
+	snprintf(buf, len, "%s_%u_%s%03d_ascend_pt", worker, v->pid, stamp,
 		 (int)((wall_ns / 1000000) % 1000));
 }
 

@@ -184,6 +184,9 @@ def test_level1_against_sample_and_truth(tmp):
     check(keys(info) == keys(sinfo), "profiler_info keys equal the sample's: %s" %
           sorted(keys(info) ^ keys(sinfo)))
     check(info_text == json.dumps(info, indent=4), "profiler_info is json.dump(indent=4)")
+    check(info["config"]["common_config"]["schedule"] ==
+          {"wait": 1, "active": 2, "warmup": 1, "repeat": 0, "skip_first": 1},
+          "schedule as traced: %s" % info["config"]["common_config"]["schedule"])
     check(info["rank_id"] == 0 and info["config"]["experimental_config"]["_profiler_level"] ==
           "Level1", "profiler_info rank and level")
     with open(os.path.join(run_dir, "profiler_metadata.json")) as f:

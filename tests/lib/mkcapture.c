@@ -394,6 +394,14 @@ int main(int argc, char **argv)
 	put_text(ASC_REC_CONFIG, 0, "profile_memory=1");
 	put_text(ASC_REC_CONFIG, 0, stacks ? "with_stack=1" : "with_stack=0");
 	put_text(ASC_REC_CONFIG, 0, "activities=cpu,npu");
+	if (sched.enabled) {	/* the format `ascbpf trace` writes */
+		char kv[160];
+
+		snprintf(kv, sizeof(kv), "schedule=skip_first=%u,wait=%u,warmup=%u,active=%u,"
+			 "repeat=%u,skip_first_wait=%u", sched.skip_first, sched.wait, sched.warmup,
+			 sched.active, sched.repeat, sched.skip_first_wait);
+		put_text(ASC_REC_CONFIG, 0, kv);
+	}
 	{
 		static const char *const env[] = {
 			"ASCEND_GLOBAL_LOG_LEVEL=", "HCCL_RDMA_TC=", "HCCL_RDMA_SL=",
