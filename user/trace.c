@@ -1945,7 +1945,13 @@ int cmd_trace(int argc, char **argv)
 		 t->nr_targets == 1 ? "" : "es");
 
 	while (!stop_requested) {
+		/*
+		 * Records are submitted without wake-ups, so a poll that times out
+		 * has consumed nothing: drain explicitly on every tick.
+		 */
 		err = ring_buffer__poll(t->rb, POLL_MS);
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(t->rb);
 		if (err < 0 && err != -EINTR) {
 			asc_err("trace: ring buffer poll: %s\n", strerror(-err));
 			break;
