@@ -94,6 +94,9 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 
 /* ---- journal helpers ---------------------------------------------------------------- */
 
+/* Entry time of an api line; with the journal off the clock is not even read. */
+#define API_T0() (npu_journal_on ? hal_now_ns() : 0)
+
 #define API_LINE(name, t0, ret, fmt, ...)                                                          \
 	do {                                                                                       \
 		if (npu_journal_on)                                                                \
@@ -450,7 +453,7 @@ __attribute__((constructor)) static void hal_register_atfork(void)
 
 HAL_API drvError_t halGetAPIVersion(int *halAPIVersion)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	drvError_t ret = DRV_ERROR_NONE;
 
 	if (!halAPIVersion)
@@ -463,7 +466,7 @@ HAL_API drvError_t halGetAPIVersion(int *halAPIVersion)
 
 HAL_API drvError_t drvGetDevNum(uint32_t *num_dev)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	drvError_t ret = num_dev ? hal_init() : DRV_ERROR_INVALID_VALUE;
 
 	if (!ret)
@@ -508,7 +511,7 @@ static drvError_t prof_drops(uint32_t dev, int64_t *value);
 HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t infoType,
 				    int64_t *value)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	drvError_t ret = hal_init();
 	struct devmm_query_mem_usedinfo_para q = { 0 };
 
@@ -699,7 +702,7 @@ static drvError_t dev_mem_alloc(void **pp, unsigned long long size, uint32_t dev
 
 HAL_API drvError_t halMemAlloc(void **pp, unsigned long long size, unsigned long long flag)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	uint32_t dev = MEM_DEVID(flag);
 	int is_host = (flag & (0xfull << 10)) == MEM_HOST;
 	drvError_t ret;
@@ -737,7 +740,7 @@ HAL_API drvError_t halMemAlloc(void **pp, unsigned long long size, unsigned long
 
 HAL_API drvError_t halMemFree(void *pp)
 {
-	uint64_t t0 = hal_now_ns(), va = (uint64_t)(uintptr_t)pp;
+	uint64_t t0 = API_T0(), va = (uint64_t)(uintptr_t)pp;
 	struct hal_alloc a = { .dev = -2 };
 	drvError_t ret = DRV_ERROR_NONE;
 	uint32_t i;
@@ -780,7 +783,7 @@ HAL_API drvError_t halMemFree(void *pp)
 HAL_API drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
 				      struct halResourceIdOutputInfo *out)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct trs_res_id_para p;
 	struct hal_dev *dv;
 	drvError_t ret;
@@ -809,7 +812,7 @@ HAL_API drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputI
 
 HAL_API drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct trs_res_id_para p;
 	struct hal_dev *dv;
 	drvError_t ret;
@@ -833,7 +836,7 @@ HAL_API drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputIn
 HAL_API drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
 				   struct halSqCqOutputInfo *out)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct halSqCqInputInfo arg;
 	struct hal_dev *dv;
 	drvError_t ret;
@@ -873,7 +876,7 @@ HAL_API drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
 
 HAL_API drvError_t halSqCqFree(uint32_t devId, struct halSqCqFreeInfo *info)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct hal_dev *dv;
 	drvError_t ret;
 
@@ -933,7 +936,7 @@ static uint32_t wait_head(struct hal_dev *dv, struct hal_sq *sq, uint32_t seen, 
 
 HAL_API drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct hal_dev *dv;
 	drvError_t ret;
 
@@ -969,7 +972,7 @@ HAL_API drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info)
 
 HAL_API drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct hal_dev *dv;
 	drvError_t ret;
 
@@ -1053,7 +1056,7 @@ static drvError_t send_ioctl(struct hal_dev *dv, struct hal_sq *sq, struct halTa
 
 HAL_API drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	const rtStarsSqeHeader_t *h = NULL;
 	struct hal_dev *dv;
 	drvError_t ret;
@@ -1084,7 +1087,7 @@ HAL_API drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info)
 
 HAL_API drvError_t halCqReportRecv(uint32_t devId, struct halReportRecvInfo *info)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct hal_dev *dv;
 	drvError_t ret;
 
@@ -1106,7 +1109,7 @@ HAL_API drvError_t halCqReportRecv(uint32_t devId, struct halReportRecvInfo *inf
 HAL_API int prof_drv_start(unsigned int device_id, unsigned int channel_id,
 			   struct prof_start_para *start_para)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct npu_prof_ctl a;
 	drvError_t ret = hal_init();
 	int fd;
@@ -1134,7 +1137,7 @@ HAL_API int prof_drv_start(unsigned int device_id, unsigned int channel_id,
 
 HAL_API int prof_stop(unsigned int device_id, unsigned int channel_id)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct npu_prof_ctl a;
 	drvError_t ret = hal_init();
 	int fd;
@@ -1186,7 +1189,7 @@ static drvError_t prof_drops(uint32_t dev, int64_t *value)
 HAL_API int prof_channel_read(unsigned int device_id, unsigned int channel_id, char *out_buf,
 			      unsigned int buf_size)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct npu_prof_read_arg a;
 	drvError_t ret = hal_init();
 	int bytes = 0;
@@ -1209,7 +1212,7 @@ HAL_API int prof_channel_read(unsigned int device_id, unsigned int channel_id, c
 
 HAL_API int prof_channel_poll(struct prof_poll_info *out_buf, int num, int timeout)
 {
-	uint64_t t0 = hal_now_ns();
+	uint64_t t0 = API_T0();
 	struct npu_prof_poll_arg a;
 	drvError_t ret = hal_init();
 	int fd, n = 0, err;

@@ -3,7 +3,7 @@
  * npu-modeld - the simulated Ascend card(s) and driver.
  *
  *   npu-modeld [--mount DIR] [--cards N] [--card SPEC] [--freq-hz F]
- *              [--counter-offset N] [--journal DIR] [--debug]
+ *              [--counter-offset N] [--journal DIR] [--task-timeout-s S] [--debug]
  *
  * Mounts a FUSE file system at DIR (default /run/npu_model/dev) holding
  * davinci_manager, davinci0..N-1 and npu_model_info, and answers the ioctls
@@ -42,6 +42,7 @@ static const char *const usage_text =
 	"  --freq-hz F           device system-counter frequency (default 50000000)\n"
 	"  --counter-offset N    counter value at daemon start (default 0x1000000000)\n"
 	"  --journal DIR         write DIR/journal.modeld.tsv (exec, oom lines)\n"
+	"  --task-timeout-s S    a task longer than S seconds fails at S (default 60)\n"
 	"  --debug               FUSE debug output\n"
 	"Libraries find the nodes through $" NPU_MODEL_DEV_DIR_ENV ".\n";
 
@@ -345,6 +346,7 @@ int main(int argc, char **argv)
 		{ "freq-hz", required_argument, NULL, 'f' },
 		{ "counter-offset", required_argument, NULL, 'o' },
 		{ "journal", required_argument, NULL, 'j' },
+		{ "task-timeout-s", required_argument, NULL, 't' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -408,6 +410,14 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			md_cfg.journal = optarg;
+			break;
+		case 't':
+			if (parse_u64(optarg, &v) || v < 1 || v > 86400) {
+				fprintf(stderr, "npu-modeld: --task-timeout-s wants 1..86400, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			md_cfg.task_timeout_ns = v * 1000000000ull;
 			break;
 		case 'd':
 			debug = 1;

@@ -107,9 +107,13 @@ struct md_task {
 	uint64_t ev_target; /* RECORD: this record's number; WAIT: the record waited for */
 	uint64_t start_ns, end_ns;	/* valid once scheduled */
 	uint32_t wrap;			/* card's own flip count */
-	uint32_t error;			/* nonzero: the task fails (CQE) */
+	uint32_t error;			/* nonzero: the task fails (CQE): MD_ERR_* */
 	uint8_t scheduled;
 };
+
+#define MD_ERR_INVALID_SQE	0x91	/* CQE error_code: the card cannot run this SQE */
+#define MD_ERR_TIMEOUT		0x92	/* CQE error_code: the task ran past the task timeout */
+#define MD_TASK_TIMEOUT_DEFAULT_NS	(60ull * 1000000000ull)
 
 #define MD_CQ_DEPTH	64
 
@@ -165,6 +169,7 @@ struct md_card {
 	int stop;
 	uint32_t index;
 	struct npu_card_config cfg;
+	uint64_t task_timeout_ns;
 
 	/* counter: c(t) = cnt_offset + (t - cnt_base_ns) * cnt_freq_hz / 1e9 */
 	uint64_t cnt_freq_hz;
@@ -194,6 +199,7 @@ struct md_card {
 
 struct md_config {
 	uint32_t cards;
+	uint64_t task_timeout_ns;	/* a task longer than this fails at this length */
 	struct npu_card_config card;
 	uint64_t cnt_freq_hz;
 	uint64_t cnt_offset;

@@ -72,6 +72,7 @@ int md_card_init(struct md_card *c, uint32_t index, const struct md_config *cfg,
 	pthread_condattr_destroy(&ca);
 	c->index = index;
 	c->cfg = cfg->card;
+	c->task_timeout_ns = cfg->task_timeout_ns ? cfg->task_timeout_ns : MD_TASK_TIMEOUT_DEFAULT_NS;
 	c->cnt_freq_hz = cfg->cnt_freq_hz;
 	/* A different offset per card, so a converter that mixes cards up is caught. */
 	c->cnt_offset = cfg->cnt_offset + (uint64_t)index * 0x10000000ull;
@@ -140,6 +141,8 @@ void md_card_fini(struct md_card *c)
 
 /* ---- SQs ---------------------------------------------------------------------------- */
 
+static enum md_engine engine_of(const struct npu_sqe *s);
+
 struct md_sq *md_sq_create(struct md_card *c, uint32_t id, uint32_t cq_id, uint32_t stream_id,
 			   const void *owner, pid_t pid)
 {
@@ -174,6 +177,19 @@ struct md_sq *md_sq_create(struct md_card *c, uint32_t id, uint32_t cq_id, uint3
 
 void md_sq_destroy(struct md_card *c, struct md_sq *sq)
 {
+	if (sq->head != sq->ingested) {
+		struct md_task *t = &sq->q[sq->head % NPU_UIO_SQ_DEPTH];
+		enum md_engine e = engine_of(&t->sqe);
+		uint64_t now = md_now_ns();
+
+		/*
+		 * The running task is aborted now: give its engine back if nothing was
+		 * scheduled behind it (tasks already placed after it keep their times).
+		 */
+		if (t->scheduled && e != MD_ENGINE_NONE && c->engine_free[e] == t->end_ns &&
+		    t->end_ns > now)
+			c->engine_free[e] = t->start_ns > now ? t->start_ns : now;
+	}
 	c->tasks_dropped += sq->ingested - sq->head;
 	c->sq[sq->id] = NULL;
 	free(sq->q);
@@ -206,12 +222,12 @@ static void ingest_one(struct md_card *c, struct md_sq *sq, const struct npu_sqe
 	switch (s->kind) {
 	case NPU_SQE_KIND_KERNEL:
 		if (s->task_type > NPU_TASK_AI_CPU)
-			t->error = 1;
+			t->error = MD_ERR_INVALID_SQE;
 		t->dur_ns = npu_cost_duration_ns(&c->cfg, s->flops, s->bytes, s->task_type);
 		break;
 	case NPU_SQE_KIND_MEMCPY:
 		if (s->copy_kind > NPU_COPY_D2D)
-			t->error = 1;
+			t->error = MD_ERR_INVALID_SQE;
 		t->dur_ns = npu_cost_copy_ns(&c->cfg, s->bytes, s->copy_kind);
 		break;
 	case NPU_SQE_KIND_MEMSET:
@@ -220,7 +236,7 @@ static void ingest_one(struct md_card *c, struct md_sq *sq, const struct npu_sqe
 	case NPU_SQE_KIND_EVENT_RECORD:
 	case NPU_SQE_KIND_EVENT_WAIT:
 		if (s->event_id >= MD_MAX_EVENTS) {
-			t->error = 1;
+			t->error = MD_ERR_INVALID_SQE;
 			break;
 		}
 		ev = &c->events[s->event_id];
@@ -233,11 +249,16 @@ static void ingest_one(struct md_card *c, struct md_sq *sq, const struct npu_sqe
 						 NPU_TASK_EVENT_RECORD : NPU_TASK_EVENT_WAIT);
 		break;
 	default:
-		t->error = 1;
+		t->error = MD_ERR_INVALID_SQE;
 		break;
 	}
 	if (t->error)
 		t->dur_ns = c->cfg.launch_latency_ns;
+	/* As a real card's task timeout: a runaway task cannot hold the engine forever. */
+	if (t->dur_ns > c->task_timeout_ns) {
+		t->dur_ns = c->task_timeout_ns;
+		t->error = MD_ERR_TIMEOUT;
+	}
 	sq->ingested++;
 }
 
@@ -344,7 +365,7 @@ static void post_cqe(struct md_card *c, struct md_sq *sq, const struct md_task *
 	memset(e, 0, sizeof(*e));
 	e->stream_id = t->sqe.header.rtStreamId;
 	e->task_id = t->sqe.header.taskId;
-	e->error_code = 0x91;		/* model: invalid SQE */
+	e->error_code = t->error;	/* MD_ERR_* */
 	e->error_type = 1;
 	e->error_bit = 1;
 	e->sqe_type = t->sqe.header.type;
@@ -390,7 +411,7 @@ static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t
 	uint64_t c0 = md_counter_at(c, t->start_ns), c1 = md_counter_at(c, t->end_ns);
 
 	sq->last_end_ns = t->end_ns;
-	if (!t->error && t->sqe.kind == NPU_SQE_KIND_EVENT_RECORD) {
+	if (t->error != MD_ERR_INVALID_SQE && t->sqe.kind == NPU_SQE_KIND_EVENT_RECORD) {
 		struct md_event *ev = &c->events[t->sqe.event_id];
 
 		if (t->ev_target > ev->completed) {
@@ -415,7 +436,7 @@ static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t
 				  (unsigned long long)t->end_ns, (unsigned long long)c0,
 				  (unsigned long long)c1, kernel_name_of(t, name, sizeof(name)),
 				  sq->id, t->sqe.flip, t->sqe.header.type, t->sqe.header.blockDim,
-				  t->error ? "error" : "ok");
+				  !t->error ? "ok" : t->error == MD_ERR_TIMEOUT ? "timeout" : "invalid");
 	}
 	sq->head++;
 	sq->done++;
@@ -451,7 +472,8 @@ uint32_t md_sched_run(struct md_card *c, uint64_t now, uint64_t *deadline)
 					enum md_engine e = engine_of(&t->sqe);
 					uint64_t start = max_u64(t->submit_ns, sq->last_end_ns);
 
-					if (!t->error && t->sqe.kind == NPU_SQE_KIND_EVENT_WAIT) {
+					if (t->error != MD_ERR_INVALID_SQE &&
+					    t->sqe.kind == NPU_SQE_KIND_EVENT_WAIT) {
 						struct md_event *ev = &c->events[t->sqe.event_id];
 
 						if (ev->completed < t->ev_target)
@@ -459,7 +481,8 @@ uint32_t md_sched_run(struct md_card *c, uint64_t now, uint64_t *deadline)
 						if (t->ev_target)
 							start = max_u64(start, ev->completed_ns);
 					}
-					if (!t->error && e != MD_ENGINE_NONE) {
+					if (t->error != MD_ERR_INVALID_SQE &&
+					    e != MD_ENGINE_NONE) {
 						start = max_u64(start, c->engine_free[e]);
 						c->engine_free[e] = start + t->dur_ns;
 					}

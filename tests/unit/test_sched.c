@@ -187,6 +187,7 @@ static void test_failed_task_posts_cqe(void **state)
 	assert_int_equal(c->cq[3]->cqe[0].task_id, 1);
 	assert_int_equal(c->cq[3]->cqe[1].task_id, 2);
 	assert_int_equal(c->cq[3]->cqe[0].sq_id, 3);
+	assert_int_equal(c->cq[3]->cqe[0].error_code, MD_ERR_INVALID_SQE);
 	assert_true(c->cq[3]->cqe[0].error_bit);
 	card_free(c);
 }
@@ -210,6 +211,46 @@ static void test_full_sq_is_busy(void **state)
 	md_sq_destroy(c, sq);
 	assert_int_equal(c->tasks_dropped, NPU_UIO_SQ_DEPTH - 1);
 	free(s);
+	card_free(c);
+}
+
+static void test_task_timeout(void **state)
+{
+	struct md_card *c = card_new(0);
+	struct md_sq *sq = sq_new(c, 0);
+	struct npu_sqe s[2] = { kernel(0, 0, 1ull << 62, 0), kernel(0, 1, 0, 0) };
+	uint64_t deadline;
+
+	c->task_timeout_ns = 1000000;
+	assert_int_equal(md_sched_submit(c, sq, s, 2, T0), 0);
+	md_sched_run(c, T0, &deadline);
+	/* The runaway kernel is cut at the timeout and reported; the next one runs. */
+	assert_int_equal(deadline, T0 + 1000000);
+	assert_int_equal(md_sched_run(c, T0 + 1000000 + c->cfg.launch_latency_ns, &deadline), 2);
+	assert_int_equal(c->tasks_failed, 1);
+	assert_int_equal(c->cq[0]->cqe[0].error_code, MD_ERR_TIMEOUT);
+	assert_int_equal(sq->q[1].start_ns, T0 + 1000000);
+	card_free(c);
+}
+
+static void test_freed_sq_gives_engine_back(void **state)
+{
+	struct md_card *c = card_new(0);
+	struct md_sq *a = sq_new(c, 0), *b;
+	struct npu_sqe ka = kernel(0, 0, 1ull << 50, 0), kb = kernel(1, 0, 0, 0);
+	uint64_t now = md_now_ns(), deadline, d = kdur(c, 1ull << 50, 0);
+
+	assert_true(d > 1000000000ull);
+	assert_int_equal(md_sched_submit(c, a, &ka, 1, now), 0);
+	md_sched_run(c, now, &deadline);
+	assert_int_equal(c->engine_free[MD_ENGINE_COMPUTE], now + d);
+	/* Its process dies: the long kernel is aborted, the engine is free again. */
+	md_sq_destroy(c, a);
+	assert_true(c->engine_free[MD_ENGINE_COMPUTE] < now + d);
+	b = sq_new(c, 1);
+	assert_int_equal(md_sched_submit(c, b, &kb, 1, md_now_ns()), 0);
+	md_sched_run(c, md_now_ns(), &deadline);
+	assert_true(b->q[0].start_ns < now + d);
 	card_free(c);
 }
 
@@ -275,6 +316,8 @@ int main(void)
 		cmocka_unit_test(test_event_wait_across_sqs),
 		cmocka_unit_test(test_failed_task_posts_cqe),
 		cmocka_unit_test(test_full_sq_is_busy),
+		cmocka_unit_test(test_task_timeout),
+		cmocka_unit_test(test_freed_sq_gives_engine_back),
 		cmocka_unit_test(test_uio_ingest_in_seq_order),
 		cmocka_unit_test(test_uio_corrupt_tail),
 	};
