@@ -376,12 +376,15 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 
 /*
  * ---- allocator report hook ----
- * npu_model's (and torch_npu's) memory report carries one event; A documents
- * the layout in npu_model/README.md ("allocator report hook"):
+ * torch_npu::profiler::reportMemoryDataToNpuProfiler(const MemoryUsage &):
+ * arg0 points at one event; npu_model's layout (npu_model/torch_npu/
+ * torch_npu_priv.h, struct npu_memory_usage) is
  *   u64 ptr @0, s64 size @8, u64 total_allocated @16, u64 total_reserved @24,
- *   u64 total_active @32, u64 stream @40, u16 device @48, u8 component @50,
- *   u8 data_type @51.
- * The raw bytes are copied 1:1 into asc_mem, which has the same order.
+ *   u64 total_active @32, u64 stream @40, u16 device @48, u8 component @50
+ *   (0 caching allocator, 1 workspace), u8 data_type @51 (0 malloc, 1 free,
+ *   2 block_free).
+ * The first 52 bytes are copied 1:1 into asc_mem, which has the same order;
+ * the workspace component becomes ASC_MEM_WORKSPACE.
  */
 SEC("uprobe")
 int BPF_KPROBE(asc_mem_report_enter, void *rep)
@@ -398,6 +401,8 @@ int BPF_KPROBE(asc_mem_report_enter, void *rep)
 		 bpf_ktime_get_ns());
 	if (bpf_probe_read_user(&m->ptr, 52, rep) < 0)
 		__builtin_memset(&m->ptr, 0, 52);
+	if (m->component == 1)
+		m->component = ASC_MEM_WORKSPACE;
 	m->reserved = 0;
 	submit(m);
 	return 0;
