@@ -135,7 +135,11 @@ void npu_tensor_release(struct at_tensor *t)
 	t->impl = NULL;
 	if (__atomic_sub_fetch(&i->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
-	if (i->device < 0)
+	if (i->base) {
+		struct at_tensor b = { i->base };
+
+		npu_tensor_release(&b);	/* a view: the storage is the base's */
+	} else if (i->device < 0)
 		free(i->data);
 	else if (backend)
 		backend->free(i->data);
@@ -263,6 +267,39 @@ static struct at_tensor *inplace(const char *op, struct at_tensor *self,
 	return self;
 }
 
+/* A view of t with other sizes (same element count), sharing t's storage. */
+static struct at_tensor make_view(const struct at_tensor *t, const int64_t *sizes, int ndim)
+{
+	struct at_tensor v = { NULL };
+	struct npu_tensor_impl *i;
+	uint64_t n = 1;
+
+	if (!defined(t) || ndim < 0 || ndim > NPU_TENSOR_MAX_DIMS)
+		goto bad;
+	for (int d = 0; d < ndim; d++) {
+		if (sizes[d] < 0)
+			goto bad;
+		n *= (uint64_t)sizes[d];
+	}
+	if (n != npu_tensor_numel(t))
+		goto bad;
+	i = calloc(1, sizeof(*i));
+	if (!i) {
+		npu_aten_set_error(ACL_ERROR_BAD_ALLOC);
+		return v;
+	}
+	*i = *t->impl;
+	i->refcount = 1;
+	i->ndim = ndim;
+	memcpy(i->sizes, sizes, (size_t)ndim * sizeof(int64_t));
+	i->base = npu_tensor_ref(t).impl;
+	v.impl = i;
+	return v;
+bad:
+	npu_aten_set_error(ACL_ERROR_INVALID_PARAM);
+	return v;
+}
+
 #define ATEN_EXIT(r, op) NPU_API_EXIT("framework", (r), "\top=aten::" op)
 #define TRET(t) ((t)->impl ? 0 : -1)
 
@@ -338,6 +375,36 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c10
 	dispatch("addmm", ret, 1, (const struct at_tensor *const[]){ self, mat1, mat2 }, 3, x, 2);
 out:
 	ATEN_EXIT(TRET(ret), "addmm");
+	return ret;
+}
+
+/* at::Tensor at::_ops::t::call(const Tensor &self): a 2-D transpose view (no kernel). */
+NPU_NOINLINE struct at_tensor *_ZN2at4_ops1t4callERKNS_6TensorE(struct at_tensor *ret,
+								 const struct at_tensor *self)
+{
+	int64_t sizes[2];
+	NPU_API_ENTER();
+
+	ret->impl = NULL;
+	if (defined(self) && self->impl->ndim == 2) {
+		sizes[0] = self->impl->sizes[1];
+		sizes[1] = self->impl->sizes[0];
+		*ret = make_view(self, sizes, 2);
+	} else {
+		npu_aten_set_error(ACL_ERROR_INVALID_PARAM);
+	}
+	ATEN_EXIT(TRET(ret), "t");
+	return ret;
+}
+
+/* at::Tensor at::_ops::view::call(const Tensor &self, IntArrayRef size): no kernel. */
+NPU_NOINLINE struct at_tensor *_ZN2at4_ops4view4callERKNS_6TensorEN3c108ArrayRefIlEE(
+	struct at_tensor *ret, const struct at_tensor *self, struct c10_int_array_ref size)
+{
+	NPU_API_ENTER();
+
+	*ret = make_view(self, size.data, (int)size.len);
+	ATEN_EXIT(TRET(ret), "view");
 	return ret;
 }
 

@@ -143,6 +143,13 @@ void npu_journal_write(const char *kind, const char *fmt, ...)
 	len = klen + 1 + (size_t)n;
 	if (len > sizeof(line) - 2)
 		len = sizeof(line) - 2;	/* truncated: still one line */
+	line[len] = '\0';
+	/* glibc prints a NULL %p as "(nil)"; the format says pointers are 0x hex. */
+	for (char *p = strstr(line, "(nil)"); p; p = strstr(p, "(nil)")) {
+		memcpy(p, "0x0", 3);
+		memmove(p + 3, p + 5, len - (size_t)(p + 5 - line) + 1);
+		len -= 2;
+	}
 	line[len++] = '\n';
 
 	pthread_mutex_lock(&journal_lock);

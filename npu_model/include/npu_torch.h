@@ -72,6 +72,7 @@ struct npu_tensor_impl {
 	void *data;
 	size_t nbytes;
 	void *stream;			/* the stream the storage was allocated for */
+	struct npu_tensor_impl *base;	/* a view's base (holds a reference), else NULL */
 };
 
 struct at_tensor {			/* at::Tensor: one intrusive pointer */
@@ -156,6 +157,14 @@ NPU_TORCH_API int npu_aten_register_backend(const struct npu_aten_backend *b);
 
 /* torch_npu::profiler::stepMarker(): the step hook, one call per training step. */
 NPU_TORCH_API void _ZN9torch_npu8profiler10stepMarkerEv(void);
+
+/* at_npu::native::custom_ops::npu_format_cast(self, acl_format): the TransData call site. */
+NPU_TORCH_API struct at_tensor *_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl(
+	struct at_tensor *ret, const struct at_tensor *self, int64_t acl_format);
+#define NPU_FORMAT_CAST _ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl
+
+/* libruntime: tasks queued by this process so far, and how many of them were kernels. */
+uint64_t npu_model_runtime_tasks(uint64_t *kernels);
 
 /* torch.npu.set_device / synchronize / current stream (model helpers, not probed). */
 NPU_TORCH_API int npu_torch_init(int device);

@@ -87,6 +87,7 @@ static struct rt_device rt_devices[RT_MAX_DEVICES];
 static __thread int32_t rt_cur_dev = -1;
 static __thread uint32_t rt_last_task, rt_last_stream;
 static unsigned int rt_batch = 1;
+static uint64_t rt_tasks_total, rt_kernels_total;
 
 static rtError_t rt_sync_all_streams(int32_t dev);
 
@@ -266,6 +267,9 @@ static rtError_t stream_submit(struct rt_stream *s, struct npu_sqe *sqe, uint8_t
 	slot->header.taskId = task;
 	slot->flip = flip;
 	s->queued++;
+	__atomic_add_fetch(&rt_tasks_total, 1, __ATOMIC_RELAXED);
+	if (slot->kind == NPU_SQE_KIND_KERNEL)
+		__atomic_add_fetch(&rt_kernels_total, 1, __ATOMIC_RELAXED);
 	if (seq_out)
 		*seq_out = s->queued;
 	rt_last_task = rt_taskid_full(flip, task);
@@ -1278,4 +1282,12 @@ NPU_NOINLINE rtError_t rtsLaunchKernelWithHostArgs(rtFuncHandle funcHandle, uint
 	r = launch(k, numBlocks, hostArgs, argsSize, stm);
 	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
 	return r;
+}
+
+/* Not an rt* API: npu_train's summary line (tasks and kernels this process queued). */
+__attribute__((visibility("default"))) uint64_t npu_model_runtime_tasks(uint64_t *kernels)
+{
+	if (kernels)
+		*kernels = __atomic_load_n(&rt_kernels_total, __ATOMIC_RELAXED);
+	return __atomic_load_n(&rt_tasks_total, __ATOMIC_RELAXED);
 }

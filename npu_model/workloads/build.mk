@@ -1,0 +1,20 @@
+# npu_model/workloads/: npu_train, the training-loop workload (scenario table:
+# npu_train --list).  Runs from build/ without LD_LIBRARY_PATH (RUNPATH).
+
+include npu_model/common/defs.mk
+OUTPUT_DIRS	+= $(MODEL_OBJ_DIR)/workloads
+NPU_TRAIN	:= $(MODEL_BIN_DIR)/npu_train
+
+$(MODEL_OBJ_DIR)/workloads/%.o: npu_model/workloads/%.c | $(MODEL_OBJ_DIR)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(MODEL_CFLAGS) -c $< -o $@
+
+ifneq ($(wildcard npu_model/hal/build.mk),)
+$(NPU_TRAIN): $(MODEL_OBJ_DIR)/workloads/npu_train.o $(MODEL_LIB_DIR)/libtorch_npu.so | $(MODEL_BIN_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(MODEL_EXE_LDFLAGS) $< -ltorch_npu -ltorch_cpu -lascendcl -lruntime \
+		-lnpu_common -o $@
+
+ALL_TARGETS	+= $(NPU_TRAIN)
+MODEL_BIN	+= $(NPU_TRAIN)
+endif

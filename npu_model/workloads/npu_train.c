@@ -1,0 +1,1179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * npu_train - a training loop that drives npu_model the way PyTorch drives
+ * torch_npu: every op is an aten entry point (libtorch_cpu) -> op plugin ->
+ * OpCommand::RunOpApiV2 -> task queue -> acl_thread -> aclnn (libopapi,
+ * dlopen'ed) -> aclrtLaunchKernelWithHostArgs -> libruntime SQEs ->
+ * halSqTaskSend -> npu-modeld.  Forward, backward and optimizer of a small
+ * transformer and a small CNN, H2D copies of each batch, the caching
+ * allocator, torch_npu::profiler::stepMarker() at the start of every step
+ * and a synchronize at its end.
+ *
+ *   npu_train --list
+ *   npu_train [--scenario NAME] [--steps N] [--duration S] [--batch N]
+ *             [--card SPEC] [--ranks N]
+ *
+ * --steps 0 runs until killed (or until --duration seconds have passed).
+ * --card SPEC names the card npu-modeld was started with (same syntax as its
+ * --card); npu_train uses it to pace the dispatch-bound scenario and
+ * reports it.  Exit status: 0 done, 1 runtime failure, 2 usage error.
+ * Prints one summary line on stdout:
+ *   npu_train: scenario=NAME steps=N ops=N kernels=N tasks=N wall_s=S kernels_per_s=R ranks=N
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "npu_acl.h"
+#include "npu_aten.h"
+#include "npu_cost.h"
+#include "npu_journal.h"
+#include "npu_torch.h"
+
+typedef struct at_tensor T;
+
+struct run {
+	const char *scenario;
+	long steps;			/* 0: until killed / duration */
+	double duration;		/* seconds, 0: none */
+	int batch;			/* 0: the scenario's default */
+	int ranks;
+	int device;
+	struct npu_card_config card;
+	uint64_t host_delay_ns;		/* per aten op: the "Python" time of dispatch-bound */
+	uint64_t ops;			/* aten ops called */
+	long steps_done;
+	double t_start;
+};
+
+static struct run R;
+static volatile sig_atomic_t stop_requested;
+
+static double now_s(void)
+{
+	return (double)npu_now_ns() / 1e9;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "npu_train: %s failed: error %d\n", what, err);
+	exit(1);
+}
+
+/* The host side of one op: PyTorch's Python and dispatcher time, emulated when asked. */
+static void host_time(void)
+{
+	uint64_t until;
+
+	R.ops++;
+	if (!R.host_delay_ns)
+		return;
+	until = npu_now_ns() + R.host_delay_ns;
+	while (npu_now_ns() < until)
+		;
+}
+
+static T checked(T t, const char *op)
+{
+	if (!t.impl)
+		die(op, npu_aten_last_error());
+	return t;
+}
+
+/* ---- aten wrappers ------------------------------------------------------------------------ */
+
+static const struct c10_scalar ONE = { 1.0 }, ZERO = { 0.0 };
+
+static T add(const T *a, const T *b)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_ADD_TENSOR(&r, a, b, &ONE), "aten::add");
+}
+
+static T addmm(const T *bias, const T *x, const T *w)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_ADDMM(&r, bias, x, w, &ONE, &ONE), "aten::addmm");
+}
+
+static T mm(const T *a, const T *b)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_MM(&r, a, b), "aten::mm");
+}
+
+static T tr(const T *a)
+{
+	T r;
+
+	return checked(*NPU_ATEN_T(&r, a), "aten::t");
+}
+
+static T view(const T *a, const int64_t *sizes, size_t n)
+{
+	T r;
+
+	return checked(*NPU_ATEN_VIEW(&r, a, (struct c10_int_array_ref){ sizes, n }), "aten::view");
+}
+
+static T softmax(const T *a)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_SOFTMAX(&r, a, -1, false), "aten::_softmax");
+}
+
+static T softmax_bwd(const T *g, const T *out)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_SOFTMAX_BACKWARD_DATA(&r, g, out, -1, ACL_FLOAT16),
+		       "aten::_softmax_backward_data");
+}
+
+static const struct c10_string_view GELU_NONE = { "none", 4 };
+
+static T gelu(const T *a)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_GELU(&r, a, GELU_NONE), "aten::gelu");
+}
+
+static T gelu_bwd(const T *g, const T *a)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_GELU_BACKWARD(&r, g, a, GELU_NONE), "aten::gelu_backward");
+}
+
+static T relu(const T *a)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_RELU(&r, a), "aten::relu");
+}
+
+static T relu_bwd(const T *g, const T *a)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_THRESHOLD_BACKWARD(&r, g, a, &ZERO), "aten::threshold_backward");
+}
+
+static T sum0(const T *a)
+{
+	T r;
+	struct c10_optional_int_array dim = { { (const int64_t[]){ 0 }, 1 }, 1 };
+	struct c10_optional_scalar_type none = { 0, 0 };
+
+	host_time();
+	return checked(*NPU_ATEN_SUM_DIM_INTLIST(&r, a, dim, false, none), "aten::sum");
+}
+
+static struct at_tensor3 layer_norm(const T *x, const T *w, const T *b)
+{
+	struct c10_optional_tensor ow = { *w, 1 }, ob = { *b, 1 };
+	int64_t h = x->impl->sizes[x->impl->ndim - 1];
+	struct at_tensor3 r;
+
+	host_time();
+	NPU_ATEN_NATIVE_LAYER_NORM(&r, x, (struct c10_int_array_ref){ &h, 1 }, &ow, &ob, 1e-5);
+	checked(r.t[0], "aten::native_layer_norm");
+	return r;
+}
+
+static struct at_tensor3 layer_norm_bwd(const T *g, const T *x, const struct at_tensor3 *fw,
+					const T *w, const T *b)
+{
+	struct c10_optional_tensor ow = { *w, 1 }, ob = { *b, 1 };
+	int64_t h = x->impl->sizes[x->impl->ndim - 1];
+	struct at_tensor3 r;
+
+	host_time();
+	NPU_ATEN_NATIVE_LAYER_NORM_BACKWARD(&r, g, x, (struct c10_int_array_ref){ &h, 1 },
+					    &fw->t[1], &fw->t[2], &ow, &ob,
+					    (struct std_array_bool3){ { 1, 1, 1 } });
+	checked(r.t[0], "aten::native_layer_norm_backward");
+	return r;
+}
+
+static T conv(const T *x, const T *w, const T *b, int64_t stride, int64_t pad)
+{
+	struct c10_optional_tensor ob = { *b, 1 };
+	const int64_t st[2] = { stride, stride }, pd[2] = { pad, pad }, dl[2] = { 1, 1 };
+	const int64_t op[2] = { 0, 0 };
+	T r;
+
+	host_time();
+	return checked(*NPU_ATEN_CONVOLUTION(&r, x, w, &ob, (struct c10_int_array_ref){ st, 2 },
+					     (struct c10_int_array_ref){ pd, 2 },
+					     (struct c10_int_array_ref){ dl, 2 }, false,
+					     (struct c10_int_array_ref){ op, 2 }, 1),
+		       "aten::convolution");
+}
+
+static struct at_tensor3 conv_bwd(const T *g, const T *x, const T *w, int64_t stride, int64_t pad)
+{
+	const int64_t st[2] = { stride, stride }, pd[2] = { pad, pad }, dl[2] = { 1, 1 };
+	const int64_t op[2] = { 0, 0 };
+	struct c10_optional_int_array bias = { { w->impl->sizes, 1 }, 1 };
+	struct at_tensor3 r;
+
+	host_time();
+	NPU_ATEN_CONVOLUTION_BACKWARD(&r, g, x, w, bias, (struct c10_int_array_ref){ st, 2 },
+				      (struct c10_int_array_ref){ pd, 2 },
+				      (struct c10_int_array_ref){ dl, 2 }, false,
+				      (struct c10_int_array_ref){ op, 2 }, 1,
+				      (struct std_array_bool3){ { 1, 1, 1 } });
+	checked(r.t[0], "aten::convolution_backward");
+	return r;
+}
+
+static T format_cast(const T *x, int64_t fmt)
+{
+	T r;
+
+	host_time();
+	return checked(*NPU_FORMAT_CAST(&r, x, fmt), "npu_format_cast");
+}
+
+static T empty(const int64_t *sizes, int ndim)
+{
+	T t = npu_tensor_empty(sizes, ndim, ACL_FLOAT16, R.device);
+
+	if (!t.impl)
+		die("allocating a tensor", npu_aten_last_error());
+	return t;
+}
+
+static void rel(T *t)
+{
+	npu_tensor_release(t);
+}
+
+static void rel3(struct at_tensor3 *t)
+{
+	for (int i = 0; i < 3; i++)
+		npu_tensor_release(&t->t[i]);
+}
+
+/* ---- parameters and optimizers ------------------------------------------------------------- */
+
+#define MAX_PARAMS 64
+
+struct params {
+	int n;
+	T w[MAX_PARAMS], m[MAX_PARAMS], v[MAX_PARAMS], step[MAX_PARAMS];
+	T g[MAX_PARAMS];		/* this step's gradients */
+};
+
+static T *param(struct params *p, const int64_t *sizes, int ndim)
+{
+	int i = p->n++;
+
+	if (i >= MAX_PARAMS)
+		die("too many parameters", -E2BIG);
+	p->w[i] = empty(sizes, ndim);
+	p->m[i] = empty(sizes, ndim);
+	p->v[i] = empty(sizes, ndim);
+	p->step[i] = npu_tensor_empty((const int64_t[]){ 1 }, 1, ACL_FLOAT, R.device);
+	return &p->w[i];
+}
+
+static void set_grad(struct params *p, const T *w, T g)
+{
+	for (int i = 0; i < p->n; i++) {
+		if (p->w[i].impl == w->impl) {
+			rel(&p->g[i]);
+			p->g[i] = g;
+			return;
+		}
+	}
+	rel(&g);
+}
+
+enum optim { OPT_FUSED, OPT_NATIVE, OPT_FOREACH_FUSED };
+
+static void optimizer_step(struct params *p, enum optim kind)
+{
+	const double lr = 1e-3, b1 = 0.9, b2 = 0.999, wd = 0.01, eps = 1e-8;
+
+	if (kind == OPT_FOREACH_FUSED) {
+		/* gradient scaling first: one multi-tensor kernel per chunk of gradients */
+		struct c10_scalar clip = { 0.5 };
+
+		for (int i = 0; i < p->n; i += 15) {
+			int n = p->n - i < 15 ? p->n - i : 15;
+
+			host_time();
+			NPU_ATEN_FOREACH_MUL_SCALAR((struct c10_tensor_list){ &p->g[i], (size_t)n },
+						    &clip);
+			if (npu_aten_last_error())
+				die("aten::_foreach_mul_", -1);
+		}
+	}
+	if (kind == OPT_NATIVE) {
+		/* torch.optim.AdamW(foreach=False): several small kernels per parameter */
+		struct c10_scalar decay = { 1 - lr * wd }, beta1 = { b1 }, value = { 1 - b2 };
+		struct c10_scalar e = { eps }, step = { -lr };
+
+		for (int i = 0; i < p->n; i++) {
+			T s, r;
+
+			host_time();
+			NPU_ATEN_MUL_SCALAR(&p->w[i], &decay);
+			host_time();
+			NPU_ATEN_MUL_SCALAR(&p->m[i], &beta1);
+			host_time();
+			NPU_ATEN_ADDCMUL(&p->v[i], &p->g[i], &p->g[i], &value);
+			host_time();
+			s = checked(*NPU_ATEN_SQRT(&r, &p->v[i]), "aten::sqrt");
+			host_time();
+			NPU_ATEN_ADD_SCALAR(&s, &e, &ONE);
+			host_time();
+			NPU_ATEN_ADDCDIV(&p->w[i], &p->m[i], &s, &step);
+			rel(&s);
+			if (npu_aten_last_error())
+				die("AdamW (native)", -1);
+		}
+		return;
+	}
+	host_time();
+	NPU_ATEN_FUSED_ADAMW((struct c10_tensor_list){ p->w, (size_t)p->n },
+			     (struct c10_tensor_list){ p->g, (size_t)p->n },
+			     (struct c10_tensor_list){ p->m, (size_t)p->n },
+			     (struct c10_tensor_list){ p->v, (size_t)p->n },
+			     (struct c10_tensor_list){ NULL, 0 },
+			     (struct c10_tensor_list){ p->step, (size_t)p->n }, lr, b1, b2, wd, eps,
+			     false, false, NULL, NULL);
+	if (npu_aten_last_error())
+		die("aten::_fused_adamw_", -1);
+}
+
+static void params_drop_grads(struct params *p)
+{
+	for (int i = 0; i < p->n; i++)
+		rel(&p->g[i]);
+}
+
+static void params_free(struct params *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		rel(&p->w[i]);
+		rel(&p->m[i]);
+		rel(&p->v[i]);
+		rel(&p->step[i]);
+		rel(&p->g[i]);
+	}
+	p->n = 0;
+}
+
+/* ---- a small transformer -------------------------------------------------------------------- */
+
+struct tf_layer {
+	T *ln1_w, *ln1_b, *wq, *bq, *kt, *v, *wo, *bo, *ln2_w, *ln2_b, *w1, *b1, *w2, *b2;
+};
+
+struct tf {
+	int64_t tokens, hidden, seq, ffn, vocab;
+	int layers;
+	struct tf_layer L[4];
+	T *head_w, *head_b;
+	struct params p;
+};
+
+static void tf_init(struct tf *m, int64_t batch, int64_t seq, int64_t hidden, int layers)
+{
+	memset(m, 0, sizeof(*m));
+	m->tokens = batch * seq;
+	m->seq = seq;
+	m->hidden = hidden;
+	m->ffn = 4 * hidden;
+	m->vocab = 2 * hidden;
+	m->layers = layers;
+	for (int l = 0; l < layers; l++) {
+		struct tf_layer *L = &m->L[l];
+		int64_t H = hidden, F = m->ffn, S = seq;
+
+		L->ln1_w = param(&m->p, &H, 1);
+		L->ln1_b = param(&m->p, &H, 1);
+		L->wq = param(&m->p, (const int64_t[]){ H, H }, 2);
+		L->bq = param(&m->p, &H, 1);
+		L->kt = param(&m->p, (const int64_t[]){ H, S }, 2);
+		L->v = param(&m->p, (const int64_t[]){ S, H }, 2);
+		L->wo = param(&m->p, (const int64_t[]){ H, H }, 2);
+		L->bo = param(&m->p, &H, 1);
+		L->ln2_w = param(&m->p, &H, 1);
+		L->ln2_b = param(&m->p, &H, 1);
+		L->w1 = param(&m->p, (const int64_t[]){ H, F }, 2);
+		L->b1 = param(&m->p, &F, 1);
+		L->w2 = param(&m->p, (const int64_t[]){ F, H }, 2);
+		L->b2 = param(&m->p, &H, 1);
+	}
+	m->head_w = param(&m->p, (const int64_t[]){ hidden, m->vocab }, 2);
+	m->head_b = param(&m->p, &m->vocab, 1);
+}
+
+struct tf_acts {
+	T x, q, p, ctx, x1, h, a;
+	struct at_tensor3 ln1, ln2;
+};
+
+/* Forward and backward of one batch; gradients land in m->p.g. */
+static void tf_fwd_bwd(struct tf *m, const T *input)
+{
+	struct tf_acts A[4];
+	T x = npu_tensor_ref(input), logits, probs, dl, dx, tmp, tmp2;
+
+	/* forward */
+	for (int l = 0; l < m->layers; l++) {
+		struct tf_layer *L = &m->L[l];
+		struct tf_acts *a = &A[l];
+		T s, o, f;
+
+		a->x = x;
+		a->ln1 = layer_norm(&x, L->ln1_w, L->ln1_b);
+		a->q = addmm(L->bq, &a->ln1.t[0], L->wq);
+		s = mm(&a->q, L->kt);
+		a->p = softmax(&s);
+		rel(&s);
+		a->ctx = mm(&a->p, L->v);
+		o = addmm(L->bo, &a->ctx, L->wo);
+		a->x1 = add(&x, &o);
+		rel(&o);
+		a->ln2 = layer_norm(&a->x1, L->ln2_w, L->ln2_b);
+		a->h = addmm(L->b1, &a->ln2.t[0], L->w1);
+		a->a = gelu(&a->h);
+		f = addmm(L->b2, &a->a, L->w2);
+		x = add(&a->x1, &f);
+		rel(&f);
+	}
+	logits = addmm(m->head_b, &x, m->head_w);
+	probs = softmax(&logits);
+	rel(&logits);
+
+	/* backward (the loss gradient stands in as probs itself) */
+	dl = softmax_bwd(&probs, &probs);
+	tmp = tr(&x);
+	set_grad(&m->p, m->head_w, mm(&tmp, &dl));
+	rel(&tmp);
+	set_grad(&m->p, m->head_b, sum0(&dl));
+	tmp = tr(m->head_w);
+	dx = mm(&dl, &tmp);
+	rel(&tmp);
+	rel(&dl);
+	rel(&probs);
+	rel(&x);
+	for (int l = m->layers - 1; l >= 0; l--) {
+		struct tf_layer *L = &m->L[l];
+		struct tf_acts *a = &A[l];
+		struct at_tensor3 n2, n1;
+		T dA, dH, dY2, dX1, dCtx, dP, dS, dQ, dY1;
+
+		tmp = tr(&a->a);
+		set_grad(&m->p, L->w2, mm(&tmp, &dx));
+		rel(&tmp);
+		set_grad(&m->p, L->b2, sum0(&dx));
+		tmp = tr(L->w2);
+		dA = mm(&dx, &tmp);
+		rel(&tmp);
+		dH = gelu_bwd(&dA, &a->h);
+		rel(&dA);
+		tmp = tr(&a->ln2.t[0]);
+		set_grad(&m->p, L->w1, mm(&tmp, &dH));
+		rel(&tmp);
+		set_grad(&m->p, L->b1, sum0(&dH));
+		tmp = tr(L->w1);
+		dY2 = mm(&dH, &tmp);
+		rel(&tmp);
+		rel(&dH);
+		n2 = layer_norm_bwd(&dY2, &a->x1, &a->ln2, L->ln2_w, L->ln2_b);
+		rel(&dY2);
+		dX1 = add(&dx, &n2.t[0]);
+		set_grad(&m->p, L->ln2_w, npu_tensor_ref(&n2.t[1]));
+		set_grad(&m->p, L->ln2_b, npu_tensor_ref(&n2.t[2]));
+		rel3(&n2);
+		rel(&dx);
+		tmp = tr(&a->ctx);
+		set_grad(&m->p, L->wo, mm(&tmp, &dX1));
+		rel(&tmp);
+		set_grad(&m->p, L->bo, sum0(&dX1));
+		tmp = tr(L->wo);
+		dCtx = mm(&dX1, &tmp);
+		rel(&tmp);
+		tmp = tr(L->v);
+		dP = mm(&dCtx, &tmp);
+		rel(&tmp);
+		tmp = tr(&a->p);
+		set_grad(&m->p, L->v, mm(&tmp, &dCtx));
+		rel(&tmp);
+		rel(&dCtx);
+		dS = softmax_bwd(&dP, &a->p);
+		rel(&dP);
+		tmp = tr(L->kt);
+		dQ = mm(&dS, &tmp);
+		rel(&tmp);
+		tmp = tr(&a->q);
+		set_grad(&m->p, L->kt, mm(&tmp, &dS));
+		rel(&tmp);
+		rel(&dS);
+		tmp = tr(&a->ln1.t[0]);
+		set_grad(&m->p, L->wq, mm(&tmp, &dQ));
+		rel(&tmp);
+		set_grad(&m->p, L->bq, sum0(&dQ));
+		tmp = tr(L->wq);
+		dY1 = mm(&dQ, &tmp);
+		rel(&tmp);
+		rel(&dQ);
+		n1 = layer_norm_bwd(&dY1, &a->x, &a->ln1, L->ln1_w, L->ln1_b);
+		rel(&dY1);
+		tmp2 = add(&dX1, &n1.t[0]);
+		set_grad(&m->p, L->ln1_w, npu_tensor_ref(&n1.t[1]));
+		set_grad(&m->p, L->ln1_b, npu_tensor_ref(&n1.t[2]));
+		rel3(&n1);
+		rel(&dX1);
+		dx = tmp2;
+		rel(&a->x);
+		rel(&a->q);
+		rel(&a->p);
+		rel(&a->ctx);
+		rel(&a->x1);
+		rel(&a->h);
+		rel(&a->a);
+		rel3(&a->ln1);
+		rel3(&a->ln2);
+	}
+	rel(&dx);
+}
+
+/* ---- a small CNN ------------------------------------------------------------------------------ */
+
+struct cnn {
+	int64_t batch;
+	T *c1w, *c1b, *c2w, *c2b, *c3w, *c3b, *fcw, *fcb;
+	struct params p;
+};
+
+static void cnn_init(struct cnn *m, int64_t batch)
+{
+	memset(m, 0, sizeof(*m));
+	m->batch = batch;
+	m->c1w = param(&m->p, (const int64_t[]){ 16, 3, 3, 3 }, 4);
+	m->c1b = param(&m->p, (const int64_t[]){ 16 }, 1);
+	m->c2w = param(&m->p, (const int64_t[]){ 32, 16, 3, 3 }, 4);
+	m->c2b = param(&m->p, (const int64_t[]){ 32 }, 1);
+	m->c3w = param(&m->p, (const int64_t[]){ 64, 32, 3, 3 }, 4);
+	m->c3b = param(&m->p, (const int64_t[]){ 64 }, 1);
+	m->fcw = param(&m->p, (const int64_t[]){ 64 * 8 * 8, 10 }, 2);
+	m->fcb = param(&m->p, (const int64_t[]){ 10 }, 1);
+}
+
+/* transdata: every conv input goes through npu_format_cast (NCHW -> NC1HWC0) first. */
+static void cnn_fwd_bwd(struct cnn *m, const T *input, bool transdata)
+{
+	const int64_t flat[2] = { m->batch, 64 * 8 * 8 }, img[4] = { m->batch, 64, 8, 8 };
+	T x = transdata ? format_cast(input, ACL_FORMAT_NC1HWC0) : npu_tensor_ref(input);
+	T y1, r1, r1c, y2, r2, r2c, y3, r3, f, logits, probs, dl, tmp, df, dr3, dy3, dy2, dy1;
+	struct at_tensor3 g3, g2, g1;
+	T nz;
+
+	y1 = conv(&x, m->c1w, m->c1b, 1, 1);
+	r1 = relu(&y1);
+	r1c = transdata ? format_cast(&r1, ACL_FORMAT_NC1HWC0) : npu_tensor_ref(&r1);
+	y2 = conv(&r1c, m->c2w, m->c2b, 2, 1);
+	r2 = relu(&y2);
+	r2c = transdata ? format_cast(&r2, ACL_FORMAT_NC1HWC0) : npu_tensor_ref(&r2);
+	y3 = conv(&r2c, m->c3w, m->c3b, 2, 1);
+	r3 = relu(&y3);
+	f = view(&r3, flat, 2);
+	logits = addmm(m->fcb, &f, m->fcw);
+	probs = softmax(&logits);
+	/* "accuracy": an AI CPU kernel, as nonzero is on the real card */
+	host_time();
+	nz = checked(*NPU_ATEN_NONZERO(&nz, &probs), "aten::nonzero");
+	rel(&nz);
+
+	dl = softmax_bwd(&probs, &probs);
+	tmp = tr(&f);
+	set_grad(&m->p, m->fcw, mm(&tmp, &dl));
+	rel(&tmp);
+	set_grad(&m->p, m->fcb, sum0(&dl));
+	tmp = tr(m->fcw);
+	df = mm(&dl, &tmp);
+	rel(&tmp);
+	dr3 = view(&df, img, 4);
+	dy3 = relu_bwd(&dr3, &r3);
+	g3 = conv_bwd(&dy3, &r2c, m->c3w, 2, 1);
+	set_grad(&m->p, m->c3w, npu_tensor_ref(&g3.t[1]));
+	set_grad(&m->p, m->c3b, npu_tensor_ref(&g3.t[2]));
+	dy2 = relu_bwd(&g3.t[0], &r2);
+	g2 = conv_bwd(&dy2, &r1c, m->c2w, 2, 1);
+	set_grad(&m->p, m->c2w, npu_tensor_ref(&g2.t[1]));
+	set_grad(&m->p, m->c2b, npu_tensor_ref(&g2.t[2]));
+	dy1 = relu_bwd(&g2.t[0], &r1);
+	g1 = conv_bwd(&dy1, &x, m->c1w, 1, 1);
+	set_grad(&m->p, m->c1w, npu_tensor_ref(&g1.t[1]));
+	set_grad(&m->p, m->c1b, npu_tensor_ref(&g1.t[2]));
+
+	rel3(&g1);
+	rel3(&g2);
+	rel3(&g3);
+	T *all[] = { &x, &y1, &r1, &r1c, &y2, &r2, &r2c, &y3, &r3, &f, &logits, &probs, &dl,
+		     &df, &dr3, &dy3, &dy2, &dy1 };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		rel(all[i]);
+}
+
+/* ---- the loop ------------------------------------------------------------------------------------ */
+
+static bool more_steps(void)
+{
+	if (stop_requested)
+		return false;
+	if (R.duration > 0 && now_s() - R.t_start >= R.duration)
+		return false;
+	return R.steps == 0 ? true : R.steps_done < R.steps;
+}
+
+/* A batch on the NPU: a new tensor and an H2D copy through the task queue (tensor.to("npu")). */
+static T h2d(const int64_t *sizes, int ndim, void *host, void *stream)
+{
+	T t = empty(sizes, ndim);
+	int r = npu_torch_copy_h2d(&t, host, t.impl->nbytes, stream);
+
+	if (r)
+		die("H2D copy", r);
+	return t;
+}
+
+static void *host_buffer(size_t n)
+{
+	void *p;
+	int r = aclrtMallocHost(&p, n);
+
+	if (r)
+		die("aclrtMallocHost", r);
+	memset(p, 0, n);
+	return p;
+}
+
+static void end_step(void)
+{
+	int r = npu_torch_synchronize();
+
+	if (r)
+		die("synchronize", r);
+	R.steps_done++;
+}
+
+/* Transformer shapes per scenario: device-bound ones are big, dispatch-bound tiny. */
+struct tf_shape {
+	int64_t batch, seq, hidden;
+	int layers;
+};
+
+static void train_transformer(struct tf_shape sh, enum optim opt, bool leak, bool two_streams)
+{
+	int64_t batch = R.batch ? R.batch : sh.batch;
+	struct tf m;
+	int64_t in_sizes[2];
+	void *host, *copy_stream = NULL;
+	aclrtEvent ready = NULL;
+	T next = { NULL };
+	int r;
+
+	tf_init(&m, batch, sh.seq, sh.hidden, sh.layers);
+	in_sizes[0] = m.tokens;
+	in_sizes[1] = m.hidden;
+	host = host_buffer((size_t)(m.tokens * m.hidden * 2));
+	if (two_streams) {
+		r = aclrtCreateStream(&copy_stream);
+		if (!r)
+			r = aclrtCreateEvent(&ready);
+		if (r)
+			die("creating the copy stream", r);
+		/* first batch: copy on the copy stream, compute waits for its event */
+		next = h2d(in_sizes, 2, host, copy_stream);
+		if ((r = npu_torch_record_event(ready, copy_stream)))
+			die("record event", r);
+	}
+	while (more_steps()) {
+		T input;
+
+		_ZN9torch_npu8profiler10stepMarkerEv();
+		if (two_streams) {
+			input = next;
+			if ((r = npu_torch_wait_event(ready, NULL)))
+				die("wait event", r);
+			/* prefetch the next batch while this one computes */
+			next = h2d(in_sizes, 2, host, copy_stream);
+			if ((r = npu_torch_record_event(ready, copy_stream)))
+				die("record event", r);
+		} else {
+			input = h2d(in_sizes, 2, host, NULL);
+		}
+		tf_fwd_bwd(&m, &input);
+		optimizer_step(&m.p, opt);
+		params_drop_grads(&m.p);
+		rel(&input);
+		if (leak) {
+			/* a cache that is never emptied: 8 MiB more held every step */
+			if (!npu_torch_alloc(8u << 20))
+				die("mem-growth allocation", npu_torch_alloc_last_error());
+		}
+		end_step();
+	}
+	rel(&next);
+	if (two_streams) {
+		npu_torch_synchronize();
+		aclrtDestroyEvent(ready);
+		aclrtDestroyStream(copy_stream);
+	}
+	aclrtFreeHost(host);
+	params_free(&m.p);
+}
+
+static void train_cnn(int64_t batch, bool transdata)
+{
+	const int64_t sizes[4] = { batch, 3, 32, 32 };
+	void *host = host_buffer((size_t)(batch * 3 * 32 * 32 * 2));
+	struct cnn m;
+
+	cnn_init(&m, batch);
+	while (more_steps()) {
+		T input;
+
+		_ZN9torch_npu8profiler10stepMarkerEv();
+		input = h2d(sizes, 4, host, NULL);
+		cnn_fwd_bwd(&m, &input, transdata);
+		optimizer_step(&m.p, OPT_FUSED);
+		params_drop_grads(&m.p);
+		rel(&input);
+		end_step();
+	}
+	aclrtFreeHost(host);
+	params_free(&m.p);
+}
+
+static const struct tf_shape TF_BIG = { 16, 512, 1024, 2 };	/* device-bound */
+static const struct tf_shape TF_MID = { 4, 128, 256, 2 };
+static const struct tf_shape TF_TINY = { 2, 32, 64, 1 };
+
+/* baseline: transformer and CNN steps alternate; both device-bound. */
+static int sc_baseline(void)
+{
+	struct tf_shape sh = TF_BIG;
+	int64_t cnn_batch = R.batch ? R.batch * 8 : 128;
+	long total = R.steps;
+
+	/* one loop, two models: even steps transformer, odd steps CNN */
+	struct tf tm;
+	struct cnn cm;
+	int64_t tf_in[2], cnn_in[4] = { cnn_batch, 3, 32, 32 };
+	void *host;
+
+	(void)total;
+	tf_init(&tm, R.batch ? R.batch : sh.batch, sh.seq, sh.hidden, sh.layers);
+	cnn_init(&cm, cnn_batch);
+	tf_in[0] = tm.tokens;
+	tf_in[1] = tm.hidden;
+	host = host_buffer((size_t)(tm.tokens * tm.hidden * 2 > cnn_batch * 3 * 32 * 32 * 2
+				    ? tm.tokens * tm.hidden * 2 : cnn_batch * 3 * 32 * 32 * 2));
+	while (more_steps()) {
+		T input;
+
+		_ZN9torch_npu8profiler10stepMarkerEv();
+		if (R.steps_done % 2 == 0) {
+			input = h2d(tf_in, 2, host, NULL);
+			tf_fwd_bwd(&tm, &input);
+			optimizer_step(&tm.p, OPT_FOREACH_FUSED);
+			params_drop_grads(&tm.p);
+		} else {
+			input = h2d(cnn_in, 4, host, NULL);
+			cnn_fwd_bwd(&cm, &input, false);
+			optimizer_step(&cm.p, OPT_FOREACH_FUSED);
+			params_drop_grads(&cm.p);
+		}
+		rel(&input);
+		end_step();
+	}
+	aclrtFreeHost(host);
+	params_free(&tm.p);
+	params_free(&cm.p);
+	return 0;
+}
+
+/*
+ * dispatch-bound: tiny kernels (a few us on the card) behind 200 us of host
+ * time per op, as an un-jitted Python loop over small tensors: the card idles
+ * most of the time and the queue runs empty.
+ */
+static int sc_dispatch_bound(void)
+{
+	R.host_delay_ns = 200000;
+	train_transformer(TF_TINY, OPT_FUSED, false, false);
+	return 0;
+}
+
+static int sc_native_optimizer(void)
+{
+	train_transformer(TF_MID, OPT_NATIVE, false, false);
+	return 0;
+}
+
+static int sc_fused_optimizer(void)
+{
+	train_transformer(TF_MID, OPT_FUSED, false, false);
+	return 0;
+}
+
+static int sc_transdata(void)
+{
+	train_cnn(R.batch ? R.batch : 32, true);
+	return 0;
+}
+
+static int sc_mem_growth(void)
+{
+	train_transformer(TF_MID, OPT_FUSED, true, false);
+	return 0;
+}
+
+/*
+ * oom: fill the card with cached 64 MiB blocks, return them to the cache,
+ * then ask for one block too large for any cached segment: aclrtMallocAlign32
+ * fails with ACL_ERROR_RT_MEMORY_ALLOCATION (207001), the allocator frees its
+ * cache and retries, and training continues.  Run npu-modeld with a small
+ * --hbm-mib so filling is quick.
+ */
+static int sc_oom(void)
+{
+	enum { MAX_FILL = 4096 };
+	static void *held[MAX_FILL];
+	struct npu_alloc_stats st;
+	size_t big;
+	int n = 0, err;
+	void *p;
+
+	_ZN9torch_npu8profiler10stepMarkerEv();
+	while (n < MAX_FILL && (held[n] = npu_torch_alloc(64u << 20)))
+		n++;
+	err = npu_torch_alloc_last_error();
+	if (n == MAX_FILL || err != ACL_ERROR_RT_MEMORY_ALLOCATION) {
+		fprintf(stderr, "npu_train: oom: could not fill the card (%d blocks, error %d); "
+			"start npu-modeld with a small --hbm-mib\n", n, err);
+		return 1;
+	}
+	for (int i = 0; i < n; i++)
+		npu_torch_free(held[i]);
+	npu_torch_alloc_stats(&st);
+	big = (size_t)(st.reserved / 2) & ~((size_t)(2u << 20) - 1);
+	if (big <= (64u << 20))
+		big = 128u << 20;
+	p = npu_torch_alloc(big);
+	npu_torch_alloc_stats(&st);
+	fprintf(stderr, "npu_train: oom: filled %d x 64 MiB, then %zu MiB %s after %llu cache "
+		"release(s)\n", n, big >> 20, p ? "succeeded" : "FAILED",
+		(unsigned long long)st.nr_oom_retries);
+	if (!p)
+		die("allocation after emptying the cache", npu_torch_alloc_last_error());
+	npu_torch_free(p);
+	npu_torch_empty_cache();
+	end_step();
+	train_transformer(TF_TINY, OPT_FUSED, false, false);
+	return 0;
+}
+
+static int sc_multi_stream(void)
+{
+	train_transformer(TF_MID, OPT_FUSED, false, true);
+	return 0;
+}
+
+/*
+ * launch-storm: as many tiny kernels as the stack can launch: in-place adds
+ * on a 16-element tensor through the whole stack, SQEs batched 32 per
+ * halSqTaskSend (NPU_MODEL_SQE_BATCH, set before the device opens).
+ */
+static int sc_launch_storm(void)
+{
+	const int64_t n = 16;
+	struct c10_scalar one = { 1.0 };
+	T t = empty(&n, 1);
+
+	while (more_steps()) {
+		_ZN9torch_npu8profiler10stepMarkerEv();
+		for (int i = 0; i < 20000; i++) {
+			R.ops++;
+			NPU_ATEN_ADD_SCALAR(&t, &one, &one);
+		}
+		if (npu_aten_last_error())
+			die("aten::add_", -1);
+		end_step();
+	}
+	rel(&t);
+	return 0;
+}
+
+static int sc_multi_rank(void);
+
+struct scenario {
+	const char *name;
+	int (*run)(void);
+	long default_steps;
+	const char *what;
+};
+
+static const struct scenario scenarios[] = {
+	{ "baseline", sc_baseline, 10,
+	  "transformer and CNN steps, device-bound, foreach grad scaling + fused AdamW" },
+	{ "dispatch-bound", sc_dispatch_bound, 10,
+	  "tiny kernels behind 200 us of host time per op: the card idles between kernels" },
+	{ "native-optimizer", sc_native_optimizer, 10,
+	  "AdamW as 6 small kernels per parameter (Muls, Addcmul, Sqrt, Adds, Addcdiv)" },
+	{ "fused-optimizer", sc_fused_optimizer, 10,
+	  "the same model with one ApplyAdamW kernel per parameter" },
+	{ "transdata", sc_transdata, 10,
+	  "CNN whose conv inputs pass through npu_format_cast: TransData kernels" },
+	{ "mem-growth", sc_mem_growth, 10, "8 MiB more allocator memory held every step" },
+	{ "oom", sc_oom, 3,
+	  "an allocation fails with 207001, the cache is released and it is retried" },
+	{ "multi-stream", sc_multi_stream, 10,
+	  "H2D copies on a second stream with events, overlapping compute" },
+	{ "launch-storm", sc_launch_storm, 5, "20000 tiny kernel launches per step" },
+	{ "multi-rank", sc_multi_rank, 5,
+	  "--ranks N processes (default 2), one card each, on one daemon" },
+};
+
+static const struct scenario *find_scenario(const char *name)
+{
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(scenarios[i].name, name))
+			return &scenarios[i];
+	return NULL;
+}
+
+static void summary(const char *scenario)
+{
+	uint64_t kernels = 0, tasks = npu_model_runtime_tasks(&kernels);
+	double wall = now_s() - R.t_start;
+
+	printf("npu_train: scenario=%s steps=%ld ops=%llu kernels=%llu tasks=%llu wall_s=%.3f "
+	       "kernels_per_s=%.0f ranks=%d device=%d\n", scenario, R.steps_done,
+	       (unsigned long long)R.ops, (unsigned long long)kernels,
+	       (unsigned long long)tasks, wall, wall > 0 ? (double)kernels / wall : 0.0,
+	       R.ranks, R.device);
+	fflush(stdout);
+}
+
+/* One rank: its own card, a small transformer. */
+static int rank_main(int rank)
+{
+	int r;
+
+	R.device = rank;
+	r = npu_torch_init(rank);
+	if (r) {
+		fprintf(stderr, "npu_train: rank %d: aclrtSetDevice(%d) failed: error %d\n", rank,
+			rank, r);
+		return 1;
+	}
+	train_transformer(TF_TINY, OPT_FUSED, false, false);
+	summary("multi-rank");
+	return 0;
+}
+
+static int sc_multi_rank(void)
+{
+	pid_t pids[64];
+	int failed = 0, status;
+
+	for (int i = 0; i < R.ranks; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("npu_train: fork");
+			return 1;
+		}
+		if (pids[i] == 0) {
+			char v[16];
+
+			snprintf(v, sizeof(v), "%d", i);
+			setenv("RANK", v, 1);
+			setenv("LOCAL_RANK", v, 1);
+			_exit(rank_main(i));
+		}
+	}
+	for (int i = 0; i < R.ranks; i++) {
+		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "npu_train: rank %d failed\n", i);
+			failed = 1;
+		}
+	}
+	return failed;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static const char usage_text[] =
+	"usage: npu_train [--scenario NAME] [--steps N] [--duration S] [--batch N]\n"
+	"                 [--card SPEC] [--ranks N] | --list\n"
+	"  --scenario NAME  what to run (default baseline; --list shows them)\n"
+	"  --steps N        training steps (default per scenario; 0 = until killed or --duration)\n"
+	"  --duration S     stop after S seconds\n"
+	"  --batch N        batch size (default per scenario)\n"
+	"  --card SPEC      the card npu-modeld runs (its --card syntax), for pacing and the report\n"
+	"  --ranks N        processes for multi-rank (default 2), rank i uses card i\n";
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "list", no_argument, NULL, 'l' },
+		{ "scenario", required_argument, NULL, 's' },
+		{ "steps", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "card", required_argument, NULL, 'c' },
+		{ "ranks", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct scenario *sc;
+	bool steps_given = false;
+	char *end;
+	long v;
+	int c, r;
+
+	R.scenario = "baseline";
+	R.ranks = 2;
+	npu_card_config_default(&R.card);
+	while ((c = getopt_long(argc, argv, "ls:n:d:b:c:r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+				printf("%-18s %s\n", scenarios[i].name, scenarios[i].what);
+			return 0;
+		case 's':
+			R.scenario = optarg;
+			break;
+		case 'n':
+			if (parse_long(optarg, 0, 100000000, &v)) {
+				fprintf(stderr, "npu_train: --steps wants a count >= 0, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			R.steps = v;
+			steps_given = true;
+			break;
+		case 'd':
+			R.duration = strtod(optarg, &end);
+			if (end == optarg || *end || !(R.duration > 0) || R.duration > 1e6) {
+				fprintf(stderr, "npu_train: --duration wants seconds > 0, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'b':
+			if (parse_long(optarg, 1, 4096, &v)) {
+				fprintf(stderr, "npu_train: --batch wants 1..4096, not '%s'\n", optarg);
+				return 2;
+			}
+			R.batch = (int)v;
+			break;
+		case 'c':
+			if (npu_card_config_parse(&R.card, optarg)) {
+				fprintf(stderr, "npu_train: bad --card '%s' (keys: tflops, "
+					"vector_tflops, aicpu_gflops, hbm_gbps, pcie_gbps, launch_us, "
+					"hbm_gib)\n", optarg);
+				return 2;
+			}
+			setenv("NPU_MODEL_CARD", optarg, 1);
+			break;
+		case 'r':
+			if (parse_long(optarg, 1, 64, &v)) {
+				fprintf(stderr, "npu_train: --ranks wants 1..64, not '%s'\n", optarg);
+				return 2;
+			}
+			R.ranks = (int)v;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs(usage_text, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "npu_train: unexpected argument '%s'\n%s", argv[optind], usage_text);
+		return 2;
+	}
+	sc = find_scenario(R.scenario);
+	if (!sc) {
+		fprintf(stderr, "npu_train: no scenario '%s' (npu_train --list shows them)\n",
+			R.scenario);
+		return 2;
+	}
+	if (!steps_given)
+		R.steps = R.duration > 0 ? 0 : sc->default_steps;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	R.t_start = now_s();
+	if (sc->run == sc_multi_rank) {
+		r = sc_multi_rank();
+		return r;
+	}
+	if (sc->run == sc_launch_storm && !getenv("NPU_MODEL_SQE_BATCH"))
+		setenv("NPU_MODEL_SQE_BATCH", "32", 1);
+	r = npu_torch_init(0);
+	if (r) {
+		fprintf(stderr, "npu_train: aclInit/aclrtSetDevice(0) failed: error %d "
+			"(is npu-modeld running at NPU_MODEL_DEV_DIR=%s?)\n", r,
+			getenv("NPU_MODEL_DEV_DIR") ? getenv("NPU_MODEL_DEV_DIR") : "(default)");
+		return 1;
+	}
+	r = sc->run();
+	if (!r)
+		summary(sc->name);
+	npu_torch_synchronize();
+	aclrtResetDevice(0);
+	return r ? 1 : 0;
+}
