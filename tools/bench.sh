@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# tools/bench.sh - what `make bench` runs: every benchmark, side by side in
+# one run, written to BENCHMARKS.md with the command that reproduces each
+# section.  Benchmarks report medians and ratios against a baseline measured
+# in the same run (these machines are noisy); nothing here is a test.
+#
+# Environment: OUTPUT (build dir), BENCH_RUNS (rounds per benchmark, 5),
+# BENCH_ONLY (space-separated subset: model trace attach convert pytorch),
+# BENCH_FILE (default BENCHMARKS.md at the top of the tree).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+OUTPUT=${OUTPUT:-$top/build}
+export OUTPUT
+runs=${BENCH_RUNS:-5}
+only=${BENCH_ONLY:-model trace attach convert pytorch}
+out=${BENCH_FILE:-$top/BENCHMARKS.md}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+[ "$(id -u)" -eq 0 ] || { echo "bench: needs root (eBPF)" >&2; exit 2; }
+
+want() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# "key value unit" lines become a markdown table; anything else is kept as is.
+as_markdown() {
+	awk '
+	/^\|/ || /^#/ || /^$/ { print; next }
+	NF >= 2 && $2 ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/ {
+		if (!t) { print "| measure | value | unit |"; print "|---|---:|---|"; t = 1 }
+		unit = ""; for (i = 3; i <= NF; i++) unit = unit (i > 3 ? " " : "") $i
+		printf "| %s | %s | %s |\n", $1, $2, unit; next
+	}
+	{ print }'
+}
+
+section() {	# title, command as a user types it, [command run here, default the same]
+	local title=$1 cmd=$2 run=${3:-$2} log=$tmp/section.log
+	echo "bench: $title ..." >&2
+	{
+		echo "## $title"
+		echo
+		echo "Reproduce: \`$cmd\`"
+		echo
+		if (cd "$top" && eval "$run") >"$log" 2>"$tmp/err.log"; then
+			as_markdown <"$log"
+		else
+			echo "Not measured in this run: the benchmark failed:"
+			echo
+			echo '```'
+			tail -n 15 "$tmp/err.log"
+			echo '```'
+		fi
+		echo
+	} >>"$tmp/body.md"
+}
+
+median() { sort -g | awk '{a[NR] = $1} END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+
+model_storm() {
+	# launch-storm throughput of npu_model alone (journal off): the rate the
+	# tracer can be stressed with.
+	. "$top/tests/lib/model.sh"
+	MODEL_NO_TRAP=1 model_start >/dev/null || return 1
+	local i rates=""
+	for i in $(seq "$runs"); do
+		r=$("$OUTPUT/npu_model/bin/npu_train" --scenario launch-storm --steps 20 2>/dev/null |
+			sed -n 's/.*kernels_per_s=\([0-9.]*\).*/\1/p')
+		rates="$rates $r"
+	done
+	model_stop
+	echo "launch_storm_kernels_per_s_median $(echo $rates | tr ' ' '\n' | median) kernels/s (runs:$rates; target >= 50000)"
+}
+
+: >"$tmp/body.md"
+want model && section "npu_model launch-storm throughput" "sudo BENCH_ONLY=model make bench" model_storm
+want trace && [ -x tools/bench_trace.sh ] && section "Cost per traced call and workload slowdown" "sudo tools/bench_trace.sh $runs"
+want attach && [ -x tools/bench_attach.sh ] && section "Attach time and probe placement" "sudo tools/bench_attach.sh"
+want convert && [ -x tools/bench_convert.sh ] && section "Conversion throughput and memory" "tools/bench_convert.sh 5000000 $runs"
+want pytorch && [ -x tools/bench_pytorch.sh ] && section "Real PyTorch: ascbpf vs torch.profiler" "sudo tools/bench_pytorch.sh"
+
+{
+	echo "# Benchmarks"
+	echo
+	echo "Written by \`make bench\` ($(date -u +%Y-%m-%d), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+	echo "on $(nproc) CPUs, $(uname -r), $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)."
+	echo "Every figure is a median over repeated runs, and costs are given next to a baseline measured"
+	echo "in the same run (no tracer, the empty-probe floor, bpftrace, torch.profiler): these VMs are noisy,"
+	echo "so compare ratios, not absolute times, across machines."
+	echo
+	cat "$tmp/body.md"
+} >"$out"
+echo "bench: wrote $out" >&2
