@@ -50,6 +50,8 @@
 #include "log.h"
 #include "probes.h"
 #include "procmaps.h"
+#include "pystack.h"
+#include "pytorch.h"
 #include "records.h"
 #include "schedule.h"
 #include "trace.h"
@@ -91,6 +93,9 @@ struct target {
 	int process_written;		/* PROCESS record (a child's only after its exec) */
 	struct asc_maps maps;		/* last snapshot, for symbolising stacks after exit */
 	int have_maps;
+	struct asc_pytorch *pt;		/* real PyTorch hooks (shapes, Python stacks), or NULL */
+	int pt_failed;			/* tried once and could not: do not retry */
+	struct asc_pystack_resolver *pyres;	/* PYSTACK -> PYFRAME while the target lives */
 	uint64_t *ips;			/* --with-stack: distinct user addresses seen (hash set) */
 	size_t ips_cap, nr_ips;
 };
@@ -114,6 +119,7 @@ struct trace {
 	int created_outdir;
 	uint64_t unrouted;
 	uint64_t t_start_ns;
+	struct asc_pytorch *select_pt;	/* the target's PyTorch object while its plan attaches */
 	char outdir[PATH_MAX];
 };
 
@@ -150,8 +156,11 @@ static void trace_usage(FILE *f)
 "      --profile-memory     allocator events (PTA, GE, APP)\n"
 "      --with-stack         user stack of every traced call, symbolised\n"
 "      --schedule SPEC      skip_first=N,wait=N,warmup=N,active=N,repeat=N[,skip_first_wait=0|1]\n"
-"      --step LIB:SYMBOL    step-boundary function (default: the probe table's step hook;\n"
-"                           'none' disables steps)\n"
+"      --step LIB:SYMBOL    step-boundary function (default: the probe table's step hook,\n"
+"                           libtorch_npu.so:torch_npu::profiler::stepMarker(), which npu_model's\n"
+"                           npu_train calls; 'none' disables steps)\n"
+"      --step-py FUNC       a Python function whose every call is a step boundary\n"
+"                           (real PyTorch: e.g. --step-py train_step)\n"
 "      --duration S         stop after S seconds (default: until Ctrl-C or the targets exit)\n"
 "      --ringbuf-size MB    ring buffer size, a power of two (default 16)\n"
 "  -o, --output DIR         output directory (default ./result)\n"
@@ -270,7 +279,7 @@ int asc_trace_parse_activities(const char *list, uint32_t *act)
 enum {
 	OPT_COMM = 256, OPT_ACT, OPT_LEVEL, OPT_SHAPES, OPT_MEM, OPT_STACK, OPT_SCHED, OPT_STEP,
 	OPT_DURATION, OPT_RINGBUF, OPT_CAPTURE, OPT_NOCONV, OPT_FORCE, OPT_WORKER, OPT_RANKENV,
-	OPT_HELP,
+	OPT_STEPPY, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -291,6 +300,7 @@ static const struct option long_opts[] = {
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "worker-name", required_argument, NULL, OPT_WORKER },
 	{ "rank-env", required_argument, NULL, OPT_RANKENV },
+	{ "step-py", required_argument, NULL, OPT_STEPPY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -417,6 +427,13 @@ int asc_trace_parse_args(int argc, char **argv, struct asc_trace_opts *o)
 		case OPT_RANKENV:
 			o->rank_env = optarg;
 			break;
+		case OPT_STEPPY:
+			if (!*optarg) {
+				asc_err("trace: --step-py: empty function name\n");
+				return -EINVAL;
+			}
+			o->step_py = optarg;
+			break;
 		case 'v':
 			o->verbose = 1;
 			break;
@@ -445,9 +462,6 @@ int asc_trace_parse_args(int argc, char **argv, struct asc_trace_opts *o)
 		asc_err("trace: --capture names one file: not with several -p or --comm\n");
 		return -EINVAL;
 	}
-	if (o->record_shapes)
-		asc_warn("trace: --record-shapes needs the PyTorch hooks, not part of this build; "
-			 "shapes are not recorded\n");
 	return 0;
 }
 
@@ -631,8 +645,12 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 		*entry = sk->progs.asc_step_enter;
 		*ret = NULL;
 		break;
-	case ASC_PK_CALL:
 	case ASC_PK_ATEN_OP:
+		*entry = t->select_pt ? asc_pytorch_aten_prog(t->select_pt) : NULL;
+		if (!*entry)
+			*entry = sk->progs.asc_call_enter;
+		break;
+	case ASC_PK_CALL:
 	default:
 		*entry = sk->progs.asc_call_enter;
 		break;
@@ -703,6 +721,78 @@ static void warn_missing(const struct target *tg, const struct asc_probe_plan *p
 	}
 }
 
+static int append_text(struct target *tg, uint16_t type, uint64_t value, const char *text);
+
+static int wants_pytorch(const struct asc_trace_opts *o)
+{
+	return o->record_shapes || o->with_stack || o->step_py;
+}
+
+/*
+ * Real PyTorch (user/pytorch.h, F): when the plan has aten op sites and
+ * shapes, Python stacks or --step-py are asked for, the PyTorch BPF object
+ * is opened for this process and shares our ring buffer, gates and stats.
+ * Anything it cannot discover is switched off there with a warning.
+ */
+static void setup_pytorch(struct trace *t, struct target *tg, const struct asc_probe_plan *plan)
+{
+	struct asc_pytorch_opts po = {
+		.record_shapes = t->o.record_shapes,
+		.with_stack = t->o.with_stack,
+		.step_py = t->o.step_py,
+	};
+	struct asc_sched none = {};
+	struct asc_py_offsets off;
+	char path[PATH_MAX];
+	uint64_t bias;
+	size_t i;
+	int err;
+
+	if (tg->pt || tg->pt_failed || !wants_pytorch(&t->o))
+		return;
+	for (i = 0; i < plan->nr_sites; i++)
+		if (plan->sites[i].spec && plan->sites[i].spec->kind == ASC_PK_ATEN_OP)
+			break;
+	if (i == plan->nr_sites && !t->o.step_py)
+		return;
+	tg->pt_failed = 1;
+	tg->pt = asc_pytorch_open(tg->pid, &po);
+	if (!tg->pt) {
+		asc_warn("trace: pid %d: PyTorch hooks unavailable (%s): no shapes or Python "
+			 "stacks\n", tg->pid, strerror(errno));
+		return;
+	}
+	err = asc_pytorch_load(tg->pt, bpf_map__fd(t->skel->maps.events),
+			       bpf_map__fd(t->skel->maps.tgids), bpf_map__fd(t->skel->maps.stats),
+			       t->o.sched.enabled ? &t->o.sched : &none);
+	if (err) {
+		asc_warn("trace: pid %d: cannot load the PyTorch BPF object: %s\n", tg->pid,
+			 strerror(-err));
+		asc_pytorch_close(tg->pt);
+		tg->pt = NULL;
+		return;
+	}
+	tg->pt_failed = 0;
+	if (t->o.step_py && asc_pytorch_attach_step_py(tg->pt))
+		asc_warn("trace: pid %d: --step-py %s: cannot attach the Python entry probe\n",
+			 tg->pid, t->o.step_py);
+	if (t->o.with_stack && !asc_py_find_image(tg->pid, path, sizeof(path), &bias) &&
+	    !asc_py_offsets_discover(path, &off) && (off.valid & ASC_PYOFF_CODE))
+		tg->pyres = asc_pystack_resolver_new(tg->pid, &off);
+	if (tg->w) {
+		char *desc = calloc(1, 4096);
+
+		if (desc && asc_pytorch_describe(tg->pt, desc, 4096) >= 0) {
+			char *line, *save = NULL;
+
+			for (line = strtok_r(desc, "\n", &save); line;
+			     line = strtok_r(NULL, "\n", &save))
+				append_text(tg, ASC_REC_CONFIG, 0, line);
+		}
+		free(desc);
+	}
+}
+
 /* Attaches the sites of tg->plans[idx] that no earlier plan had; writes their PROBE records. */
 static int attach_plan(struct trace *t, struct target *tg, size_t idx)
 {
@@ -719,7 +809,12 @@ static int attach_plan(struct trace *t, struct target *tg, size_t idx)
 		for (i = 0; i < plan->nr_sites; i++)
 			errs[i] = 1;	/* stays 1 where select_new skipped the site */
 	}
+	setup_pytorch(t, tg, plan);
+	if (tg->pt)
+		asc_pytorch_add_sites(tg->pt, plan);
+	t->select_pt = tg->pt;
 	n = asc_attach_plan(t->set, plan, 0, select_new, &rc, tg->pid, errs);
+	t->select_pt = NULL;
 	if (n < 0) {
 		free(errs);
 		return n;
@@ -1249,6 +1344,13 @@ static struct target *target_of(struct trace *t, uint32_t tgid)
 	return NULL;
 }
 
+static int emit_pyframe(const struct asc_pyframe *rec, size_t size, void *ctx)
+{
+	struct target *tg = ctx;
+
+	return asc_capture_append(tg->w, rec, size);
+}
+
 static int sink_record(void *ctx, const void *rec, size_t size)
 {
 	struct trace *t = ctx;
@@ -1260,6 +1362,12 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 		return 0;
 	}
 	tg->records++;
+	if (h->type == ASC_REC_PYSTACK && tg->pyres) {
+		int err = asc_capture_append(tg->w, rec, size);
+
+		asc_pystack_resolve_rec(tg->pyres, rec, emit_pyframe, tg);
+		return err;
+	}
 	if (h->type == ASC_REC_STACK) {
 		const struct asc_stack *st = rec;
 		uint32_t i;
@@ -1704,6 +1812,8 @@ static void trace_cleanup(struct trace *t, int failed)
 			asc_probe_plan_free(&tg->plans[j]);
 		free(tg->plans);
 		free(tg->threads_seen);
+		asc_pystack_resolver_free(tg->pyres);
+		asc_pytorch_close(tg->pt);
 		free(tg->ips);
 		if (tg->have_maps)
 			asc_maps_free(&tg->maps);
