@@ -335,6 +335,12 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 		asc_out_puts(t->o, ", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": ");
 		asc_out_s64(t->o, o->seq);
 		asc_out_puts(t->o, ", \"Fwd thread id\": 0");
+		if (o->input_dims || o->input_types) {	/* --record-shapes */
+			asc_out_puts(t->o, ", \"Input Dims\": ");
+			asc_json_cstr(t->o, asc_corr_str(c, o->input_dims));
+			asc_out_puts(t->o, ", \"Input type\": ");
+			asc_json_cstr(t->o, asc_corr_str(c, o->input_types));
+		}
 		if (o->stack) {
 			asc_out_puts(t->o, ", \"Call stack\": ");
 			asc_json_cstr(t->o, asc_corr_str(c, o->stack));
@@ -811,7 +817,7 @@ static void operator_details(struct conv *v)
 		if ((op->flags & ASC_CORR_O_STEP) || !in_cycle(v, op->step))
 			continue;
 		asc_csv_cstr(&csv, asc_corr_str(c, op->name));
-		asc_csv_empty(&csv);		/* Input Shapes: not captured */
+		asc_csv_cstr(&csv, asc_corr_str(c, op->input_dims));	/* empty without shapes */
 		asc_csv_cstr(&csv, asc_corr_str(c, op->stack));
 		asc_csv_us_float(&csv, dur - child[i]);
 		asc_csv_us_float(&csv, dur);

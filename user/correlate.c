@@ -22,6 +22,7 @@
 #include "correlate.h"
 #include "log.h"
 #include "probes.h"
+#include "pytorch.h"
 #include "records.h"
 #include "schedule.h"
 
@@ -220,11 +221,23 @@ struct frame {
 	int64_t start;		/* mono ns */
 };
 
+struct pend_tensor {	/* a TENSOR record waiting for the rest of its op's arguments */
+	uint16_t arg, list;
+	uint8_t kind, dtype, ndim, flags;
+	int64_t dims[ASC_TENSOR_DIMS];
+};
+
+#define MAX_PEND	32
+
 struct tstate {
 	uint32_t tid;
 	uint32_t depth;
 	struct frame *frames;	/* MAX_OPEN */
 	int32_t last_op;	/* op created by the latest ENTER on this thread (for STACK) */
+	int32_t enter_op;	/* the same, kept for TENSOR / PYSTACK records */
+	uint32_t enter_probe;
+	uint32_t npend;
+	struct pend_tensor *pend;	/* MAX_PEND, allocated on first use */
 };
 
 struct probe_info {
@@ -255,6 +268,13 @@ struct stackrec {
 	uint64_t ips[ASC_STACK_DEPTH];
 };
 
+struct pystackrec {
+	int32_t op;
+	uint32_t nr;
+	uint64_t code[ASC_PY_DEPTH];
+	int32_t lasti[ASC_PY_DEPTH];
+};
+
 struct wrapstate {
 	uint32_t last;
 	uint32_t wrap;
@@ -281,6 +301,10 @@ struct priv {
 	struct stackrec *stacks;
 	size_t nr_stacks, stacks_cap;
 	struct hmap symbols;		/* address -> string id */
+	struct pystackrec *pystacks;
+	size_t nr_pystacks, pystacks_cap;
+	struct hmap pyframes;		/* pyframe_key(code, lasti) -> string id */
+	char *scratch;			/* 8 KiB for building strings */
 	int32_t *call_queue;		/* per call: queue index of the Dequeue it ran in */
 	size_t call_queue_cap;
 	size_t ops_cap, calls_cap, queues_cap, mems_cap, steps_cap, thr_cap, cfg_cap, cycles_cap;
@@ -457,6 +481,7 @@ static struct tstate *thread_of(struct priv *p, uint32_t tid)
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->last_op = -1;
+	t->enter_op = -1;
 	t->frames = malloc(MAX_OPEN * sizeof(*t->frames));
 	if (!t->frames || hmap_put(&p->tid_index, tid, p->nr_threads)) {
 		free(t->frames);
@@ -482,6 +507,145 @@ static int32_t open_item(struct tstate *t, int kind)
 	struct frame *f = open_frame(t, kind);
 
 	return f ? f->item : -1;
+}
+
+static uint64_t pyframe_key(uint64_t code, int32_t lasti)
+{
+	return code * 1000003ull + (uint32_t)lasti;
+}
+
+static int cmp_pend(const void *x, const void *y)
+{
+	const struct pend_tensor *a = x, *b = y;
+
+	if (a->arg != b->arg)
+		return a->arg < b->arg ? -1 : 1;
+	return a->list < b->list ? -1 : a->list > b->list;
+}
+
+/* Appends the dims of one tensor ("32,3,224,224") to buf at *len. */
+static void put_dims(char *buf, size_t cap, size_t *len, const struct pend_tensor *t)
+{
+	unsigned int i, n = t->ndim < ASC_TENSOR_DIMS ? t->ndim : ASC_TENSOR_DIMS;
+	int k;
+
+	if (t->kind != ASC_TENSOR_DEFINED)
+		return;
+	for (i = 0; i < n && *len < cap; i++) {
+		k = snprintf(buf + *len, cap - *len, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+		if (k > 0)
+			*len += (size_t)k < cap - *len ? (size_t)k : cap - *len - 1;
+	}
+}
+
+static void put_str(char *buf, size_t cap, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*len + n >= cap)
+		n = cap - *len - 1;
+	memcpy(buf + *len, s, n);
+	*len += n;
+	buf[*len] = '\0';
+}
+
+/*
+ * Turns the TENSOR records of the thread's latest op into its "Input Dims"
+ * and "Input type": arguments 0..last tensor argument joined by ";\r\n",
+ * a Tensor[] argument as "[d,d],[d]".
+ */
+static void flush_tensors(struct asc_corr *c, struct priv *p, struct tstate *t)
+{
+	const size_t cap = 8192;
+	char *dims = p->scratch, *types = p->scratch + cap;
+	size_t dl = 0, tl = 0, i, j;
+	unsigned int arg;
+
+	if (!t->npend)
+		return;
+	if (t->enter_op < 0 || (size_t)t->enter_op >= c->nr_ops) {
+		t->npend = 0;
+		return;
+	}
+	qsort(t->pend, t->npend, sizeof(*t->pend), cmp_pend);
+	dims[0] = types[0] = '\0';
+	for (arg = 0, i = 0; i < t->npend; arg++) {
+		if (arg) {
+			put_str(dims, cap, &dl, ";\r\n");
+			put_str(types, cap, &tl, ";\r\n");
+		}
+		for (j = i; j < t->npend && t->pend[j].arg == arg; j++)
+			;
+		if (j - i > 1 || (j > i && t->pend[i].list)) {
+			size_t k;
+
+			for (k = i; k < j; k++) {
+				put_str(dims, cap, &dl, k > i ? ",[" : "[");
+				put_dims(dims, cap, &dl, &t->pend[k]);
+				put_str(dims, cap, &dl, "]");
+			}
+			put_str(types, cap, &tl, "TensorList");
+		} else if (j > i) {
+			const char *tn = t->pend[i].kind == ASC_TENSOR_DEFINED ?
+					 asc_scalar_type_name(t->pend[i].dtype) : NULL;
+
+			/* an empty optional is torch's None; an unreadable dtype stays empty */
+			if (t->pend[i].kind == ASC_TENSOR_UNDEFINED)
+				tn = "None";
+			put_dims(dims, cap, &dl, &t->pend[i]);
+			put_str(types, cap, &tl, tn ? tn : "");
+		}
+		i = j;
+		if (arg > 1000)
+			break;
+	}
+	c->ops[t->enter_op].input_dims = strtab_add(&p->strs, dims, dl);
+	c->ops[t->enter_op].input_types = strtab_add(&p->strs, types, tl);
+	t->npend = 0;
+}
+
+static int on_tensor(struct asc_corr *c, struct priv *p, const struct asc_tensor *r)
+{
+	struct tstate *t = thread_of(p, r->hdr.tid);
+	struct pend_tensor *pt;
+
+	(void)c;
+	if (!t)
+		return -ENOMEM;
+	if (t->enter_op < 0 || t->enter_probe != r->hdr.probe_id || t->npend >= MAX_PEND)
+		return 0;
+	if (!t->pend) {
+		t->pend = malloc(MAX_PEND * sizeof(*t->pend));
+		if (!t->pend)
+			return -ENOMEM;
+	}
+	pt = &t->pend[t->npend++];
+	pt->arg = r->arg_index;
+	pt->list = r->list_index;
+	pt->kind = r->kind;
+	pt->dtype = r->dtype;
+	pt->ndim = r->ndim;
+	pt->flags = r->flags;
+	memcpy(pt->dims, r->dims, sizeof(pt->dims));
+	return 0;
+}
+
+static int on_pystack(struct priv *p, const struct asc_pystack *r)
+{
+	struct tstate *t = thread_of(p, r->hdr.tid);
+	struct pystackrec *ps;
+
+	if (!t)
+		return -ENOMEM;
+	if (t->enter_op < 0 || t->enter_probe != r->hdr.probe_id || !r->nr)
+		return 0;
+	if (PUSH(p->pystacks, p->nr_pystacks, p->pystacks_cap, ps))
+		return -ENOMEM;
+	ps->op = t->enter_op;
+	ps->nr = r->nr;
+	memcpy(ps->code, r->code, r->nr * sizeof(r->code[0]));
+	memcpy(ps->lasti, r->lasti, r->nr * sizeof(r->lasti[0]));
+	return 0;
 }
 
 static int32_t queue_for(struct asc_corr *c, struct priv *p, uint64_t corr)
@@ -559,6 +723,8 @@ static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 	t = thread_of(p, h->tid);
 	if (!t)
 		return -ENOMEM;
+	flush_tensors(c, p, t);
+	t->enter_op = -1;
 	if (t->depth >= MAX_OPEN)
 		return 0;
 	f = &t->frames[t->depth];
@@ -581,6 +747,8 @@ static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 		o->flags = ASC_CORR_O_NO_EXIT;
 		f->item = c->nr_ops - 1;
 		t->last_op = f->item;
+		t->enter_op = f->item;
+		t->enter_probe = h->probe_id;
 	} else if (kind == FR_CALL) {
 		struct asc_corr_call *k;
 
@@ -615,6 +783,7 @@ static void on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exi
 
 	if (!t)
 		return;
+	flush_tensors(c, p, t);
 	for (i = t->depth; i-- > 0;)
 		if (t->frames[i].probe_id == h->probe_id)
 			break;
@@ -840,6 +1009,16 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 		return on_mem(c, p, rec);
 	case ASC_REC_STACK:
 		return on_stack(p, rec);
+	case ASC_REC_TENSOR:
+		return on_tensor(c, p, rec);
+	case ASC_REC_PYSTACK:
+		return on_pystack(p, rec);
+	case ASC_REC_PYFRAME: {
+		const struct asc_pyframe *pf = rec;
+
+		return hmap_put(&p->pyframes, pyframe_key(pf->code, pf->lasti),
+				strtab_cstr(&p->strs, pf->text));
+	}
 	case ASC_REC_STEP: {
 		const struct asc_step *s = rec;
 		struct asc_corr_step *st;
@@ -1113,6 +1292,26 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 		if (sr->op >= 0 && (size_t)sr->op < c->nr_ops)
 			c->ops[remap(opmap, sr->op)].stack = strtab_add(&p->strs, buf, len);
 	}
+	/* Python frames win over native ones: torch's "Call stack" is Python's */
+	for (i = 0; i < p->nr_pystacks; i++) {
+		struct pystackrec *ps = &p->pystacks[i];
+		int any = 0;
+
+		len = 0;
+		for (k = 0; k < ps->nr; k++) {
+			uint64_t sid;
+			int n;
+
+			if (!hmap_get(&p->pyframes, pyframe_key(ps->code[k], ps->lasti[k]), &sid))
+				continue;	/* unresolved frames are left out */
+			n = snprintf(buf + len, 160, "%s%.150s", any++ ? ";\r\n" : "",
+				     asc_corr_str(c, sid));
+			if (n > 0)
+				len += n < 160 ? n : 159;
+		}
+		if (any && ps->op >= 0 && (size_t)ps->op < c->nr_ops)
+			c->ops[remap(opmap, ps->op)].stack = strtab_add(&p->strs, buf, len);
+	}
 	free(buf);
 }
 
@@ -1121,6 +1320,9 @@ static int finish(struct asc_corr *c, struct priv *p)
 	int32_t *opmap = NULL, *callmap = NULL, *qmap = NULL;
 	size_t i;
 	int err = -ENOMEM;
+
+	for (i = 0; i < p->nr_threads; i++)
+		flush_tensors(c, p, &p->threads[i]);
 
 	/* steps: sorted by start, end = next start; ProfilerStep#N ops */
 	qsort(c->steps, c->nr_steps, sizeof(*c->steps), cmp_step);
@@ -1398,8 +1600,10 @@ static void priv_free(struct priv *p)
 	free(p->strs.offs);
 	hmap_free(&p->strs.index);
 	free(p->probes);
-	for (i = 0; i < p->nr_threads; i++)
+	for (i = 0; i < p->nr_threads; i++) {
 		free(p->threads[i].frames);
+		free(p->threads[i].pend);
+	}
 	free(p->threads);
 	hmap_free(&p->tid_index);
 	hmap_free(&p->queue_index);
@@ -1407,6 +1611,9 @@ static void priv_free(struct priv *p)
 	hmap_free(&p->sub_wraps);
 	hmap_free(&p->dev_wraps);
 	hmap_free(&p->symbols);
+	hmap_free(&p->pyframes);
+	free(p->pystacks);
+	free(p->scratch);
 	free(p->wraps);
 	free(p->subs);
 	free(p->devts);
@@ -1420,8 +1627,10 @@ static void priv_shrink(struct priv *p)
 {
 	size_t i;
 
-	for (i = 0; i < p->nr_threads; i++)
+	for (i = 0; i < p->nr_threads; i++) {
 		free(p->threads[i].frames);
+		free(p->threads[i].pend);
+	}
 	free(p->threads);
 	p->threads = NULL;
 	p->nr_threads = 0;
@@ -1431,7 +1640,12 @@ static void priv_shrink(struct priv *p)
 	hmap_free(&p->sub_wraps);
 	hmap_free(&p->dev_wraps);
 	hmap_free(&p->symbols);
+	hmap_free(&p->pyframes);
 	hmap_free(&p->strs.index);
+	free(p->pystacks);
+	p->pystacks = NULL;
+	free(p->scratch);
+	p->scratch = NULL;
 	free(p->wraps);
 	p->wraps = NULL;
 	free(p->subs);
@@ -1455,7 +1669,9 @@ struct asc_corr *asc_corr_build(struct asc_capture_reader *r)
 
 	c = calloc(1, sizeof(*c));
 	p = calloc(1, sizeof(*p));
-	if (!c || !p || strtab_init(&p->strs)) {
+	if (p)
+		p->scratch = malloc(2 * 8192);
+	if (!c || !p || !p->scratch || strtab_init(&p->strs)) {
 		free(c);
 		priv_free(p);
 		errno = ENOMEM;

@@ -85,6 +85,16 @@ struct asc_corr_op {
 	int64_t device_total_aicore_ns;
 	uint32_t flags;			/* ASC_CORR_O_* */
 	uint32_t reserved;
+	/*
+	 * With --record-shapes (ASC_REC_TENSOR): torch's "Input Dims" and
+	 * "Input type" strings, one ";\r\n"-separated segment per argument up
+	 * to the last tensor argument (non-tensor arguments give empty
+	 * segments), string ids, 0 if not captured.  The call stack above
+	 * prefers Python frames (ASC_REC_PYSTACK + ASC_REC_PYFRAME) over native
+	 * ones (ASC_REC_STACK + ASC_REC_SYMBOL).
+	 */
+	uint32_t input_dims;
+	uint32_t input_types;
 };
 #define ASC_CORR_O_STEP		0x1	/* a ProfilerStep#N range made from step records */
 #define ASC_CORR_O_NO_EXIT	0x2	/* exit not captured */

@@ -218,6 +218,58 @@ static void dump_fields(struct dumper *d, const void *rec, size_t size)
 		fcstr(d, "module_name", b->module_name, sizeof(b->module_name));
 		break;
 	}
+	case ASC_REC_TENSOR: {
+		const struct asc_tensor *t = rec;
+		unsigned int n = t->ndim < ASC_TENSOR_DIMS ? t->ndim : ASC_TENSOR_DIMS;
+
+		fu(d, "arg_index", t->arg_index);
+		fu(d, "list_index", t->list_index);
+		fu(d, "kind", t->kind);
+		fu(d, "dtype", t->dtype);
+		fu(d, "ndim", t->ndim);
+		fu(d, "flags", t->flags);
+		arr_open(d, "dims");
+		for (i = 0; i < n; i++) {
+			if (i)
+				asc_out_puts(d->o, d->json ? ", " : ",");
+			asc_out_s64(d->o, t->dims[i]);
+		}
+		asc_out_putc(d->o, ']');
+		break;
+	}
+	case ASC_REC_PYSTACK: {
+		const struct asc_pystack *ps = rec;
+
+		fu(d, "nr", ps->nr);
+		fu(d, "flags", ps->flags);
+		arr_open(d, "code");
+		for (i = 0; i < ps->nr; i++) {
+			if (i)
+				asc_out_puts(d->o, d->json ? ", " : ",");
+			if (d->json)
+				asc_out_u64(d->o, ps->code[i]);
+			else
+				asc_out_printf(d->o, "0x%llx", (unsigned long long)ps->code[i]);
+		}
+		asc_out_putc(d->o, ']');
+		arr_open(d, "lasti");
+		for (i = 0; i < ps->nr; i++) {
+			if (i)
+				asc_out_puts(d->o, d->json ? ", " : ",");
+			asc_out_s64(d->o, ps->lasti[i]);
+		}
+		asc_out_putc(d->o, ']');
+		break;
+	}
+	case ASC_REC_PYFRAME: {
+		const struct asc_pyframe *pf = rec;
+
+		fx(d, "code", pf->code);
+		fs(d, "lasti", pf->lasti);
+		fs(d, "line", pf->line);
+		fcstr(d, "text", pf->text, size - sizeof(*pf));
+		break;
+	}
 	case ASC_REC_DEVTASK: {
 		const struct asc_devtask *t = rec;
 

@@ -31,6 +31,9 @@ _Static_assert(sizeof(struct asc_process) == 40, "asc_process");
 _Static_assert(sizeof(struct asc_thread) == 40, "asc_thread");
 _Static_assert(sizeof(struct asc_stats) == 64, "asc_stats");
 _Static_assert(sizeof(struct asc_text) == 32, "asc_text");
+_Static_assert(sizeof(struct asc_tensor) == 96, "asc_tensor");
+_Static_assert(sizeof(struct asc_pystack) == 416, "asc_pystack");
+_Static_assert(sizeof(struct asc_pyframe) == 40, "asc_pyframe");
 
 struct rec_type {
 	const char *name;
@@ -49,6 +52,8 @@ static const struct rec_type rec_types[] = {
 	[ASC_REC_STACK]		= { "stack", sizeof(struct asc_stack), 0 },
 	[ASC_REC_STEP]		= { "step", sizeof(struct asc_step), 0 },
 	[ASC_REC_FDBIND]	= { "fdbind", sizeof(struct asc_fdbind), 0 },
+	[ASC_REC_PYSTACK]	= { "pystack", sizeof(struct asc_pystack), 0 },
+	[ASC_REC_TENSOR]	= { "tensor", sizeof(struct asc_tensor), 0 },
 	[ASC_REC_DEVTASK]	= { "devtask", sizeof(struct asc_devtask), 0 },
 	[ASC_REC_PROBE]		= { "probe", sizeof(struct asc_probe), 1 },
 	[ASC_REC_CLOCK]		= { "clock", sizeof(struct asc_clock), 0 },
@@ -59,6 +64,7 @@ static const struct rec_type rec_types[] = {
 	[ASC_REC_CONFIG]	= { "config", sizeof(struct asc_text), 1 },
 	[ASC_REC_SYMBOL]	= { "symbol", sizeof(struct asc_text), 1 },
 	[ASC_REC_LOST]		= { "lost", sizeof(struct asc_text), 1 },
+	[ASC_REC_PYFRAME]	= { "pyframe", sizeof(struct asc_pyframe), 1 },
 };
 
 #define NR_TYPES (sizeof(rec_types) / sizeof(rec_types[0]))
@@ -146,6 +152,20 @@ int asc_rec_check(const void *rec, size_t size, char *msg, size_t msglen)
 
 		if (s->nr > ASC_STACK_DEPTH)
 			BAD("stack record has %u frames (max %d)", s->nr, ASC_STACK_DEPTH);
+		break;
+	}
+	case ASC_REC_PYSTACK: {
+		const struct asc_pystack *ps = rec;
+
+		if (ps->nr > ASC_PY_DEPTH)
+			BAD("pystack record has %u frames (max %d)", ps->nr, ASC_PY_DEPTH);
+		break;
+	}
+	case ASC_REC_PYFRAME: {
+		const struct asc_pyframe *pf = rec;
+
+		if (!tail || !memchr(pf->text, 0, tail))
+			BAD("pyframe record text is not NUL-terminated");
 		break;
 	}
 	case ASC_REC_IOCTL: {

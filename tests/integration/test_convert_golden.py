@@ -462,6 +462,57 @@ def test_no_queue_and_no_steps(tmp):
     check(len(st) == 2 and st[1][0] == "", "one step_trace row with an empty Step")
 
 
+# c10::ScalarType -> the name torch.profiler prints for it (c10 TypeMeta names)
+DTYPE_NAMES = {5: "c10::Half", 6: "float", 7: "double", 3: "int", 4: "long int",
+               11: "bool", 15: "c10::BFloat16"}
+
+
+def test_shapes_and_python_stacks(tmp):
+    cap, truth = make(tmp, "sh", "--steps", "2", "--ops", "6", "--shapes", "--pystacks",
+                      "--stacks")
+    outdir = os.path.join(tmp, "outsh")
+    run([ASCBPF, "convert", cap, "-o", outdir, "--level", "1"])
+    po = os.path.join(outdir, runs_in(outdir)[0], "ASCEND_PROFILER_OUTPUT")
+    events = check_trace_serialisation(os.path.join(po, "trace_view.json"))
+    ops = [e for e in events if e.get("cat") == "cpu_op" and
+           not e["name"].startswith("ProfilerStep#")]
+    by_name = {n[2]: i for i, n in enumerate(truth["names"])}
+
+    def expected(kind):
+        # torch: one segment per argument, dims joined by ',', segments by ';' then ';\r\n'
+        tens = truth["tensors"][kind]
+        last = max(t["arg"] for t in tens)
+        dims, types = [], []
+        for a in range(last + 1):
+            t = next((x for x in tens if x["arg"] == a), None)
+            if t is None:
+                dims.append("")
+                types.append("")
+            elif t["kind"] == 1:
+                dims.append("")
+                types.append("None")
+            else:
+                dims.append(",".join(str(d) for d in t["dims"]))
+                types.append(DTYPE_NAMES[t["dtype"]])
+        return ";".join(dims).replace(";", ";\r\n"), ";".join(types).replace(";", ";\r\n")
+    check(len(ops) == 12, "12 aten ops")
+    for e in ops:
+        dims, types = expected(by_name[e["name"]])
+        check(e["args"].get("Input Dims") == dims, "Input Dims of %s: %r vs %r" %
+              (e["name"], e["args"].get("Input Dims"), dims))
+        check(e["args"].get("Input type") == types, "Input type of %s: %r vs %r" %
+              (e["name"], e["args"].get("Input type"), types))
+        check(list(e["args"].keys()) == ["Sequence number", "Fwd thread id", "Input Dims",
+                                         "Input type", "Call stack"], "args key order")
+        # Python frames win over native ones; the unresolved frame is left out
+        check(e["args"]["Call stack"] ==
+              "/work/model.py(12): forward;\r\n/work/train.py(40): <module>",
+              "Python call stack: %r" % e["args"]["Call stack"])
+    header, rows = check_csv_conventions(os.path.join(po, "operator_details.csv"), [])
+    for r in rows:
+        check(r[1] == expected(by_name[r[0]])[0], "operator_details Input Shapes of " + r[0])
+
+
 def test_chrome_export(tmp):
     cap, truth = make(tmp, "ch", "--steps", "2", "--ops", "2")
     out = os.path.join(tmp, "trace.json")
@@ -529,7 +580,8 @@ def test_errors(tmp):
 
 
 def test_dump_json(tmp):
-    cap, truth = make(tmp, "d", "--steps", "2", "--ops", "3", "--stacks")
+    cap, truth = make(tmp, "d", "--steps", "2", "--ops", "3", "--stacks", "--shapes",
+                      "--pystacks")
     p = run([ASCBPF, "dump", "--json", cap])
     lines = p.stdout.decode("utf-8").splitlines()
     recs = [json.loads(l) for l in lines]
@@ -537,7 +589,8 @@ def test_dump_json(tmp):
           (len(recs), truth["records"]))
     types = set(r["type"] for r in recs)
     for t in ["clock", "devclock", "process", "thread", "config", "probe", "step", "enter",
-              "exit", "opname", "queue", "sqe", "mem", "stack", "devtask", "stats", "symbol"]:
+              "exit", "opname", "queue", "sqe", "mem", "stack", "devtask", "stats", "symbol",
+              "tensor", "pystack", "pyframe"]:
         check(t in types, "dump has %s records" % t)
     for r in recs:
         for k in ["type", "size", "tgid", "tid", "probe_id", "ts_ns"]:
@@ -548,6 +601,10 @@ def test_dump_json(tmp):
     check(len(dev) == truth["kernel_count"], "devtask count")
     pr = next(r for r in recs if r["type"] == "probe" and r["symbol"] == "aclnnAdd")
     check(pr["kind_name"] == "call" and pr["layer_name"] == "cann", "probe fields by name")
+    ten = next(r for r in recs if r["type"] == "tensor")
+    check(ten["dims"] == truth["tensors"][0][0]["dims"] and ten["dtype"] == 6, "tensor fields")
+    pf = next(r for r in recs if r["type"] == "pyframe")
+    check(pf["text"] == "/work/model.py(12): forward" and pf["line"] == 12, "pyframe fields")
     text = run([ASCBPF, "dump", cap]).stdout.decode().splitlines()
     check(len(text) == len(lines), "text dump: one line per record")
 
@@ -572,7 +629,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="test_convert.")
     try:
         for t in [test_level1_against_sample_and_truth, test_level0, test_level2_runtime,
-                  test_weird_names_and_wrap, test_no_queue_and_no_steps, test_chrome_export,
+                  test_weird_names_and_wrap, test_no_queue_and_no_steps,
+                  test_shapes_and_python_stacks, test_chrome_export,
                   test_errors, test_dump_json]:
             n = len(failures)
             t(tmp)

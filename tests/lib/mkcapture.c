@@ -7,7 +7,8 @@
  *
  *   mkcapture -o CAPTURE [--truth FILE.json] [--steps N] [--ops N]
  *             [--schedule SKIP,WAIT,WARMUP,ACTIVE,REPEAT] [--no-queue]
- *             [--task-start N] [--weird-names] [--stacks] [--events N]
+ *             [--task-start N] [--weird-names] [--stacks] [--pystacks] [--shapes]
+ *             [--events N]
  *             [--no-steps] [--truncate-last]
  *
  * Per op, on the Python thread (tid = pid): aten op range, a PTA malloc
@@ -89,13 +90,19 @@ struct opkind {
 	const char *type;	/* expected op type */
 	uint8_t sqe_type;	/* STARS SQE type: 0 AI_CORE, 2 AI_VECTOR_CORE */
 	const char *task_type;
+	/* tensor arguments (--shapes): arg index, kind, c10::ScalarType, dims (0-terminated) */
+	struct { int arg, kind, dtype; int64_t dims[5]; } tensors[3];
+	int ntensors;
 };
 
 static struct opkind kinds[] = {
-	{ P_ATEN_ADD, "aten::add", P_ACLNN_ADD, "aclnnAdd", "aclnnAdd", "Add", 2, "AI_VECTOR_CORE" },
-	{ P_ATEN_MM, "aten::mm", P_ACLNN_MM, "aclnnMm", "aclnnMm", "Mm", 0, "AI_CORE" },
+	{ P_ATEN_ADD, "aten::add", P_ACLNN_ADD, "aclnnAdd", "aclnnAdd", "Add", 2, "AI_VECTOR_CORE",
+	  { { 0, 0, 6, { 8, 16 } }, { 1, 0, 6, { 8, 16 } } }, 2 },
+	{ P_ATEN_MM, "aten::mm", P_ACLNN_MM, "aclnnMm", "aclnnMm", "Mm", 0, "AI_CORE",
+	  { { 0, 0, 15, { 8, 16 } }, { 1, 0, 15, { 16, 4 } } }, 2 },
+	/* argument 1 is an int (no record), argument 2 an undefined optional tensor */
 	{ P_ATEN_CONV, "aten::npu_format_cast", P_ACLOP, "TransData", "TransData", "TransData", 2,
-	  "AI_VECTOR_CORE" },
+	  "AI_VECTOR_CORE", { { 0, 0, 5, { 2, 3, 4, 5 } }, { 2, 1, 0xff, { 0 } } }, 2 },
 };
 #define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -114,6 +121,8 @@ struct rec {
 		struct asc_sqe sqe;
 		struct asc_mem mem;
 		struct asc_stack stack;
+		struct asc_pystack pystack;
+		struct asc_tensor tensor;
 		struct asc_devtask devtask;
 		struct asc_step step;
 	} u;
@@ -285,7 +294,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: mkcapture -o CAPTURE [--truth FILE] [--steps N] [--ops N] "
 		"[--schedule SKIP,WAIT,WARMUP,ACTIVE,REPEAT] [--no-queue] [--task-start N] "
-		"[--weird-names] [--stacks] [--events N] [--no-steps] [--truncate-last]\n");
+		"[--weird-names] [--stacks] [--pystacks] [--shapes] [--events N] [--no-steps] "
+		"[--truncate-last]\n");
 	exit(2);
 }
 
@@ -300,6 +310,8 @@ int main(int argc, char **argv)
 		{ "task-start", required_argument, NULL, 'T' },
 		{ "weird-names", no_argument, NULL, 'W' },
 		{ "stacks", no_argument, NULL, 'K' },
+		{ "pystacks", no_argument, NULL, 'Y' },
+		{ "shapes", no_argument, NULL, 'H' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "no-steps", no_argument, NULL, 'N' },
 		{ "truncate-last", no_argument, NULL, 'X' },
@@ -309,6 +321,7 @@ int main(int argc, char **argv)
 	const char *out = NULL, *truth_path = NULL;
 	unsigned long steps = 4, ops = 6, events = 0, task = 100;
 	int no_queue = 0, weird_names = 0, stacks = 0, no_steps = 0, truncate_last = 0;
+	int pystacks = 0, shapes = 0;
 	uint64_t t, corr = 1, ptr = 0x120000000ull, kcount = 0, cycles = 0;
 	uint32_t wrap = 0, i;
 	int c, first_k = 1, first_o = 1, first_m = 1, first_s = 1, in_cycle = 0;
@@ -331,6 +344,8 @@ int main(int argc, char **argv)
 		case 'T': task = strtoul(optarg, NULL, 0); break;
 		case 'W': weird_names = 1; break;
 		case 'K': stacks = 1; break;
+		case 'Y': pystacks = 1; break;
+		case 'H': shapes = 1; break;
 		case 'e': events = strtoul(optarg, NULL, 0); break;
 		case 'N': no_steps = 1; break;
 		case 'X': truncate_last = 1; break;
@@ -421,6 +436,27 @@ int main(int argc, char **argv)
 		put_text(ASC_REC_SYMBOL, 0x401000, "/work/train.py(12): train_step");
 		put_text(ASC_REC_SYMBOL, 0x402000, "/work/train.py(40): <module>");
 	}
+	if (pystacks) {	/* frame 0x7100 is never resolved: it is left out */
+		static const struct { uint64_t code; int32_t lasti, line; const char *text; } fr[] = {
+			{ 0x7000, 10, 12, "/work/model.py(12): forward" },
+			{ 0x7200, 4, 40, "/work/train.py(40): <module>" },
+		};
+
+		for (i = 0; i < 2; i++) {
+			size_t n = strlen(fr[i].text), size = (sizeof(struct asc_pyframe) + n + 8) & ~7ul;
+			struct asc_pyframe *pf = calloc(1, size);
+
+			pf->hdr.type = ASC_REC_PYFRAME;
+			pf->hdr.size = size;
+			pf->hdr.tgid = PID;
+			pf->code = fr[i].code;
+			pf->lasti = fr[i].lasti;
+			pf->line = fr[i].line;
+			memcpy(pf->text, fr[i].text, n);
+			append_raw(pf, size);
+			free(pf);
+		}
+	}
 	if (truth)
 		fprintf(truth, "\n");
 
@@ -463,6 +499,27 @@ int main(int argc, char **argv)
 				r->u.stack.nr = 2;
 				r->u.stack.ips[0] = 0x401000;
 				r->u.stack.ips[1] = 0x402000;
+			}
+			if (pystacks) {
+				r = newrec(ASC_REC_PYSTACK, sizeof(struct asc_pystack), PID, ok->aten, t0);
+				r->u.pystack.nr = 3;
+				r->u.pystack.code[0] = 0x7000;
+				r->u.pystack.lasti[0] = 10;
+				r->u.pystack.code[1] = 0x7100;
+				r->u.pystack.lasti[1] = 2;
+				r->u.pystack.code[2] = 0x7200;
+				r->u.pystack.lasti[2] = 4;
+			}
+			for (i = 0; shapes && i < (uint32_t)ok->ntensors; i++) {
+				int d;
+
+				r = newrec(ASC_REC_TENSOR, sizeof(struct asc_tensor), PID, ok->aten, t0);
+				r->u.tensor.arg_index = ok->tensors[i].arg;
+				r->u.tensor.kind = ok->tensors[i].kind;
+				r->u.tensor.dtype = ok->tensors[i].dtype;
+				for (d = 0; d < 5 && ok->tensors[i].dims[d]; d++)
+					r->u.tensor.dims[d] = ok->tensors[i].dims[d];
+				r->u.tensor.ndim = d;
 			}
 			r = newrec(ASC_REC_MEM, sizeof(struct asc_mem), PID, P_MEM, t0 + 1000);
 			r->u.mem.ptr = ptr + k * 0x10000;
@@ -637,6 +694,22 @@ int main(int argc, char **argv)
 						fputc(*p, truth);
 				}
 				fputc('"', truth);
+			}
+			fputc(']', truth);
+		}
+		fprintf(truth, "], \"tensors\": [");
+		for (i = 0; i < NR_KINDS; i++) {
+			int j, d;
+
+			fprintf(truth, "%s[", i ? ", " : "");
+			for (j = 0; j < kinds[i].ntensors; j++) {
+				fprintf(truth, "%s{\"arg\": %d, \"kind\": %d, \"dtype\": %d, \"dims\": [",
+					j ? ", " : "", kinds[i].tensors[j].arg, kinds[i].tensors[j].kind,
+					kinds[i].tensors[j].dtype);
+				for (d = 0; d < 5 && kinds[i].tensors[j].dims[d]; d++)
+					fprintf(truth, "%s%lld", d ? ", " : "",
+						(long long)kinds[i].tensors[j].dims[d]);
+				fprintf(truth, "]}");
 			}
 			fputc(']', truth);
 		}

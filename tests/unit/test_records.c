@@ -37,7 +37,8 @@ static void test_abi_sizes(void **state)
 		{ ASC_REC_FDBIND, 48 }, { ASC_REC_DEVTASK, 56 }, { ASC_REC_PROBE, 48 },
 		{ ASC_REC_CLOCK, 48 }, { ASC_REC_DEVCLOCK, 48 }, { ASC_REC_PROCESS, 40 },
 		{ ASC_REC_THREAD, 40 }, { ASC_REC_STATS, 64 }, { ASC_REC_CONFIG, 32 },
-		{ ASC_REC_SYMBOL, 32 }, { ASC_REC_LOST, 32 },
+		{ ASC_REC_SYMBOL, 32 }, { ASC_REC_LOST, 32 }, { ASC_REC_TENSOR, 96 },
+		{ ASC_REC_PYSTACK, 416 }, { ASC_REC_PYFRAME, 40 },
 	};
 	size_t i;
 
@@ -46,7 +47,7 @@ static void test_abi_sizes(void **state)
 		assert_int_equal(asc_rec_base_size(want[i].type), want[i].size);
 		assert_non_null(asc_rec_type_name(want[i].type));
 	}
-	assert_int_equal(asc_rec_base_size(ASC_REC_PYSTACK), 0);	/* reserved: unknown */
+	assert_int_equal(asc_rec_base_size(75), 0);	/* not a type (yet): unknown */
 	assert_null(asc_rec_type_name(200));
 	assert_string_equal(asc_rec_type_name(ASC_REC_SQE), "sqe");
 	assert_string_equal(asc_rec_type_name(ASC_REC_DEVTASK), "devtask");
@@ -73,7 +74,7 @@ static void test_unknown_type_skipped(void **state)
 {
 	(void)state;
 	assert_int_equal(asc_rec_check(rec(63, 200), 200, NULL, 0), 1);
-	assert_int_equal(asc_rec_check(rec(ASC_REC_PYSTACK, 48), 48, NULL, 0), 1);
+	assert_int_equal(asc_rec_check(rec(90, 48), 48, NULL, 0), 1);
 }
 
 static void test_counts_in_bounds(void **state)
@@ -101,6 +102,22 @@ static void test_counts_in_bounds(void **state)
 	st = (void *)rec(ASC_REC_STACK, 288);
 	st->nr = 33;
 	assert_int_equal(asc_rec_check(st, 288, NULL, 0), -EBADMSG);
+	{
+		struct asc_pystack *ps = (void *)rec(ASC_REC_PYSTACK, 416);
+
+		ps->nr = 32;
+		assert_int_equal(asc_rec_check(ps, 416, NULL, 0), 0);
+		ps->nr = 33;
+		assert_int_equal(asc_rec_check(ps, 416, NULL, 0), -EBADMSG);
+	}
+	{
+		struct asc_pyframe *pf = (void *)rec(ASC_REC_PYFRAME, 48);
+
+		memcpy(pf->text, "a.py(1):", 8);	/* 8 bytes, no room for the NUL */
+		assert_int_equal(asc_rec_check(pf, 48, NULL, 0), -EBADMSG);
+		pf->text[7] = 0;
+		assert_int_equal(asc_rec_check(pf, 48, NULL, 0), 0);
+	}
 	io = (void *)rec(ASC_REC_IOCTL, 104);
 	io->arg_len = 49;
 	assert_int_equal(asc_rec_check(io, 104, NULL, 0), -EBADMSG);
