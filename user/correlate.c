@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ascbpf_events.h"
 #include "capture.h"
 #include "correlate.h"
@@ -242,7 +243,9 @@ struct tstate {
 
 struct probe_info {
 	uint16_t layer, kind;
-	uint32_t name;		/* derived name string id */
+	uint32_t name;		/* derived name string id (aten ops: on first use) */
+	uint32_t sym, lib;	/* string ids of the symbol and library path */
+	uint8_t named;		/* name is final */
 	uint8_t is_launch_api;	/* aclnn* (not GetWorkspaceSize) / aclop*: names kernels */
 	uint8_t level;		/* ASC_CORR_LEVEL_* for CANN probes */
 	uint8_t known;
@@ -304,6 +307,10 @@ struct priv {
 	struct pystackrec *pystacks;
 	size_t nr_pystacks, pystacks_cap;
 	struct hmap pyframes;		/* pyframe_key(code, lasti) -> string id */
+	struct hmap schemas;		/* library string id -> index into schema_libs */
+	struct asc_aten_schemas **schema_libs;	/* NULL where the library cannot be read */
+	size_t nr_schema_libs, schema_libs_cap;
+	struct asc_aten_op *aten_op;	/* scratch for asc_aten_name() */
 	char *scratch;			/* 8 KiB for building strings */
 	int32_t *call_queue;		/* per call: queue index of the Dequeue it ran in */
 	size_t call_queue_cap;
@@ -449,10 +456,13 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 	pi->known = 1;
 	pi->layer = pr->layer;
 	pi->kind = pr->kind;
+	pi->sym = strtab_cstr(&p->strs, sym);
+	pi->lib = strtab_cstr(&p->strs, asc_probe_lib(pr));
+	pi->named = pr->kind != ASC_PK_ATEN_OP;
 	if (pr->kind == ASC_PK_ATEN_OP && aten_name(sym, buf, sizeof(buf)))
-		pi->name = strtab_cstr(&p->strs, buf);
+		pi->name = strtab_cstr(&p->strs, buf);	/* refined on first use */
 	else
-		pi->name = strtab_cstr(&p->strs, sym);
+		pi->name = pi->sym;
 	if (pr->layer == ASC_LAYER_CANN) {
 		pi->level = !strncmp(sym, "rt", 2) ? ASC_CORR_LEVEL_RUNTIME : ASC_CORR_LEVEL_ACL;
 		pi->is_launch_api = (!strncmp(sym, "aclnn", 5) && !strstr(sym, "GetWorkspaceSize")) ||
@@ -460,6 +470,38 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 				    !strncmp(sym, "aclopExecute", 12);
 	}
 	return 0;
+}
+
+/*
+ * torch's name of an aten op probe ("aten::transpose" for
+ * at::_ops::transpose_int): from the schemas of the traced libtorch_cpu when
+ * that file can still be read (the capture records its path), else from the
+ * symbol alone (asc_aten_name()'s heuristic, then ours).  Done on the first
+ * ENTER of the probe: a capture lists every aten symbol, it uses few.
+ */
+static void name_aten_probe(struct asc_corr *c, struct priv *p, struct probe_info *pi)
+{
+	struct asc_aten_schemas *sch = NULL;
+	const char *lib = asc_corr_str(c, pi->lib);
+	uint64_t idx;
+
+	pi->named = 1;
+	if (!p->aten_op) {
+		p->aten_op = malloc(sizeof(*p->aten_op));
+		if (!p->aten_op)
+			return;
+	}
+	if (hmap_get(&p->schemas, pi->lib, &idx)) {
+		sch = p->schema_libs[idx];
+	} else if (!grow_array((void **)&p->schema_libs, &p->schema_libs_cap,
+			       p->nr_schema_libs + 1, sizeof(*p->schema_libs))) {
+		if (*lib == '/' && !access(lib, R_OK))
+			sch = asc_aten_schemas_load(lib);
+		p->schema_libs[p->nr_schema_libs] = sch;
+		hmap_put(&p->schemas, pi->lib, p->nr_schema_libs++);
+	}
+	if (!asc_aten_name(sch, asc_corr_str(c, pi->sym), p->aten_op) && p->aten_op->name[0])
+		pi->name = strtab_cstr(&p->strs, p->aten_op->name);
 }
 
 static const struct probe_info *probe_of(const struct priv *p, uint32_t id)
@@ -703,6 +745,8 @@ static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 
 	if (!pi)
 		return 0;
+	if (!pi->named)
+		name_aten_probe(c, p, &p->probes[h->probe_id]);
 	switch (pi->kind) {
 	case ASC_PK_ATEN_OP:
 		kind = FR_OP;
@@ -1590,6 +1634,21 @@ out:
 	return err;
 }
 
+static void free_schemas(struct priv *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_schema_libs; i++)
+		if (p->schema_libs[i])
+			asc_aten_schemas_free(p->schema_libs[i]);
+	free(p->schema_libs);
+	p->schema_libs = NULL;
+	p->nr_schema_libs = 0;
+	hmap_free(&p->schemas);
+	free(p->aten_op);
+	p->aten_op = NULL;
+}
+
 static void priv_free(struct priv *p)
 {
 	size_t i;
@@ -1614,6 +1673,7 @@ static void priv_free(struct priv *p)
 	hmap_free(&p->pyframes);
 	free(p->pystacks);
 	free(p->scratch);
+	free_schemas(p);
 	free(p->wraps);
 	free(p->subs);
 	free(p->devts);
@@ -1641,6 +1701,7 @@ static void priv_shrink(struct priv *p)
 	hmap_free(&p->dev_wraps);
 	hmap_free(&p->symbols);
 	hmap_free(&p->pyframes);
+	free_schemas(p);
 	hmap_free(&p->strs.index);
 	free(p->pystacks);
 	p->pystacks = NULL;
