@@ -476,7 +476,7 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
  * torch's name of an aten op probe ("aten::transpose" for
  * at::_ops::transpose_int): from the schemas of the traced libtorch_cpu when
  * that file can still be read (the capture records its path), else from the
- * symbol alone (asc_aten_name()'s heuristic, then ours).  Done on the first
+ * symbol alone (aten_name()).  Done on the first
  * ENTER of the probe: a capture lists every aten symbol, it uses few.
  */
 static void name_aten_probe(struct asc_corr *c, struct priv *p, struct probe_info *pi)
@@ -500,7 +500,9 @@ static void name_aten_probe(struct asc_corr *c, struct priv *p, struct probe_inf
 		p->schema_libs[p->nr_schema_libs] = sch;
 		hmap_put(&p->schemas, pi->lib, p->nr_schema_libs++);
 	}
-	if (!asc_aten_name(sch, asc_corr_str(c, pi->sym), p->aten_op) && p->aten_op->name[0])
+	/* only an exact (schema) answer replaces the symbol heuristic of add_probe() */
+	if (sch && !asc_aten_name(sch, asc_corr_str(c, pi->sym), p->aten_op) &&
+	    p->aten_op->exact && p->aten_op->name[0])
 		pi->name = strtab_cstr(&p->strs, p->aten_op->name);
 }
 
