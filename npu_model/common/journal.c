@@ -34,6 +34,41 @@ static size_t journal_len;
 static char journal_dir[PATH_MAX];	/* for reopening in a forked child */
 static int journal_name_is_pid;		/* the child gets its own file */
 static int journal_atexit_done;
+static int journal_flusher_started;
+
+/*
+ * Lines reach the file within JOURNAL_FLUSH_MS even when a process (the
+ * daemon, a long-running workload) goes quiet, so a test can read the
+ * journal of a process that is still running.
+ */
+#define JOURNAL_FLUSH_MS 50
+
+static void *journal_flusher(void *arg)
+{
+	struct timespec ts = { 0, JOURNAL_FLUSH_MS * 1000000L };
+
+	(void)arg;
+	for (;;) {
+		nanosleep(&ts, NULL);
+		npu_journal_flush();
+	}
+	return NULL;
+}
+
+/* Caller holds journal_lock. */
+static void journal_start_flusher_locked(void)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (journal_flusher_started)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (!pthread_create(&th, &attr, journal_flusher, NULL))
+		journal_flusher_started = 1;
+	pthread_attr_destroy(&attr);
+}
 
 uint64_t npu_now_ns(void)
 {
@@ -113,6 +148,7 @@ int npu_journal_open_dir(const char *dir, const char *name)
 	journal_len = (size_t)n;
 	journal_drain_locked();
 	npu_journal_on = 1;
+	journal_start_flusher_locked();
 	if (!journal_atexit_done) {
 		journal_atexit_done = 1;
 		atexit(journal_at_exit);
@@ -183,6 +219,7 @@ static void journal_fork_child(void)
 	char name[32];
 	int reopen = journal_fd >= 0 && journal_name_is_pid;
 
+	journal_flusher_started = 0;	/* threads do not survive fork */
 	pthread_mutex_unlock(&journal_lock);
 	if (!reopen)
 		return;
