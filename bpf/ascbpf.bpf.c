@@ -295,7 +295,7 @@ int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
 	return 0;
 }
 
-/* ---- task queue: QueueParas *arg0 (stream at 0, type at 8, correlation id at 32) ---- */
+/* ---- task queue: QueueParas * (stream at 0, type at 8, correlation id at 32) ---- */
 
 static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u32 side)
 {
@@ -321,11 +321,17 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 	return 0;
 }
 
+/*
+ * c10_npu::Repository::Enqueue(void *cur_paras) is a member function: arg0 is
+ * `this`, the QueueParas pointer is arg1.
+ */
 SEC("uprobe")
-int BPF_KPROBE(asc_enqueue_enter, void *qp)
+int BPF_KPROBE(asc_enqueue_enter, void *self, void *qp)
 {
 	return queue_enter(ctx, qp, ASC_QUEUE_ENQUEUE);
 }
+
+/* at_npu::native::AsncExecFunc(void *data): a free function, QueueParas at arg0. */
 
 SEC("uprobe")
 int BPF_KPROBE(asc_dequeue_enter, void *qp)
