@@ -383,6 +383,17 @@ int asc_rpt_is_alloc_api(const char *name)
 
 /* ---- step split ---- */
 
+/* Fills ks[] with the compute kernels of in; returns how many. */
+static size_t compute_kernels(const struct asc_rpt_input *in, const struct asc_rpt_kernel **ks)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < in->nr_kernels; i++)
+		if (in->kernels[i].kind == ASC_RPT_K_COMPUTE)
+			ks[n++] = &in->kernels[i];
+	return n;
+}
+
 static int cmp_kernel_start(const void *a, const void *b)
 {
 	const struct asc_rpt_kernel *x = *(const struct asc_rpt_kernel *const *)a;
@@ -400,7 +411,7 @@ int asc_rpt_detect_steps(const struct asc_rpt_input *in, struct asc_rpt_result *
 	const struct asc_rpt_step *st;
 	struct interval *iv = NULL;
 	uint64_t max_dur = 0;
-	size_t n, i, j;
+	size_t n, i, j, nk;
 
 	st = effective_steps(in, &pseudo, &n);
 	res->nr_steps = 0;
@@ -412,17 +423,16 @@ int asc_rpt_detect_steps(const struct asc_rpt_input *in, struct asc_rpt_result *
 		free(iv);
 		return -ENOMEM;
 	}
-	for (i = 0; i < in->nr_kernels; i++) {
-		ks[i] = &in->kernels[i];
+	nk = compute_kernels(in, ks);
+	for (i = 0; i < nk; i++)
 		if (ks[i]->end_ns - ks[i]->start_ns > max_dur && ks[i]->end_ns > ks[i]->start_ns)
 			max_dur = ks[i]->end_ns - ks[i]->start_ns;
-	}
-	qsort(ks, in->nr_kernels, sizeof(*ks), cmp_kernel_start);
+	qsort(ks, nk, sizeof(*ks), cmp_kernel_start);
 
 	for (j = 0; j < n; j++) {
 		struct asc_rpt_step_split *sp = &res->steps[j];
 		uint64_t s = st[j].start_ns, e = st[j].end_ns, lo_start, first = UINT64_MAX, last = 0;
-		size_t lo = 0, hi = in->nr_kernels, m = 0;
+		size_t lo = 0, hi = nk, m = 0;
 
 		sp->step = st[j].id;
 		sp->start_ns = s;
@@ -439,7 +449,7 @@ int asc_rpt_detect_steps(const struct asc_rpt_input *in, struct asc_rpt_result *
 			else
 				hi = mid;
 		}
-		for (i = lo; i < in->nr_kernels && ks[i]->start_ns < e; i++) {
+		for (i = lo; i < nk && ks[i]->start_ns < e; i++) {
 			uint64_t a = ks[i]->start_ns, b = ks[i]->end_ns;
 
 			if (b <= s || b < a)
@@ -556,10 +566,10 @@ static int cmp_step_gap(const void *a, const void *b)
  * failed allocation leaves the per-step gaps at 0 (the overall verdict does
  * not depend on them).
  */
-static void step_gaps(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,
+static void step_gaps(size_t nk, const struct asc_rpt_thresholds *t,
 		      const struct asc_rpt_kernel **ks, struct asc_rpt_result *res)
 {
-	struct step_gap *sg = calloc(in->nr_kernels + 1, sizeof(*sg));
+	struct step_gap *sg = calloc(nk + 1, sizeof(*sg));
 	size_t i, j, k, n = 0;
 
 	for (j = 0; j < res->nr_steps; j++) {
@@ -570,7 +580,7 @@ static void step_gaps(const struct asc_rpt_input *in, const struct asc_rpt_thres
 	}
 	if (!sg)
 		return;
-	for (i = 1; i < in->nr_kernels; i++) {
+	for (i = 1; i < nk; i++) {
 		const struct asc_rpt_kernel *a = ks[i - 1], *b = ks[i];
 
 		if (a->stream != b->stream || a->step != b->step)
@@ -603,7 +613,7 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 	struct asc_rpt_dispatch *d = &res->dispatch;
 	const struct asc_rpt_kernel **ks;
 	uint64_t *gaps;
-	size_t i, n = 0;
+	size_t i, n = 0, nk;
 	int err;
 
 	memset(d, 0, sizeof(*d));
@@ -627,14 +637,13 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 		free(gaps);
 		return -ENOMEM;
 	}
-	for (i = 0; i < in->nr_kernels; i++)
-		ks[i] = &in->kernels[i];
-	qsort(ks, in->nr_kernels, sizeof(*ks), cmp_kernel_stream_start);
+	nk = compute_kernels(in, ks);
+	qsort(ks, nk, sizeof(*ks), cmp_kernel_stream_start);
 	/*
 	 * Gaps count only between kernels of one stream in one step: the time
 	 * between steps (data loading, logging) is host-only, not dispatch.
 	 */
-	for (i = 1; i < in->nr_kernels; i++) {
+	for (i = 1; i < nk; i++) {
 		const struct asc_rpt_kernel *a = ks[i - 1], *b = ks[i];
 
 		if (a->stream != b->stream || a->step != b->step)
@@ -644,7 +653,7 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 		gaps[n++] = b->start_ns > a->end_ns ? b->start_ns - a->end_ns : 0;
 	}
 	d->nr_gaps = n;
-	step_gaps(in, t, ks, res);
+	step_gaps(nk, t, ks, res);
 	if (n) {
 		qsort(gaps, n, sizeof(*gaps), cmp_u64);
 		d->gap_median_us = (double)gaps[rank_index(n, 50)] / NS_PER_US;
@@ -685,7 +694,7 @@ int asc_rpt_detect_top(const struct asc_rpt_input *in, const struct asc_rpt_thre
 {
 	const struct asc_rpt_kernel **ks;
 	struct asc_rpt_kernel_stat *st;
-	size_t i, n = 0, top = (size_t)t->top;
+	size_t i, n = 0, nk, top = (size_t)t->top;
 
 	res->nr_top = 0;
 	res->device_ns = 0;
@@ -696,10 +705,9 @@ int asc_rpt_detect_top(const struct asc_rpt_input *in, const struct asc_rpt_thre
 		free(st);
 		return -ENOMEM;
 	}
-	for (i = 0; i < in->nr_kernels; i++)
-		ks[i] = &in->kernels[i];
-	qsort(ks, in->nr_kernels, sizeof(*ks), cmp_kernel_type);
-	for (i = 0; i < in->nr_kernels; i++) {
+	nk = compute_kernels(in, ks);
+	qsort(ks, nk, sizeof(*ks), cmp_kernel_type);
+	for (i = 0; i < nk; i++) {
 		uint64_t dur = ks[i]->end_ns > ks[i]->start_ns ? ks[i]->end_ns - ks[i]->start_ns : 0;
 
 		if (!n || strcmp(st[n - 1].name, kernel_type(ks[i]))) {
@@ -729,27 +737,94 @@ int asc_rpt_detect_top(const struct asc_rpt_input *in, const struct asc_rpt_thre
 
 /* ---- optimizer ---- */
 
+/* The innermost op of an op path "outer > ... > inner". */
+static const char *innermost_op(const char *path)
+{
+	const char *p, *last = path;
+
+	if (!path)
+		return NULL;
+	for (p = strstr(path, " > "); p; p = strstr(p + 3, " > "))
+		last = p + 3;
+	return last;
+}
+
+/*
+ * In-place updates only an Adam-family optimizer makes (torch.optim.Adam/
+ * AdamW with foreach=False: addcmul_ on the second moment, addcdiv_ on the
+ * weight, lerp_ on the first moment).  They mark the optimizer phase when
+ * no range or stack names the optimizer.
+ */
+static int is_adam_update(const struct asc_rpt_kernel *k)
+{
+	const char *op = innermost_op(k->op);
+
+	return op && (!strcmp(op, "aten::addcmul_") || !strcmp(op, "aten::addcdiv_") ||
+		      !strcmp(op, "aten::lerp_"));
+}
+
+struct opt_window {
+	int64_t step;
+	uint32_t stream;
+	uint64_t first, last;	/* first start, last end of the Adam updates */
+};
+
+/*
+ * A kernel is an optimizer kernel when asc_rpt_is_optimizer() says so, or
+ * when it is an Adam-family update, or when it runs on the same stream in the
+ * same step between the first and the last Adam-family update (the Muls,
+ * Sqrt, Adds of a per-parameter AdamW in between).
+ */
 int asc_rpt_detect_optimizer(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,
 			     struct asc_rpt_result *res)
 {
 	struct asc_rpt_optimizer *o = &res->optimizer;
 	const struct asc_rpt_kernel **pp;
+	struct opt_window *win;
+	uint64_t *type_counts;
 	int64_t *steps;
-	size_t i, np = 0, ns = 0;
-	uint64_t run = 0, best = 0;
+	size_t i, j, np = 0, ns = 0, nw = 0, nt = 0;
+	uint64_t run = 0;
 
 	memset(o, 0, sizeof(*o));
 	pp = calloc(in->nr_kernels + 1, sizeof(*pp));
 	steps = calloc(in->nr_kernels + 1, sizeof(*steps));
-	if (!pp || !steps) {
+	win = calloc(in->nr_kernels + 1, sizeof(*win));
+	type_counts = calloc(in->nr_kernels + 1, sizeof(*type_counts));
+	if (!pp || !steps || !win || !type_counts) {
 		free(pp);
 		free(steps);
+		free(win);
+		free(type_counts);
 		return -ENOMEM;
 	}
 	for (i = 0; i < in->nr_kernels; i++) {
 		const struct asc_rpt_kernel *k = &in->kernels[i];
 
-		if (!asc_rpt_is_optimizer(k))
+		if (k->kind != ASC_RPT_K_COMPUTE || !is_adam_update(k))
+			continue;
+		for (j = 0; j < nw; j++)
+			if (win[j].step == k->step && win[j].stream == k->stream)
+				break;
+		if (j == nw) {
+			win[nw++] = (struct opt_window){ k->step, k->stream, k->start_ns, k->end_ns };
+			continue;
+		}
+		if (k->start_ns < win[j].first)
+			win[j].first = k->start_ns;
+		if (k->end_ns > win[j].last)
+			win[j].last = k->end_ns;
+	}
+	for (i = 0; i < in->nr_kernels; i++) {
+		const struct asc_rpt_kernel *k = &in->kernels[i];
+		int in_window = 0;
+
+		if (k->kind != ASC_RPT_K_COMPUTE)
+			continue;
+		for (j = 0; j < nw && !in_window; j++)
+			in_window = win[j].step == k->step && win[j].stream == k->stream &&
+				    k->start_ns >= win[j].first && k->start_ns < win[j].last;
+		if (!in_window && !asc_rpt_is_optimizer(k) && !is_adam_update(k))
 			continue;
 		o->kernels++;
 		o->optimizer_ns += k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
@@ -769,17 +844,24 @@ int asc_rpt_detect_optimizer(const struct asc_rpt_input *in, const struct asc_rp
 		if (!i || strcmp(kernel_type(pp[i]), kernel_type(pp[i - 1]))) {
 			o->distinct_types++;
 			run = 0;
+			nt++;
 		}
-		if (++run > best)
-			best = run;
+		type_counts[nt - 1] = ++run;
 	}
 	if (o->steps) {
 		o->per_param_per_step = (double)np / (double)o->steps;
-		o->repeats_per_step = (best + o->steps / 2) / o->steps;
+		if (nt) {
+			/* the median type count: one update kernel per parameter per step */
+			qsort(type_counts, nt, sizeof(*type_counts), cmp_u64);
+			o->repeats_per_step = (type_counts[rank_index(nt, 50)] + o->steps / 2) /
+					      o->steps;
+		}
 	}
 	o->flagged = o->steps > 0 && o->per_param_per_step >= t->optimizer_kernels;
 	free(pp);
 	free(steps);
+	free(win);
+	free(type_counts);
 	return 0;
 }
 
@@ -840,7 +922,7 @@ int asc_rpt_detect_conversions(const struct asc_rpt_input *in, const struct asc_
 		return -ENOMEM;
 	}
 	for (i = 0; i < in->nr_kernels; i++)
-		if (conv_kind(&in->kernels[i]) >= 0)
+		if (in->kernels[i].kind == ASC_RPT_K_COMPUTE && conv_kind(&in->kernels[i]) >= 0)
 			ks[n++] = &in->kernels[i];
 	qsort(ks, n, sizeof(*ks), cmp_conv_key);
 	for (i = 0; i < n; i++) {

@@ -35,13 +35,22 @@ struct asc_rpt_kernel {
 	uint64_t end_ns;	/* device end, host clock (>= start_ns) */
 	int64_t step;		/* step id, or ASC_RPT_NO_STEP */
 	uint32_t stream;	/* device stream id */
-	uint32_t reserved;
+	uint32_t kind;		/* ASC_RPT_K_COMPUTE, ASC_RPT_K_COPY */
 	const char *name;	/* kernel name ("trans_TransData_0", "Add") */
 	const char *type;	/* op type ("TransData", "Add"), NULL: use name */
 	const char *op;		/* launching framework op ("aten::add_"), or NULL */
 	const char *api;	/* launching CANN API ("aclnnAdd"), or NULL */
 	const char *stack;	/* call stack, frames separated by ';', or NULL */
 };
+
+/*
+ * Kinds of device task.  Only compute kernels (the kernel_details rows) count
+ * as device compute, in the top list, the optimizer, conversions and
+ * dispatch gaps; copies (SDMA) count as device activity for the multi-stream
+ * overlap and end a synchronisation's drain.
+ */
+#define ASC_RPT_K_COMPUTE	0
+#define ASC_RPT_K_COPY		1
 
 /* One host API call (aclrt*, aclnn*, rt*, ...). */
 struct asc_rpt_api {
@@ -176,7 +185,7 @@ struct asc_rpt_optimizer {
 	uint64_t steps;			/* steps with at least one optimizer kernel */
 	double per_param_per_step;	/* per_param_kernels / steps */
 	uint64_t distinct_types;	/* distinct per-parameter kernel types */
-	uint64_t repeats_per_step;	/* most frequent per-parameter type's count / steps: ~ parameters */
+	uint64_t repeats_per_step;	/* median per-type count / steps: ~ parameters */
 	uint64_t optimizer_ns;		/* device time of all optimizer kernels */
 	int flagged;			/* per_param_per_step >= t.optimizer_kernels */
 };

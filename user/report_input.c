@@ -5,7 +5,8 @@
  *
  * What is taken, and why:
  *  - kernels: device tasks flagged ASC_CORR_K_COMPUTE (the kernel_details
- *    rows); event record/wait tasks would count waiting as device work.  A
+ *    rows), and SDMA copies marked as such (they overlap compute on another
+ *    stream); event record/wait tasks would count waiting as device work.  A
  *    kernel's op is the path of framework ops that launched it, outermost
  *    first ("Optimizer.step#Adam.step > aten::mul_"), so the optimizer and
  *    the TransData call sites can be recognised whatever op was innermost;
@@ -28,6 +29,8 @@
 #include "log.h"
 #include "report_detect.h"
 #include "schedule.h"
+
+#define ASC_RPT_SDMA_TASK	11	/* STARS SQE type of a memcpy (asc_corr_task_type_name) */
 
 struct source_priv {
 	struct asc_corr *corr;		/* owned when loaded from a file */
@@ -255,8 +258,16 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 		struct asc_rpt_kernel *out = &p->kernels[n];
 		int32_t op = k->op;
 
-		/* a capture whose tasks carry no type flags is taken whole */
-		if (compute && !(k->flags & ASC_CORR_K_COMPUTE))
+		/*
+		 * Compute kernels, and SDMA copies (task type 11) for the stream
+		 * overlap; event record/wait tasks only wait.  A capture whose
+		 * tasks carry no compute flag at all is taken whole as compute.
+		 */
+		if (!compute || (k->flags & ASC_CORR_K_COMPUTE))
+			out->kind = ASC_RPT_K_COMPUTE;
+		else if (k->task_type == ASC_RPT_SDMA_TASK)
+			out->kind = ASC_RPT_K_COPY;
+		else
 			continue;
 		if (k->start_ns < 0 || k->end_ns < k->start_ns)
 			continue;

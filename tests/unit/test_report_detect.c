@@ -486,6 +486,96 @@ static void test_optimizer_fused_not_flagged(void **state)
 	assert_false(r.optimizer.flagged);
 }
 
+/*
+ * torch.optim.AdamW(foreach=False) as npu_model's npu_train launches it, with
+ * no optimizer range or stack: per parameter mul_, mul_, addcmul_, sqrt,
+ * add_, addcdiv_.  Forward add_ kernels before the first update and a step of
+ * nothing but add_ (a launch storm) are not optimizer kernels.
+ */
+static void test_optimizer_adamw_by_its_updates(void **state)
+{
+	static const char *const ops[6] = { "aten::mul_", "aten::mul_", "aten::addcmul_",
+					     "aten::sqrt", "aten::add_", "aten::addcdiv_" };
+	static const char *const types[6] = { "Muls", "Muls", "Addcmul", "Sqrt", "Adds",
+					       "Addcdiv" };
+	struct asc_rpt_kernel ks[2 * (3 + 8 * 6) + 50];
+	struct asc_rpt_input in = { .kernels = ks };
+	struct asc_rpt_thresholds t;
+	struct asc_rpt_result r = { 0 };
+	uint64_t at;
+	size_t n = 0;
+	int s, p, k;
+
+	(void)state;
+	for (s = 0; s < 2; s++) {
+		at = (uint64_t)s * 100000;
+		for (k = 0; k < 3; k++) {	/* forward: in-place adds, not the optimizer */
+			ks[n] = kern(at, 5, s, 1, "Adds");
+			ks[n++].op = "aten::layer_norm > aten::add_";
+			at += 10;
+		}
+		for (p = 0; p < 8; p++)
+			for (k = 0; k < 6; k++) {
+				ks[n] = kern(at, 5, s, 1, types[k]);
+				ks[n++].op = ops[k];
+				at += 10;
+			}
+	}
+	for (k = 0; k < 50; k++) {	/* step 2: a launch storm of add_ */
+		ks[n] = kern(300000 + (uint64_t)k * 10, 5, 2, 1, "Adds");
+		ks[n++].op = "aten::add_";
+	}
+	in.nr_kernels = n;
+	asc_rpt_thresholds_default(&t);
+	/* 8 params x 6 kernels, less the two mul_ of the first parameter before any addcmul_ */
+	t.optimizer_kernels = 46;
+	assert_int_equal(asc_rpt_detect_optimizer(&in, &t, &r), 0);
+	assert_int_equal(r.optimizer.steps, 2);
+	assert_int_equal(r.optimizer.kernels, 2 * 46);
+	assert_int_equal(r.optimizer.fused_kernels, 0);
+	assert_true(r.optimizer.per_param_per_step == 46.0);
+	assert_int_equal(r.optimizer.distinct_types, 5);
+	assert_int_equal(r.optimizer.repeats_per_step, 8);
+	assert_true(r.optimizer.flagged);
+	t.optimizer_kernels = 46.5;
+	assert_int_equal(asc_rpt_detect_optimizer(&in, &t, &r), 0);
+	assert_false(r.optimizer.flagged);
+
+	/* the storm alone has no optimizer at all */
+	in.kernels = &ks[n - 50];
+	in.nr_kernels = 50;
+	assert_int_equal(asc_rpt_detect_optimizer(&in, &t, &r), 0);
+	assert_int_equal(r.optimizer.kernels, 0);
+	assert_false(r.optimizer.flagged);
+}
+
+/* ---- copies ---- */
+
+static void test_copies_only_count_for_overlap(void **state)
+{
+	/* compute on stream 1, a 100 us copy on stream 2 overlapping it by 50 us */
+	struct asc_rpt_kernel ks[] = { kern(0, 100, 0, 1, "MatMul"), kern(150, 10, 0, 1, "Add"),
+				       kern(50, 100, 0, 2, "MEMCPY_ASYNC") };
+	struct asc_rpt_step st = { 0, 0, US(200) };
+	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 3, .steps = &st, .nr_steps = 1 };
+	struct asc_rpt_thresholds t;
+	struct asc_rpt_result r;
+
+	(void)state;
+	ks[2].kind = ASC_RPT_K_COPY;
+	asc_rpt_thresholds_default(&t);
+	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
+	assert_int_equal(r.steps[0].compute_ns, US(110));
+	assert_int_equal(r.steps[0].kernels, 2);
+	assert_int_equal(r.device_ns, US(110));
+	assert_int_equal(r.kernel_types, 2);
+	assert_int_equal(r.dispatch.nr_gaps, 1);
+	assert_int_equal(r.overlap.nr_streams, 2);
+	assert_int_equal(r.overlap.overlap_ns, US(50));
+	assert_int_equal(r.overlap.busy_ns, US(160));
+	asc_rpt_result_free(&r);
+}
+
 /* ---- TransData / Cast ---- */
 
 static void test_conversions_at_threshold(void **state)
@@ -786,6 +876,8 @@ int main(void)
 		cmocka_unit_test(test_top_kernels),
 		cmocka_unit_test(test_optimizer_native_at_threshold),
 		cmocka_unit_test(test_optimizer_fused_not_flagged),
+		cmocka_unit_test(test_optimizer_adamw_by_its_updates),
+		cmocka_unit_test(test_copies_only_count_for_overlap),
 		cmocka_unit_test(test_conversions_at_threshold),
 		cmocka_unit_test(test_sync_stall_at_threshold),
 		cmocka_unit_test(test_mem_peak_holders),
