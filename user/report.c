@@ -178,12 +178,12 @@ static void find_optimizer(struct report *r)
 		return;
 	snprintf(f->summary, sizeof(f->summary),
 		 "native optimizer: %.1f per-parameter optimizer kernels per step over %llu steps "
-		 "(threshold optimizer_kernels=%g): %llu kernel types repeated about %llu times per "
-		 "step, %.1f us of device time in all; a fused optimizer would launch about %llu "
-		 "kernels per step instead",
+		 "(threshold optimizer_kernels=%g): %llu kernel types repeated for about %llu "
+		 "parameters per step, %.1f us of device time in all; a fused optimizer launches "
+		 "one kernel per parameter (about %llu per step) or fewer (multi-tensor)",
 		 o->per_param_per_step, (unsigned long long)o->steps, r->t->optimizer_kernels,
 		 (unsigned long long)o->distinct_types, (unsigned long long)o->repeats_per_step,
-		 us(o->optimizer_ns), (unsigned long long)o->distinct_types);
+		 us(o->optimizer_ns), (unsigned long long)o->repeats_per_step);
 	ev(f, "per_param_kernels_per_step", o->per_param_per_step);
 	ev(f, "kernel_types", (double)o->distinct_types);
 	ev(f, "repeats_per_step", (double)o->repeats_per_step);
@@ -309,10 +309,11 @@ static void find_streams(struct report *r)
 	if (!o->serialised || !(f = add_finding(r, "streams_serialised", SUGGEST_SERIAL)))
 		return;
 	snprintf(f->summary, sizeof(f->summary),
-		 "streams serialised: %zu streams ran kernels but overlapped only %.1f us, %.1f%% of "
-		 "the %.1f us the device was busy (threshold overlap_share=%g)",
-		 o->nr_streams, us(o->overlap_ns), 100.0 * o->overlap_share, us(o->busy_ns),
-		 r->t->overlap_share);
+		 "streams serialised: %zu streams ran work but overlapped only %.1f us, %.1f%% of "
+		 "the busy time of the least busy stream (threshold overlap_share=%g); the device "
+		 "was busy %.1f us in all",
+		 o->nr_streams, us(o->overlap_ns), 100.0 * o->overlap_share, r->t->overlap_share,
+		 us(o->busy_ns));
 	ev(f, "streams", (double)o->nr_streams);
 	ev(f, "overlap_us", us(o->overlap_ns));
 	ev(f, "overlap_share", o->overlap_share);
@@ -515,9 +516,10 @@ static void text_report(struct report *r)
 			       res->overlap.streams[i].stream,
 			       (unsigned long long)res->overlap.streams[i].kernels,
 			       us(res->overlap.streams[i].busy_ns));
-	asc_out_printf(o, "multi-stream overlap: %.1f us with two or more streams busy, %.1f%% of "
-		       "the %.1f us the device was busy\n", us(res->overlap.overlap_ns),
-		       100.0 * res->overlap.overlap_share, us(res->overlap.busy_ns));
+	asc_out_printf(o, "multi-stream overlap: %.1f us with two or more streams busy (%.1f%% of "
+		       "the least busy stream's time); device busy %.1f us\n",
+		       us(res->overlap.overlap_ns), 100.0 * res->overlap.overlap_share,
+		       us(res->overlap.busy_ns));
 }
 
 /* ---- JSON ---- */

@@ -1290,6 +1290,7 @@ int asc_rpt_detect_overlap(const struct asc_rpt_input *in, const struct asc_rpt_
 	struct interval *iv, *all;
 	struct edge *edges;
 	size_t i, j, nall = 0, ne = 0;
+	uint64_t least = 0;
 	int depth = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -1340,8 +1341,12 @@ int asc_rpt_detect_overlap(const struct asc_rpt_input *in, const struct asc_rpt_
 			o->overlap_ns += edges[i].ts - edges[i - 1].ts;
 		depth += edges[i].delta;
 	}
-	if (o->busy_ns)
-		o->overlap_share = (double)o->overlap_ns / (double)o->busy_ns;
+	/* share of the least busy stream's time that ran alongside another stream */
+	for (i = 0; i < o->nr_streams; i++)
+		if (o->streams[i].busy_ns && (!least || o->streams[i].busy_ns < least))
+			least = o->streams[i].busy_ns;
+	if (o->nr_streams >= 2 && least)
+		o->overlap_share = (double)o->overlap_ns / (double)least;
 	o->serialised = o->nr_streams >= 2 && o->overlap_share < t->overlap_share;
 	free(ks);
 	free(iv);

@@ -113,7 +113,7 @@ struct asc_rpt_thresholds {
 	double cast_per_step;		/* Cast kernels per step */
 	double sync_share;		/* host blocked in synchronisations / step time */
 	double mem_growth_mb;		/* median growth of allocated memory per step, MiB */
-	double overlap_share;		/* multi-stream: overlap / device busy below this = serialised */
+	double overlap_share;		/* multi-stream: overlap / least busy stream below this = serialised */
 	double alloc_failures;		/* failed device-memory allocations */
 	double top;			/* number of kernels / holders listed */
 };
@@ -270,7 +270,7 @@ struct asc_rpt_overlap {
 	size_t nr_streams;
 	uint64_t busy_ns;	/* union over all streams */
 	uint64_t overlap_ns;	/* time with >= 2 streams busy */
-	double overlap_share;	/* overlap / busy */
+	double overlap_share;	/* overlap / busy time of the least busy stream (0 for one stream) */
 	int serialised;		/* >= 2 streams and overlap_share < t.overlap_share */
 };
 

@@ -216,6 +216,37 @@ static int pick_mem_component(const struct asc_corr *c)
 	return -1;
 }
 
+/*
+ * The last step has no next step to end it: the correlation layer runs it to
+ * the end of the trace, teardown included (frees, destroys, the time until
+ * the tracer stopped).  A training step ends with the synchronisation that
+ * waits for its kernels, so the last step is cut at the end of the first
+ * device synchronisation that returns after its last kernel ended (or after
+ * that kernel, without one); with no kernel it is left as it is.
+ */
+static int64_t last_step_end(const struct asc_corr *c, int64_t start, int64_t end)
+{
+	int64_t last = 0, sync = 0;
+	size_t i;
+
+	for (i = 0; i < c->nr_kernels; i++)
+		if (c->kernels[i].start_ns >= start && c->kernels[i].start_ns < end &&
+		    c->kernels[i].end_ns > last)
+			last = c->kernels[i].end_ns;
+	if (!last)
+		return end;
+	for (i = 0; i < c->nr_calls; i++) {
+		const struct asc_corr_call *a = &c->calls[i];
+
+		if (a->start_ns >= start && a->end_ns >= last && a->end_ns < end &&
+		    (!sync || a->end_ns < sync) && asc_rpt_is_sync_api(asc_corr_str(c, a->name)))
+			sync = a->end_ns;
+	}
+	if (sync)
+		last = sync;
+	return last < end ? last + 1 : end;
+}
+
 int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *src)
 {
 	struct source_priv *p;
@@ -338,12 +369,15 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 
 	for (i = 0, n = 0; i < c->nr_steps; i++) {
 		const struct asc_corr_step *s = &c->steps[i];
+		int64_t end = s->end_ns;
 
 		if (!asc_sched_recording(s->state) || s->start_ns < 0 || s->end_ns <= s->start_ns)
 			continue;
+		if (i == c->nr_steps - 1)
+			end = last_step_end(c, s->start_ns, s->end_ns);
 		p->steps[n].id = (int64_t)s->step;
 		p->steps[n].start_ns = (uint64_t)s->start_ns;
-		p->steps[n].end_ns = (uint64_t)s->end_ns;
+		p->steps[n].end_ns = (uint64_t)end;
 		n++;
 	}
 	src->in.steps = p->steps;

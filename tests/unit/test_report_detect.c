@@ -797,7 +797,9 @@ static void test_overlap(void **state)
 	assert_int_equal(r.overlap.overlap_ns, US(50));
 	assert_false(r.overlap.serialised);
 	/* exactly at the threshold is not serialised; just above it is */
-	t.overlap_share = (double)US(50) / (double)US(165);
+	/* the share is of the least busy stream's time: 50 of stream 2's 100 us */
+	assert_true(r.overlap.overlap_share == 0.5);
+	t.overlap_share = 0.5;
 	free(r.overlap.streams);
 	assert_int_equal(asc_rpt_detect_overlap(&in, &t, &r), 0);
 	assert_false(r.overlap.serialised);
