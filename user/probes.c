@@ -45,6 +45,9 @@ const struct asc_probe_spec asc_probe_table[] = {
 	{ "libtorch_npu.so",
 	  "_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb",
 	  FW, ASC_PK_OPNAME_STDSTR, ASC_FAM_FRAMEWORK, 0 },
+	/* torch_npu.npu_format_cast, a framework op outside at::_ops: the TransData call site */
+	{ "libtorch_npu.so", "_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl", FW,
+	  ASC_PK_ATEN_OP, ASC_FAM_FRAMEWORK, OPT },
 	{ "libtorch_npu.so", "_ZN7c10_npu10Repository7EnqueueEPv", FW, ASC_PK_ENQUEUE,
 	  ASC_FAM_FRAMEWORK, 0 },
 	{ "libtorch_npu.so", "_ZN6at_npu6native12AsncExecFuncEPv", FW, ASC_PK_DEQUEUE,
