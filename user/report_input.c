@@ -142,10 +142,46 @@ int asc_rpt_find_capture(const char *path, char *out, size_t size)
 	return -ENOENT;
 }
 
+/*
+ * The qualified name of a mangled C++ function ("_ZN6at_npu6native10custom_ops
+ * 15npu_format_castERKN2at6TensorEl" -> "at_npu::native::custom_ops::
+ * npu_format_cast"): the nested name only, no arguments, which is what a
+ * call site is named by.  Anything else is copied; out holds size bytes.
+ */
+static const char *plain_name(const char *name, char *out, size_t size)
+{
+	const char *p = name + 3;
+	size_t len = 0;
+
+	if (strncmp(name, "_ZN", 3))
+		return name;
+	while (*p == 'K' || *p == 'V' || *p == 'r')	/* cv-qualifiers of a member function */
+		p++;
+	while (*p >= '1' && *p <= '9') {
+		char *end;
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (n == 0 || strnlen(end, n) < n || len + n + 3 > size)
+			return name;
+		if (len) {
+			memcpy(out + len, "::", 2);
+			len += 2;
+		}
+		memcpy(out + len, end, n);
+		len += n;
+		p = end + n;
+	}
+	if (*p != 'E' || !len)
+		return name;
+	out[len] = 0;
+	return out;
+}
+
 /* "outer > ... > inner" for op i (step ranges left out); NULL for -1 or on ENOMEM. */
 static const char *op_path(struct source_priv *p, int32_t i)
 {
 	const struct asc_corr *c = p->view;
+	static char plain[64][256];
 	const char *names[64];
 	size_t n = 0, len = 0, k;
 	int32_t j;
@@ -160,6 +196,7 @@ static const char *op_path(struct source_priv *p, int32_t i)
 
 		if ((c->ops[j].flags & ASC_CORR_O_STEP) || !*name)
 			continue;
+		name = plain_name(name, plain[n], sizeof(plain[n]));
 		names[n++] = name;
 		len += strlen(name) + 3;
 		if (c->ops[j].parent == j)
