@@ -120,9 +120,16 @@ static __always_inline __u64 read_u64(__u64 addr, int *fault)
 
 /* ---- tensors ---- */
 
-static __always_inline void emit_tensor(__u64 pid_tgid, __u32 id, __u64 ts, __u64 impl,
-					__u32 arg_index, __u32 list_index, __u8 kind)
+/*
+ * One TENSOR record.  A global (separately verified) function: inlined at
+ * each of its call sites the verifier's state count explodes.  BPF functions
+ * take at most five arguments, so `where` packs arg_index | list_index << 8 |
+ * kind << 16.
+ */
+__noinline int emit_tensor(__u64 pid_tgid, __u64 ts, __u64 impl, __u32 id, __u32 where_kind)
 {
+	__u32 arg_index = where_kind & 0xff, list_index = (where_kind >> 8) & 0xff;
+	__u8 kind = where_kind >> 16;
 	struct asc_tensor *t = reserve(sizeof(*t));
 	__s64 ndim = 0;
 	__u64 where;
@@ -131,7 +138,7 @@ static __always_inline void emit_tensor(__u64 pid_tgid, __u32 id, __u64 ts, __u6
 	int fault = 0;
 
 	if (!t)
-		return;
+		return 0;
 	fill_hdr(&t->hdr, ASC_REC_TENSOR, sizeof(*t), pid_tgid, id, ts);
 	t->arg_index = arg_index;
 	t->list_index = list_index;
@@ -174,7 +181,10 @@ static __always_inline void emit_tensor(__u64 pid_tgid, __u32 id, __u64 ts, __u6
 		t->flags |= ASC_TENSOR_TRUNCATED;
 out:
 	submit(t);
+	return 0;
 }
+
+#define TENSOR_AT(ai, li, kind)	((ai) | (li) << 8 | (kind) << 16)
 
 static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
 {
@@ -198,17 +208,16 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 
 		if (kind == ASC_PT_ARG_TENSOR) {
 			impl = read_u64(regs[i], &fault);
-			emit_tensor(pid_tgid, id, ts, impl, ai, 0,
-				    fault ? ASC_TENSOR_UNREADABLE : ASC_TENSOR_DEFINED);
+			emit_tensor(pid_tgid, ts, impl, id, TENSOR_AT(ai, 0, fault ? ASC_TENSOR_UNREADABLE :
+								      ASC_TENSOR_DEFINED));
 		} else if (kind == ASC_PT_ARG_OPT_TENSOR) {
 			__u8 init = 0;
 
 			if (bpf_probe_read_user(&init, 1, (const void *)regs[i]) < 0)
 				fault = 1;
 			impl = init ? read_u64(regs[i] + cfg.opt_value_off, &fault) : 0;
-			emit_tensor(pid_tgid, id, ts, impl, ai, 0,
-				    fault ? ASC_TENSOR_UNREADABLE :
-				    init ? ASC_TENSOR_DEFINED : ASC_TENSOR_UNDEFINED);
+			emit_tensor(pid_tgid, ts, impl, id, TENSOR_AT(ai, 0, fault ? ASC_TENSOR_UNREADABLE :
+				    init ? ASC_TENSOR_DEFINED : ASC_TENSOR_UNDEFINED));
 		} else if (kind == ASC_PT_ARG_TENSOR_LIST && i < 5) {
 			__u64 data = regs[i], len = regs[i + 1];
 
@@ -217,8 +226,8 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 					break;
 				fault = 0;
 				impl = read_u64(data + j * 8, &fault);
-				emit_tensor(pid_tgid, id, ts, impl, ai, j,
-					    fault ? ASC_TENSOR_UNREADABLE : ASC_TENSOR_DEFINED);
+				emit_tensor(pid_tgid, ts, impl, id, TENSOR_AT(ai, j,
+					    fault ? ASC_TENSOR_UNREADABLE : ASC_TENSOR_DEFINED));
 			}
 		}
 	}
@@ -226,7 +235,8 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 
 /* ---- Python frames ---- */
 
-static __always_inline void emit_pystack(__u64 pid_tgid, __u32 id, __u64 ts)
+/* Global for the same reason as emit_tensor. */
+__noinline int emit_pystack(__u64 pid_tgid, __u64 ts, __u32 id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
@@ -236,10 +246,12 @@ static __always_inline void emit_pystack(__u64 pid_tgid, __u32 id, __u64 ts)
 
 	s = reserve(sizeof(*s));
 	if (!s)
-		return;
+		return 0;
 	fill_hdr(&s->hdr, ASC_REC_PYSTACK, sizeof(*s), pid_tgid, id, ts);
 	s->nr = 0;
 	s->flags = 0;
+	__builtin_memset(s->code, 0, sizeof(s->code));
+	__builtin_memset(s->lasti, 0, sizeof(s->lasti));
 	interp = read_u64(cfg.runtime_addr + cfg.rt_interp_head, &fault);
 	tstate = interp ? read_u64(interp + cfg.is_threads_head, &fault) : 0;
 	for (i = 0; i < ASC_PT_MAX_THREADS; i++) {
@@ -276,11 +288,8 @@ static __always_inline void emit_pystack(__u64 pid_tgid, __u32 id, __u64 ts)
 	else if (frame)
 		s->flags |= ASC_PYSTACK_TRUNCATED;
 out:
-	for (i = s->nr; i < ASC_PY_DEPTH; i++) {
-		s->code[i & (ASC_PY_DEPTH - 1)] = 0;
-		s->lasti[i & (ASC_PY_DEPTH - 1)] = 0;
-	}
 	submit(s);
+	return 0;
 }
 
 /* ---- aten op entry: ENTER, then TENSOR records, then PYSTACK ---- */
@@ -309,31 +318,39 @@ int BPF_KPROBE(asc_aten_enter)
 	if (cfg.shapes)
 		emit_tensors(ctx, pid_tgid, id, ts);
 	if (cfg.pystack)
-		emit_pystack(pid_tgid, id, ts);
+		emit_pystack(pid_tgid, ts, id);
 	return 0;
 }
 
 /* ---- --step-py: python:function__entry(filename, funcname, lineno) ---- */
 
+/*
+ * The register holding the USDT argument, read from a stack copy of pt_regs
+ * (the verifier refuses ctx loads at offsets computed by a switch).
+ */
 static __always_inline __u64 usdt_reg(struct pt_regs *ctx, __u32 r)
 {
-	switch (r) {
-	case ASC_PT_REG_RAX: return ctx->ax;
-	case ASC_PT_REG_RBX: return ctx->bx;
-	case ASC_PT_REG_RCX: return ctx->cx;
-	case ASC_PT_REG_RDX: return ctx->dx;
-	case ASC_PT_REG_RSI: return ctx->si;
-	case ASC_PT_REG_RDI: return ctx->di;
-	case ASC_PT_REG_RBP: return ctx->bp;
-	case ASC_PT_REG_RSP: return ctx->sp;
-	case ASC_PT_REG_R8: return ctx->r8;
-	case ASC_PT_REG_R9: return ctx->r9;
-	case ASC_PT_REG_R10: return ctx->r10;
-	case ASC_PT_REG_R11: return ctx->r11;
-	case ASC_PT_REG_R12: return ctx->r12;
-	case ASC_PT_REG_R13: return ctx->r13;
-	case ASC_PT_REG_R14: return ctx->r14;
-	case ASC_PT_REG_R15: return ctx->r15;
+	__u64 v[21];	/* struct pt_regs on x86-64: r15 .. ss, 21 words */
+
+	if (bpf_probe_read_kernel(v, sizeof(v), ctx) < 0)
+		return 0;
+	switch (r) {	/* word index in struct pt_regs */
+	case ASC_PT_REG_R15: return v[0];
+	case ASC_PT_REG_R14: return v[1];
+	case ASC_PT_REG_R13: return v[2];
+	case ASC_PT_REG_R12: return v[3];
+	case ASC_PT_REG_RBP: return v[4];
+	case ASC_PT_REG_RBX: return v[5];
+	case ASC_PT_REG_R11: return v[6];
+	case ASC_PT_REG_R10: return v[7];
+	case ASC_PT_REG_R9: return v[8];
+	case ASC_PT_REG_R8: return v[9];
+	case ASC_PT_REG_RAX: return v[10];
+	case ASC_PT_REG_RCX: return v[11];
+	case ASC_PT_REG_RDX: return v[12];
+	case ASC_PT_REG_RSI: return v[13];
+	case ASC_PT_REG_RDI: return v[14];
+	case ASC_PT_REG_RSP: return v[19];
 	}
 	return 0;
 }

@@ -546,10 +546,16 @@ static struct code_info *get_code(struct asc_pystack_resolver *r, uint64_t code)
 			return &r->codes[i];
 	if (rd(r, code + r->off.co_filename, &fname, 8) || rd(r, code + r->off.co_name, &name, 8) ||
 	    rd(r, code + r->off.co_firstlineno, &first, 4) ||
-	    rd(r, code + r->off.co_linetable, &table, 8))
+	    rd(r, code + r->off.co_linetable, &table, 8)) {
+		asc_dbg("pystack: code object %#llx of pid %d unreadable\n",
+			(unsigned long long)code, r->pid);
 		return NULL;
-	if (rd(r, table + r->off.bytes_size, &tlen, 8) || tlen < 0 || tlen > (1 << 24))
+	}
+	if (rd(r, table + r->off.bytes_size, &tlen, 8) || tlen < 0 || tlen > (1 << 24)) {
+		asc_dbg("pystack: line table of code object %#llx unreadable\n",
+			(unsigned long long)code);
 		return NULL;
+	}
 	ci.firstlineno = first;
 	ci.file = read_str(r, fname);
 	ci.func = read_str(r, name);

@@ -8,7 +8,7 @@ aten calls per step, so a run under `ascbpf trace` and a run under
 torch.profiler can be compared op by op.
 
   torch_train.py [--steps N] [--model mlp|cnn] [--steps-file F]
-                 [--wait-file F] [--profile OUT.json] [--loop-only]
+                 [--wait-file F] [--profile OUT.json] [--bench N] [--linger S]
 
 --steps-file F   write one line per step: "<index> <start_ns> <end_ns>"
                  (CLOCK_MONOTONIC, the clock of ascbpf's records), after the run
@@ -114,6 +114,9 @@ def main():
     ap.add_argument("--wait-file")
     ap.add_argument("--profile")
     ap.add_argument("--bench", type=int, default=0)
+    ap.add_argument("--linger", type=float, default=0,
+                    help="seconds to stay alive after the last step (a tracer resolves "
+                    "Python frames from our memory while we live)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     net, opt, x, y = build(args.model)
@@ -144,6 +147,7 @@ def main():
         with open(args.steps_file, "w") as f:
             for m in marks:
                 f.write("%d %d %d\n" % m)
+    time.sleep(args.linger)
     return 0
 
 

@@ -6,3 +6,10 @@
 PT_TEST_OBJS := $(USER_OUT)/pytorch.o $(USER_OUT)/pystack.o $(USER_OUT)/attach.o $(USER_OUT)/log.o
 TEST_OBJS_test_pytorch := $(PT_TEST_OBJS)
 TEST_OBJS_test_pystack := $(PT_TEST_OBJS)
+
+PT_TRACE := $(TEST_OUT)/pt_trace
+$(PT_TRACE): tests/pytorch/pt_trace.c $(OUTPUT)/libascbpf.a | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(OUTPUT)/libascbpf.a $(USER_LDLIBS) -o $@
+
+ALL_TARGETS += $(PT_TRACE)
