@@ -42,10 +42,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile struct asc_sched sched_cfg = {};
 const volatile __u64 wakeup_bytes = 1 << 20;	/* wake the consumer above this fill */
 const volatile __u32 with_stack = 0;		/* --with-stack: STACK after ENTER */
-const volatile __u32 stop_on_load = 0;		/* SIGSTOP our own child at the loader hook */
+const volatile __u32 stop_tgid = 0;		/* our own child: SIGSTOP it at the loader hook */
 const volatile __u32 comm_filter_on = 0;	/* --comm: adopt execs of comm_filter */
 const volatile char comm_filter[16] = {};
 const volatile __u32 loader_probe_id = 0;	/* probe id of the r_brk hook */
+const volatile __u32 follow_forks = 0;		/* children of traced processes are traced */
 
 /* ---- maps ---- */
 struct {
@@ -461,7 +462,7 @@ int BPF_KPROBE(asc_step_enter)
  * ---- dynamic loader hook (r_brk / _dl_debug_state) ----
  * Tells the loader that the link map changed (dlopen, or the initial load),
  * with an ENTER record carrying loader_probe_id and always a wake-up.  For our
- * own child only (stop_on_load), the child is stopped until the new libraries
+ * own child only (stop_tgid), the child is stopped until the new libraries
  * are attached; it was given PR_SET_PDEATHSIG(SIGCONT) so it never stays
  * stopped if ascbpf dies.
  */
@@ -481,9 +482,23 @@ int BPF_KPROBE(asc_loader_enter)
 		 bpf_ktime_get_ns());
 	__builtin_memset(e->args, 0, sizeof(e->args));
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-	if (stop_on_load)
+	/* only the direct child has PDEATHSIG(SIGCONT): never stop anyone else */
+	if (stop_tgid && tgid == stop_tgid)
 		bpf_send_signal(19 /* SIGSTOP */);
 	return 0;
+}
+
+/* Wakes the loader at once to adopt tgid (a loader-hook record on its behalf). */
+static __always_inline void notify_new_tgid(__u32 tgid)
+{
+	struct asc_enter *e = reserve(sizeof(*e));
+
+	if (!e)
+		return;
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), (__u64)tgid << 32 | tgid, loader_probe_id,
+		 bpf_ktime_get_ns());
+	__builtin_memset(e->args, 0, sizeof(e->args));
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 /* ---- --comm: adopt processes that exec later ---- */
@@ -491,7 +506,8 @@ int BPF_KPROBE(asc_loader_enter)
 SEC("tp/sched/sched_process_exec")
 int asc_exec(void *ctx)
 {
-	struct asc_tgid_state st = { .open = 1, .flags = ASC_TGID_FROM_EXEC };
+	/* closed: the loader opens it once the process's probes are attached */
+	struct asc_tgid_state st = { .open = 0, .flags = ASC_TGID_FROM_EXEC };
 	char comm[16];
 	__u32 tgid;
 	int i;
@@ -505,10 +521,36 @@ int asc_exec(void *ctx)
 		if (!comm[i])
 			break;
 	}
-	if (sched_cfg.enabled)
-		st.open = 0;		/* closed until the first step boundary */
 	tgid = bpf_get_current_pid_tgid() >> 32;
-	bpf_map_update_elem(&tgids, &tgid, &st, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&tgids, &tgid, &st, BPF_NOEXIST))
+		notify_new_tgid(tgid);
+	return 0;
+}
+
+/*
+ * ---- children of traced processes (-- CMD: launchers fork their ranks) ----
+ * A new process (not a thread) whose parent is traced gets its own entry,
+ * with the step count from 0 and the gate as at the start of a trace; the
+ * loader adopts it (capture, probes) from the tgids map.
+ */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(asc_fork, struct task_struct *parent, struct task_struct *child)
+{
+	/* closed: the loader opens it once the child's probes are attached */
+	struct asc_tgid_state st = { .open = 0, .flags = ASC_TGID_FROM_FORK };
+	__u32 ptgid, ctgid, cpid;
+
+	if (!follow_forks)
+		return 0;
+	ctgid = BPF_CORE_READ(child, tgid);
+	cpid = BPF_CORE_READ(child, pid);
+	if (ctgid != cpid)
+		return 0;		/* a new thread of a process */
+	ptgid = BPF_CORE_READ(parent, tgid);
+	if (!bpf_map_lookup_elem(&tgids, &ptgid))
+		return 0;
+	if (!bpf_map_update_elem(&tgids, &ctgid, &st, BPF_NOEXIST))
+		notify_new_tgid(ctgid);
 	return 0;
 }
 
@@ -610,7 +652,8 @@ int asc_ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 			b->fd = in->fd;
 			b->device_id = in->device_id;
 			__builtin_memcpy(b->module_name, in->module_name, sizeof(b->module_name));
-			submit(b);
+			/* rare, and the loader starts the card's reader on it: wake it now */
+			bpf_ringbuf_submit(b, BPF_RB_FORCE_WAKEUP);
 		}
 	}
 	if (!in->traced)

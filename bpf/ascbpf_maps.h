@@ -26,6 +26,7 @@ struct asc_tgid_state {
 	__u32 flags;		/* ASC_TGID_* */
 };
 #define ASC_TGID_FROM_EXEC	0x1	/* added by the sched_process_exec program (--comm) */
+#define ASC_TGID_FROM_FORK	0x2	/* a child of a traced process (-- CMD) */
 
 /* fdmod map: (tgid, fd) -> module (ASC_MOD_*), learned from the 'Z' bind or /proc/PID/fd. */
 struct asc_fd_key {

@@ -57,6 +57,21 @@
 #include "trace.h"
 
 #define MAX_TARGETS		64
+#define ASC_MAX_DEVREADERS	64	/* cards read at once */
+
+/*
+ * One profiling-channel reader per card, shared by every traced process
+ * that uses the card: a card's session delivers the tasks of all its
+ * processes (records carry no pid; the converter joins them to a process
+ * through its SQE records), and this process may hold one session per card.
+ */
+struct target;
+struct devreader {
+	uint32_t dev;
+	struct asc_devtime *dt;
+	struct target *members[MAX_TARGETS];
+	int nr_members;
+};
 #define POLL_MS			100	/* consumer timer: the ring is drained at least this often */
 
 /* What a probe id stands for (index = id). */
@@ -86,7 +101,10 @@ struct target {
 	size_t nr_attached;		/* sites attached over all plans */
 	size_t nr_missing_warned;
 	uint64_t records;
-	struct asc_devtime *dt;
+	int dev_started;		/* joined the device reader of its device */
+	int bind_dev;			/* 1 + device of a TSDRV bind seen, to join; 0: none */
+	int adopted;			/* from --comm / a fork: gate opened after its attach */
+	int from_adopt;			/* started after the trace: joins a card on its bind */
 	uint32_t *threads_seen;
 	size_t nr_threads_seen;
 	int step_attached;		/* --step LIB:SYMBOL site attached */
@@ -104,7 +122,7 @@ struct trace {
 	struct asc_trace_opts o;
 	struct ascbpf_bpf *skel;
 	struct asc_attach_set *set;
-	struct bpf_link *tp_links[4];
+	struct bpf_link *tp_links[5];
 	struct ring_buffer *rb;
 	struct asc_consumer cons;
 	struct target targets[MAX_TARGETS];
@@ -120,6 +138,9 @@ struct trace {
 	uint64_t unrouted;
 	uint64_t t_start_ns;
 	struct asc_pytorch *select_pt;	/* the target's PyTorch object while its plan attaches */
+	int adopt_pending;		/* the BPF side announced a new process */
+	struct devreader *readers[ASC_MAX_DEVREADERS];
+	int nr_readers;
 	char outdir[PATH_MAX];
 };
 
@@ -1362,6 +1383,13 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 		return 0;
 	}
 	tg->records++;
+	if (h->type == ASC_REC_FDBIND) {
+		const struct asc_fdbind *b = rec;
+
+		/* a TSDRV bind names the card the process uses (joined from the main loop) */
+		if (!strncmp(b->module_name, "TSDRV", sizeof(b->module_name)) && b->device_id >= 0)
+			tg->bind_dev = b->device_id + 1;
+	}
 	if (h->type == ASC_REC_PYSTACK && tg->pyres) {
 		int err = asc_capture_append(tg->w, rec, size);
 
@@ -1383,13 +1411,59 @@ static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int sink_devtime(void *ctx, const void *rec, size_t size)
 {
-	struct target *tg = ctx;
-	int err;
+	struct devreader *r = ctx;
+	int i, err = 0;
 
 	pthread_mutex_lock(&capture_lock);
-	err = tg->w ? asc_capture_append(tg->w, rec, size) : 0;
+	for (i = 0; i < r->nr_members; i++) {
+		struct target *tg = r->members[i];
+		struct asc_hdr *h = (struct asc_hdr *)rec;
+
+		if (!tg->w)
+			continue;
+		h->tgid = tg->pid;	/* the copy in each capture names its process */
+		if (asc_capture_append(tg->w, rec, size) && !err)
+			err = -EIO;
+	}
 	pthread_mutex_unlock(&capture_lock);
 	return err;
+}
+
+/*
+ * Makes tg a member of dev's reader, starting the reader if needed (through
+ * tg's HAL).  Called from the main loop only: a reader's first records go
+ * through sink_devtime, which takes capture_lock.
+ */
+static void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
+{
+	struct devreader *r = NULL;
+	int i;
+
+	if (!(t->o.activities & ASC_ACT_NPU) || !tg->w)
+		return;
+	for (i = 0; i < t->nr_readers; i++)
+		if (t->readers[i]->dev == dev)
+			r = t->readers[i];
+	if (!r) {
+		if (t->nr_readers >= ASC_MAX_DEVREADERS)
+			return;
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return;
+		r->dev = dev;
+		t->readers[t->nr_readers++] = r;
+	}
+	for (i = 0; i < r->nr_members; i++)
+		if (r->members[i] == tg)
+			return;
+	if (r->nr_members < MAX_TARGETS) {
+		pthread_mutex_lock(&capture_lock);
+		r->members[r->nr_members++] = tg;
+		pthread_mutex_unlock(&capture_lock);
+	}
+	tg->dev_started = 1;
+	if (!r->dt)
+		r->dt = asc_devtime_start(tg->pid, dev, sink_devtime, r);
 }
 
 static int ring_cb(void *ctx, void *data, size_t size)
@@ -1409,6 +1483,8 @@ static void on_loader(void *ctx, uint32_t tgid)
 
 	if (tg)
 		tg->rescan = 1;
+	else
+		t->adopt_pending = 1;	/* a new process from the exec / fork programs */
 }
 
 /* --------------------------------------------------------------- output */
@@ -1539,7 +1615,14 @@ static void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_los
 
 /* ---------------------------------------------------------------- main */
 
+static int add_target_q(struct trace *t, pid_t pid, int is_child, int quiet);
+
 static int add_target(struct trace *t, pid_t pid, int is_child)
+{
+	return add_target_q(t, pid, is_child, 0);
+}
+
+static int add_target_q(struct trace *t, pid_t pid, int is_child, int quiet)
 {
 	struct target *tg;
 	char path[64];
@@ -1558,7 +1641,8 @@ static int add_target(struct trace *t, pid_t pid, int is_child)
 	tg->is_child = is_child;
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	if (read_file(path, tg->comm, sizeof(tg->comm)) < 0) {
-		asc_err("trace: pid %d: no such process\n", pid);
+		if (!quiet)
+			asc_err("trace: pid %d: no such process\n", pid);
 		return -ESRCH;
 	}
 	tg->comm[strcspn(tg->comm, "\n")] = 0;
@@ -1613,6 +1697,30 @@ static int set_tgid(struct trace *t, pid_t pid, int open)
 											   : 0;
 }
 
+/*
+ * Opens the gate of an adopted process once its probes are attached (the
+ * exec / fork programs add it closed); a schedule keeps control of the gate.
+ */
+static int set_gate(struct trace *t, pid_t pid, int open)
+{
+	int fd = bpf_map__fd(t->skel->maps.tgids);
+	struct asc_tgid_state st;
+	__u32 key = pid;
+	int was;
+
+	if (t->o.sched.enabled || bpf_map_lookup_elem(fd, &key, &st))
+		return -1;
+	was = st.open;
+	st.open = open;
+	bpf_map_update_elem(fd, &key, &st, BPF_EXIST);
+	return was;
+}
+
+static void open_gate(struct trace *t, pid_t pid)
+{
+	set_gate(t, pid, 1);
+}
+
 /* Forgets every process: each program returns at its first lookup from now on. */
 static void clear_tgids(struct trace *t)
 {
@@ -1642,7 +1750,8 @@ static int open_and_load(struct trace *t)
 	t->skel = sk;
 	sk->rodata->sched_cfg = t->o.sched;
 	sk->rodata->with_stack = t->o.with_stack;
-	sk->rodata->stop_on_load = t->have_child;
+	sk->rodata->stop_tgid = t->have_child ? t->child.pid : 0;
+	sk->rodata->follow_forks = t->have_child;
 	sk->rodata->loader_probe_id = ASC_LOADER_PROBE_ID;
 	/* wake the consumer only once half the ring is full (it polls every POLL_MS) */
 	sk->rodata->wakeup_bytes = ((uint64_t)t->o.ringbuf_mb << 20) / 2;
@@ -1655,6 +1764,8 @@ static int open_and_load(struct trace *t)
 		goto fail;
 	if (!t->o.comm)
 		bpf_program__set_autoload(sk->progs.asc_exec, false);
+	if (!t->have_child)
+		bpf_program__set_autoload(sk->progs.asc_fork, false);
 	if (!(t->o.activities & ASC_ACT_NPU) || t->o.level < 1) {
 		bpf_program__set_autoload(sk->progs.asc_ioctl_enter, false);
 		bpf_program__set_autoload(sk->progs.asc_ioctl_exit, false);
@@ -1679,11 +1790,12 @@ fail:
 static int attach_tracepoints(struct trace *t)
 {
 	struct ascbpf_bpf *sk = t->skel;
-	struct bpf_program *progs[4] = { sk->progs.asc_ioctl_enter, sk->progs.asc_ioctl_exit,
-					 sk->progs.asc_close_enter, sk->progs.asc_exec };
+	struct bpf_program *progs[5] = { sk->progs.asc_ioctl_enter, sk->progs.asc_ioctl_exit,
+					 sk->progs.asc_close_enter, sk->progs.asc_exec,
+					 sk->progs.asc_fork };
 	int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		if (!bpf_program__autoload(progs[i]))
 			continue;
 		t->tp_links[i] = bpf_program__attach(progs[i]);
@@ -1699,9 +1811,10 @@ static int attach_tracepoints(struct trace *t)
 }
 
 /*
- * --comm: processes the exec program put in the tgids map since the last
- * look become targets (capture, loader hook, plan).  Their probes attach
- * asynchronously: calls made before that are not seen (documented).
+ * --comm, and children of a -- CMD: processes the exec / fork programs put
+ * in the tgids map since the last look become targets (capture, loader
+ * hook, plan).  Their probes attach asynchronously: calls made before that
+ * are not seen (documented).
  */
 static void adopt_new_tgids(struct trace *t)
 {
@@ -1715,8 +1828,13 @@ static void adopt_new_tgids(struct trace *t)
 		prev = &key;
 		if (target_of(t, key))
 			continue;
-		if (add_target(t, key, 0))
+		if (add_target_q(t, key, 0, 1)) {
+			/* gone before we saw it: forget it (and do not retry every tick) */
+			asc_dbg("trace: pid %u exited before it could be adopted\n", key);
+			bpf_map_delete_elem(fd, &key);
+			prev = NULL;	/* restart: the key we stood on is gone */
 			continue;
+		}
 		tg = &t->targets[t->nr_targets - 1];
 		asc_info("trace: adopting pid %d (%s)\n", tg->pid, tg->comm);
 		if (open_capture(t, tg)) {
@@ -1724,6 +1842,8 @@ static void adopt_new_tgids(struct trace *t)
 			continue;
 		}
 		attach_loader_hook(t, tg->pid, tg->pid);
+		tg->adopted = 1;
+		tg->from_adopt = 1;
 		tg->rescan = 1;		/* plan and attach now, and after every library load */
 	}
 }
@@ -1741,15 +1861,24 @@ static void do_rescans(struct trace *t)
 		tg->rescan = 0;
 		if (tg->w && !tg->process_written)
 			write_process(t, tg);
+		/*
+		 * The gate stays open while new sites attach: calls of the libraries
+		 * already attached go on being recorded; a call of a new site in that
+		 * moment may show only its entry or only its return.
+		 */
 		if (plan_target(t, tg, 1) == 0)
 			attach_plan(t, tg, tg->nr_plans - 1);
+		if (tg->adopted && tg->nr_attached) {
+			tg->adopted = 0;
+			open_gate(t, tg->pid);
+		}
 		if (t->o.with_stack)
 			snapshot_maps(tg);
 		if (t->o.step && strcmp(t->o.step, "none") && !tg->step_attached)
 			attach_custom_step(t, tg);
-		if (tg->w && !tg->dt && (t->o.activities & ASC_ACT_NPU) && tg->nr_attached)
-			tg->dt = asc_devtime_start(tg->pid, tg->device < 0 ? 0 : tg->device,
-						   sink_devtime, tg);
+		/* adopted processes are new: their TSDRV bind names their card */
+		if (!tg->dev_started && tg->nr_attached && !tg->from_adopt)
+			join_devreader(t, tg, tg->device < 0 ? 0 : tg->device);
 		if (tg->is_child)
 			kill(tg->pid, SIGCONT);	/* stopped by the loader hook */
 	}
@@ -1797,11 +1926,15 @@ static void trace_cleanup(struct trace *t, int failed)
 	size_t j;
 	int i;
 
+	for (i = 0; i < t->nr_readers; i++) {
+		asc_devtime_free(t->readers[i]->dt);
+		free(t->readers[i]);
+	}
+	t->nr_readers = 0;
+
 	for (i = 0; i < t->nr_targets; i++) {
 		struct target *tg = &t->targets[i];
 
-		asc_devtime_free(tg->dt);
-		tg->dt = NULL;
 		if (tg->w) {
 			asc_capture_close(tg->w);
 			tg->w = NULL;
@@ -1822,7 +1955,7 @@ static void trace_cleanup(struct trace *t, int failed)
 		rmdir(t->outdir);
 	ring_buffer__free(t->rb);
 	asc_attach_set_free(t->set);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		bpf_link__destroy(t->tp_links[i]);
 	ascbpf_bpf__destroy(t->skel);
 	if (t->have_child)
@@ -1850,13 +1983,27 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 {
 	struct asc_stats st = {};
 	struct asc_devtime_stats ds = {};
+	int i;
 
 	if (!tg->w)
 		return;
 	if (!tg->process_written)
 		write_process(t, tg);
-	asc_devtime_stop(tg->dt);	/* joins its thread: its last records are in */
-	asc_devtime_get_stats(tg->dt, &ds);
+	for (i = 0; i < t->nr_readers; i++) {
+		struct devreader *r = t->readers[i];
+		struct asc_devtime_stats one;
+		int k;
+
+		for (k = 0; k < r->nr_members; k++)
+			if (r->members[k] == tg)
+				break;
+		if (k == r->nr_members)
+			continue;
+		asc_devtime_get_stats(r->dt, &one);
+		ds.records += one.records;
+		ds.tasks += one.tasks;
+		ds.lost += one.lost;
+	}
 	append_threads(tg);
 	if (t->o.with_stack) {
 		if (!tg->gone)
@@ -2018,9 +2165,7 @@ int cmd_trace(int argc, char **argv)
 			err = 0;
 			if (t->o.step && strcmp(t->o.step, "none"))
 				attach_custom_step(t, tg);
-			if (t->o.activities & ASC_ACT_NPU)
-				tg->dt = asc_devtime_start(tg->pid, tg->device < 0 ? 0 : tg->device,
-							   sink_devtime, tg);
+			join_devreader(t, tg, tg->device < 0 ? 0 : tg->device);
 		}
 	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), ring_cb, t, NULL);
@@ -2067,20 +2212,31 @@ int cmd_trace(int argc, char **argv)
 			break;
 		}
 		err = 0;
-		if (t->o.comm)
+		for (i = 0; i < t->nr_targets; i++)
+			if (t->targets[i].bind_dev) {
+				join_devreader(t, &t->targets[i], t->targets[i].bind_dev - 1);
+				t->targets[i].bind_dev = 0;
+			}
+		if (t->o.comm || t->have_child) {
+			t->adopt_pending = 0;
 			adopt_new_tgids(t);
+		}
 		do_rescans(t);
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
 			break;
-		if (!targets_alive(t) && !t->o.comm)
-			break;		/* --comm waits for processes that start later */
+		if (!targets_alive(t) && !t->o.comm) {
+			if (t->have_child)
+				adopt_new_tgids(t);	/* children forked just before the exit */
+			if (!targets_alive(t))
+				break;	/* --comm waits for processes that start later */
+		}
 	}
 
 	/* close every gate (no half-detached records), detach, then drain what is left */
 	clear_tgids(t);
 	asc_attach_set_free(t->set);
 	t->set = NULL;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		bpf_link__destroy(t->tp_links[i]);
 		t->tp_links[i] = NULL;
 	}
@@ -2090,6 +2246,8 @@ int cmd_trace(int argc, char **argv)
 				kill(t->targets[i].pid, SIGCONT);
 	ring_buffer__consume(t->rb);
 	read_bpf_stats(t, &drops, &ioctl_lost);
+	for (i = 0; i < t->nr_readers; i++)
+		asc_devtime_stop(t->readers[i]->dt);	/* joins: their last records are in */
 	for (i = 0; i < t->nr_targets; i++)
 		finish_target(t, &t->targets[i], drops, ioctl_lost);
 	for (i = 0; i < t->nr_targets; i++) {

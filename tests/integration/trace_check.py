@@ -19,10 +19,15 @@ SRC = os.path.join(TOP, "tests", "integration", "test_trace_target.c")
 
 # A uprobe fires before the function's first instruction and a uretprobe
 # after its last; the target stamps t0/t1 inside, so the capture must
-# enclose the journal interval exactly (checked strictly).  The stated
-# tolerance on the distance between them: 20 ms each way.  A probe costs
-# 0.6-11 us; the margin is for the traced thread being preempted between the
-# probe and its own clock read on a shared, loaded 2-core VM.
+# enclose the journal interval exactly (checked strictly, for every call).
+# The stated tolerance on the distance between them: 99% of calls within
+# 1 ms each way, every call within 200 ms.  A probe costs 0.6-11 us; the
+# rest is the traced thread being preempted between the probe and its own
+# clock read on a shared, loaded 2-core VM (seen up to ~30 ms).
+# TOLERANCE_NS (20 ms) is the single-event bound other tests import.
+TOLERANCE_TIGHT_NS = 1_000_000
+TOLERANCE_SHARE = 0.99
+TOLERANCE_MAX_NS = 200_000_000
 TOLERANCE_NS = 20_000_000
 
 CALLS = ("aclInit", "aclrtMalloc", "aclrtFree", "aclrtSynchronizeStream")
@@ -130,11 +135,13 @@ def stats(recs):
 
 def match_calls(jcalls, ccalls):
     """Every journal call must have exactly one captured call of the same name
-    and thread that encloses it within TOLERANCE_NS; returns the pairs."""
+    and thread that encloses it; distances within the stated tolerance.
+    Returns the pairs."""
     by = collections.defaultdict(list)
     for c in ccalls:
         by[(c[0], c[1])].append(c)
     pairs = []
+    far = 0
     for name, tid, t0, t1, _ in jcalls:
         lst = by[(name, tid)]
         check(lst, "journal call %s tid %d t0 %d not in the capture" % (name, tid, t0))
@@ -142,12 +149,16 @@ def match_calls(jcalls, ccalls):
         check(c[2] <= t0 and c[3] >= t1,
               "%s tid %d: capture [%d, %d] does not enclose journal [%d, %d]" %
               (name, tid, c[2], c[3], t0, t1))
-        check(t0 - c[2] <= TOLERANCE_NS and c[3] - t1 <= TOLERANCE_NS,
-              "%s tid %d: entry %d ns / exit %d ns away from the journal (tolerance %d)" %
-              (name, tid, t0 - c[2], c[3] - t1, TOLERANCE_NS))
+        d = max(t0 - c[2], c[3] - t1)
+        check(d <= TOLERANCE_MAX_NS, "%s tid %d: %d ns away from the journal (max %d)" %
+              (name, tid, d, TOLERANCE_MAX_NS))
+        far += d > TOLERANCE_TIGHT_NS
         pairs.append((c, (name, tid, t0, t1)))
     left = sum(len(v) for v in by.values())
     check(left == 0, "%d captured calls have no journal line" % left)
+    check(far <= (1 - TOLERANCE_SHARE) * len(jcalls),
+          "%d of %d calls more than %d ns away from the journal" %
+          (far, len(jcalls), TOLERANCE_TIGHT_NS))
     return pairs
 
 
