@@ -568,12 +568,42 @@ static void print_text(const struct asc_probe_plan *plan, const char *comm)
 	}
 	if (plan->nr_missing) {
 		printf("\nmissing (%zu)\n", plan->nr_missing);
+		/* Symbols first, one line each; then unmapped libraries, one line per library. */
 		for (i = 0; i < plan->nr_missing; i++) {
 			const struct asc_probe_missing *m = &plan->missing[i];
 
+			if (!strcmp(m->reason, "library not mapped"))
+				continue;
 			printf("  %-9s %s %s: %s%s\n", layer_label(m->spec->layer), m->spec->lib,
 			       m->spec->sym, m->reason,
 			       m->spec->flags & ASC_SPEC_OPTIONAL ? " (optional)" : "");
+		}
+		for (i = 0; i < plan->nr_missing; i++) {
+			const struct asc_probe_missing *m = &plan->missing[i];
+			size_t j, n = 0;
+			bool seen = false, all_optional = true;
+
+			if (strcmp(m->reason, "library not mapped"))
+				continue;
+			for (j = 0; j < i && !seen; j++)
+				seen = !strcmp(plan->missing[j].reason, m->reason) &&
+				       !strcmp(plan->missing[j].spec->lib, m->spec->lib);
+			if (seen)
+				continue;
+			for (j = i; j < plan->nr_missing; j++) {
+				const struct asc_probe_missing *o = &plan->missing[j];
+
+				if (strcmp(o->reason, m->reason) || strcmp(o->spec->lib, m->spec->lib))
+					continue;
+				n++;
+				all_optional &= !!(o->spec->flags & ASC_SPEC_OPTIONAL);
+			}
+			printf("  %-9s %s: library not mapped (%zu %s)%s\n",
+			       layer_label(m->spec->layer), m->spec->lib, n,
+			       n == 1 ? "entry" : "entries",
+			       all_optional ? " (optional)" :
+			       !strcmp(m->spec->lib, "libopapi.so") ?
+			       "; dlopened on the first aclnn op, traced when it loads" : "");
 		}
 	}
 }

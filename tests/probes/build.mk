@@ -44,3 +44,10 @@ TEST_LIBS_test_elfsym	:= $(USER_LDLIBS) -ldl
 TEST_LIBS_test_attach	:= $(USER_LDLIBS) -ldl
 
 ALL_TARGETS	+= $(PROBES_FIXTURES)
+
+# The attach benchmark driver (tools/bench_attach.sh runs it; not a test).
+$(PROBES_FIX)/bench_attach: tests/probes/bench_attach.c $(OUTPUT)/libascbpf.a $(PROBES_FIXTURES) | $(PROBES_FIX)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -Itests/probes -DASC_TEST_FIXTURES='"$(abspath $(PROBES_FIX))"' \
+		$< $(OUTPUT)/libascbpf.a $(USER_LDLIBS) -o $@
+ALL_TARGETS	+= $(PROBES_FIX)/bench_attach
