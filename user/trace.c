@@ -139,6 +139,8 @@ struct trace {
 	uint64_t t_start_ns;
 	struct asc_pytorch *select_pt;	/* the target's PyTorch object while its plan attaches */
 	int adopt_pending;		/* the BPF side announced a new process */
+	void **early;			/* records of processes not adopted yet (bounded) */
+	size_t nr_early;
 	struct devreader *readers[ASC_MAX_DEVREADERS];
 	int nr_readers;
 	char outdir[PATH_MAX];
@@ -1372,16 +1374,70 @@ static int emit_pyframe(const struct asc_pyframe *rec, size_t size, void *ctx)
 	return asc_capture_append(tg->w, rec, size);
 }
 
+#define ASC_MAX_EARLY	65536	/* records kept for processes being adopted */
+
+/* Serialises capture appends: the ring-buffer consumer and the devtime threads. */
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int sink_record(void *ctx, const void *rec, size_t size);
+
+/* Keeps a record of a process the BPF side traces but we have not adopted yet. */
+static int keep_early(struct trace *t, const void *rec, size_t size)
+{
+	void **ne, *copy;
+
+	if (!(t->o.comm || t->have_child) || t->nr_early >= ASC_MAX_EARLY) {
+		t->unrouted++;
+		return 0;
+	}
+	if (!(t->nr_early & (t->nr_early - 1)) || !t->early) {
+		size_t cap = t->nr_early ? t->nr_early * 2 : 64;
+
+		ne = realloc(t->early, cap * sizeof(*ne));
+		if (!ne) {
+			t->unrouted++;
+			return 0;
+		}
+		t->early = ne;
+	}
+	copy = malloc(size);
+	if (!copy) {
+		t->unrouted++;
+		return 0;
+	}
+	memcpy(copy, rec, size);
+	t->early[t->nr_early++] = copy;
+	return 0;
+}
+
+/* Hands the kept records of a just-adopted process to its capture, in order. */
+static void flush_early(struct trace *t, uint32_t tgid)
+{
+	size_t i, j = 0;
+
+	pthread_mutex_lock(&capture_lock);
+	for (i = 0; i < t->nr_early; i++) {
+		const struct asc_hdr *h = t->early[i];
+
+		if (h->tgid == tgid) {
+			sink_record(t, h, h->size);
+			free(t->early[i]);
+		} else {
+			t->early[j++] = t->early[i];
+		}
+	}
+	t->nr_early = j;
+	pthread_mutex_unlock(&capture_lock);
+}
+
 static int sink_record(void *ctx, const void *rec, size_t size)
 {
 	struct trace *t = ctx;
 	const struct asc_hdr *h = rec;
 	struct target *tg = target_of(t, h->tgid);
 
-	if (!tg || !tg->w) {
-		t->unrouted++;
-		return 0;
-	}
+	if (!tg || !tg->w)
+		return keep_early(t, rec, size);
 	tg->records++;
 	if (h->type == ASC_REC_FDBIND) {
 		const struct asc_fdbind *b = rec;
@@ -1407,7 +1463,6 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 }
 
 /* devtime hands its records (DEVTASK, DEVCLOCK, LOST) here, from its thread. */
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int sink_devtime(void *ctx, const void *rec, size_t size)
 {
@@ -1841,6 +1896,7 @@ static void adopt_new_tgids(struct trace *t)
 			t->nr_targets--;
 			continue;
 		}
+		flush_early(t, tg->pid);
 		attach_loader_hook(t, tg->pid, tg->pid);
 		tg->adopted = 1;
 		tg->from_adopt = 1;
@@ -1960,6 +2016,9 @@ static void trace_cleanup(struct trace *t, int failed)
 	ascbpf_bpf__destroy(t->skel);
 	if (t->have_child)
 		asc_launch_abort(&t->child);
+	for (j = 0; j < t->nr_early; j++)
+		free(t->early[j]);
+	free(t->early);
 	for (j = 0; j < t->nr_probes; j++) {
 		free(t->probes[j].lib);
 		free(t->probes[j].sym);
