@@ -29,6 +29,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define PT_REGS_PARM6(x) (((struct pt_regs *)(x))->r9)
 #endif
 
+#define ASC_PT_STEP_PY_ID	0xfffffff0u	/* probe id of --step-py STEP records (user/pytorch.h) */
+
 const volatile struct asc_pt_cfg cfg = {};
 const volatile struct asc_sched sched_cfg = {};
 const volatile __u64 wakeup_bytes = 1 << 20;
@@ -292,7 +294,128 @@ out:
 	return 0;
 }
 
-/* ---- aten op entry: ENTER, then TENSOR records, then PYSTACK ---- */
+/* ---- --step-py: step boundaries from the Python frames at aten op entries ---- */
+
+/* code object -> 1 if its co_name is the step function's name, 0 if not (learned once). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u8);
+} step_codes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct asc_pt_step_state);
+} step_state SEC(".maps");
+
+static __always_inline __u8 is_step_code(__u64 code)
+{
+	char name[ASC_PT_STEP_NAME_LEN];
+	__u8 *v = bpf_map_lookup_elem(&step_codes, &code), yes = 0, state = 0;
+	__u64 str;
+	int fault = 0, i;
+
+	if (v)
+		return *v;
+	str = read_u64(code + cfg.co_name, &fault);
+	/* compact ASCII (state bits 0x20 | 0x40), as PyUnicode_AsUTF8AndSize tests */
+	if (!fault && bpf_probe_read_user(&state, 1, (const void *)(str + cfg.str_state)) == 0 &&
+	    (state & 0x60) == 0x60 &&
+	    bpf_probe_read_user_str(name, sizeof(name),
+				    (const void *)(str + cfg.str_ascii_data)) > 0) {
+		yes = 1;
+		for (i = 0; i < ASC_PT_STEP_NAME_LEN; i++) {
+			if (name[i] != cfg.step_name[i]) {
+				yes = 0;
+				break;
+			}
+			if (!name[i])
+				break;
+		}
+	}
+	bpf_map_update_elem(&step_codes, &code, &yes, BPF_ANY);
+	return yes;
+}
+
+/*
+ * A new call of the step function started since the last aten op of this
+ * thread when: its frame is there now and was not then, or is another frame,
+ * or is back at an earlier instruction (3.11 reuses the frame memory of a
+ * returned call for the next one; a new call restarts at its first
+ * instruction).  The boundary is stamped at the first aten op of the step.
+ */
+__noinline int step_py_check(__u64 pid_tgid, __u64 ts)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	struct asc_pt_step_state now = {}, *prev;
+	__u64 interp, tstate, cframe, frame;
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32, action;
+	struct asc_tgid_state *st;
+	struct asc_sched s;
+	struct asc_step *r;
+	int fault = 0, i, found = 0, fresh;
+	__u64 step;
+
+	interp = read_u64(cfg.runtime_addr + cfg.rt_interp_head, &fault);
+	tstate = interp ? read_u64(interp + cfg.is_threads_head, &fault) : 0;
+	for (i = 0; i < ASC_PT_MAX_THREADS; i++) {
+		if (!tstate || fault)
+			break;
+		if (read_u64(tstate + cfg.ts_thread_id, &fault) == fsbase) {
+			found = 1;
+			break;
+		}
+		tstate = read_u64(tstate + cfg.ts_next, &fault);
+	}
+	if (!found)
+		return 0;
+	cframe = read_u64(tstate + cfg.ts_cframe, &fault);
+	frame = cframe ? read_u64(cframe + cfg.cf_current_frame, &fault) : 0;
+	for (i = 0; i < ASC_PY_DEPTH; i++) {
+		__u64 code;
+
+		if (!frame || fault)
+			break;
+		code = read_u64(frame + cfg.fr_code, &fault);
+		if (!fault && is_step_code(code)) {
+			__u64 prev_instr = read_u64(frame + cfg.fr_prev_instr, &fault);
+
+			now.frame = frame;
+			now.lasti = (__s64)(prev_instr - (code + cfg.co_code_adaptive)) >> 1;
+			break;
+		}
+		frame = read_u64(frame + cfg.fr_previous, &fault);
+	}
+	prev = bpf_map_lookup_elem(&step_state, &tid);
+	fresh = now.frame && (!prev || !prev->frame || prev->frame != now.frame ||
+			      now.lasti < prev->lasti);
+	bpf_map_update_elem(&step_state, &tid, &now, BPF_ANY);
+	if (!fresh)
+		return 0;
+	st = bpf_map_lookup_elem(&tgids, &tgid);
+	if (!st)
+		return 0;
+	/* the same step logic as the native step probe (bpf/ascbpf.bpf.c asc_step_enter) */
+	step = __sync_fetch_and_add(&st->next_step, 1);
+	__builtin_memcpy(&s, (const void *)&sched_cfg, sizeof(s));
+	action = asc_sched_action(&s, step);
+	st->open = asc_sched_recording(action);
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, ASC_REC_STEP, sizeof(*r), pid_tgid, ASC_PT_STEP_PY_ID, ts);
+	r->step = step;
+	r->state = action;
+	r->reserved = 0;
+	submit(r);
+	return 0;
+}
+
+/* ---- aten op entry: [STEP], ENTER, then TENSOR records, then PYSTACK ---- */
 
 SEC("uprobe")
 int BPF_KPROBE(asc_aten_enter)
@@ -302,6 +425,13 @@ int BPF_KPROBE(asc_aten_enter)
 	__u64 ts = bpf_ktime_get_ns();
 	struct asc_enter *e;
 
+	if (cfg.step_py) {
+		__u32 tgid = pid_tgid >> 32;
+
+		if (!bpf_map_lookup_elem(&tgids, &tgid))
+			return 0;
+		step_py_check(pid_tgid, ts);	/* before the gate: a boundary may open it */
+	}
 	if (!gate(pid_tgid))
 		return 0;
 	e = reserve(sizeof(*e));
@@ -319,79 +449,6 @@ int BPF_KPROBE(asc_aten_enter)
 		emit_tensors(ctx, pid_tgid, id, ts);
 	if (cfg.pystack)
 		emit_pystack(pid_tgid, ts, id);
-	return 0;
-}
-
-/* ---- --step-py: python:function__entry(filename, funcname, lineno) ---- */
-
-/*
- * The register holding the USDT argument, read from a stack copy of pt_regs
- * (the verifier refuses ctx loads at offsets computed by a switch).
- */
-static __always_inline __u64 usdt_reg(struct pt_regs *ctx, __u32 r)
-{
-	__u64 v[21];	/* struct pt_regs on x86-64: r15 .. ss, 21 words */
-
-	if (bpf_probe_read_kernel(v, sizeof(v), ctx) < 0)
-		return 0;
-	switch (r) {	/* word index in struct pt_regs */
-	case ASC_PT_REG_R15: return v[0];
-	case ASC_PT_REG_R14: return v[1];
-	case ASC_PT_REG_R13: return v[2];
-	case ASC_PT_REG_R12: return v[3];
-	case ASC_PT_REG_RBP: return v[4];
-	case ASC_PT_REG_RBX: return v[5];
-	case ASC_PT_REG_R11: return v[6];
-	case ASC_PT_REG_R10: return v[7];
-	case ASC_PT_REG_R9: return v[8];
-	case ASC_PT_REG_R8: return v[9];
-	case ASC_PT_REG_RAX: return v[10];
-	case ASC_PT_REG_RCX: return v[11];
-	case ASC_PT_REG_RDX: return v[12];
-	case ASC_PT_REG_RSI: return v[13];
-	case ASC_PT_REG_RDI: return v[14];
-	case ASC_PT_REG_RSP: return v[19];
-	}
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(asc_step_py_enter)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
-	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
-	char name[ASC_PT_STEP_NAME_LEN];
-	struct asc_sched s;
-	struct asc_step *r;
-	__u64 step;
-	__u32 action;
-	int i;
-
-	if (!st)
-		return 0;
-	if (bpf_probe_read_user_str(name, sizeof(name), (const void *)usdt_reg(ctx,
-				    cfg.step_name_reg)) <= 0)
-		return 0;
-	for (i = 0; i < ASC_PT_STEP_NAME_LEN; i++) {
-		if (name[i] != cfg.step_name[i])
-			return 0;
-		if (!name[i])
-			break;
-	}
-	/* the same step logic as the native step probe (bpf/ascbpf.bpf.c asc_step_enter) */
-	step = __sync_fetch_and_add(&st->next_step, 1);
-	__builtin_memcpy(&s, (const void *)&sched_cfg, sizeof(s));
-	action = asc_sched_action(&s, step);
-	st->open = asc_sched_recording(action);
-	r = reserve(sizeof(*r));
-	if (!r)
-		return 0;
-	fill_hdr(&r->hdr, ASC_REC_STEP, sizeof(*r), pid_tgid, 0xfffffff0u, bpf_ktime_get_ns());
-	r->step = step;
-	r->state = action;
-	r->reserved = 0;
-	submit(r);
 	return 0;
 }
 

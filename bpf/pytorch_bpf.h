@@ -55,18 +55,23 @@ struct asc_pt_cfg {
 	__u32 co_code_adaptive;
 	__u32 reserved;
 
-	/* --step-py: the python:function__entry USDT argument register of funcname */
-	__u32 step_py;		/* 1: the USDT program is attached */
-	__u32 step_name_reg;	/* pt_regs register number (ASC_PT_REG_*) */
+	/*
+	 * --step-py: at each aten op entry the Python frames are searched for
+	 * a code object named step_name (also needs the frame fields above).
+	 */
+	__u32 step_py;		/* 1: detect step boundaries */
+	__u32 co_name;		/* PyCodeObject.co_name */
+	__u32 str_state;	/* PyASCIIObject.state byte */
+	__u32 str_ascii_data;	/* compact ASCII data */
+	__u32 step_name_len;	/* strlen(step_name) */
+	__u32 reserved2;
 	char step_name[ASC_PT_STEP_NAME_LEN];
 };
 
-/* x86-64 registers as the USDT argument specs name them. */
-enum {
-	ASC_PT_REG_RAX, ASC_PT_REG_RBX, ASC_PT_REG_RCX, ASC_PT_REG_RDX, ASC_PT_REG_RSI,
-	ASC_PT_REG_RDI, ASC_PT_REG_RBP, ASC_PT_REG_RSP, ASC_PT_REG_R8, ASC_PT_REG_R9,
-	ASC_PT_REG_R10, ASC_PT_REG_R11, ASC_PT_REG_R12, ASC_PT_REG_R13, ASC_PT_REG_R14,
-	ASC_PT_REG_R15,
+/* step_state map value, key: tid (__u32): the step function's frame at the last aten op. */
+struct asc_pt_step_state {
+	__u64 frame;		/* _PyInterpreterFrame of the step function, 0 if it was not running */
+	__s64 lasti;		/* its instruction index then */
 };
 
 #endif /* __ASCBPF_PYTORCH_BPF_H */

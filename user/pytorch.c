@@ -1095,9 +1095,6 @@ struct asc_pytorch {
 	char c10_path[4096], torch_path[4096], py_path[4096];
 	uint64_t c10_bias, py_bias;
 	int shapes, pystack, step_py;	/* what is switched on after discovery */
-	uint64_t usdt_off, usdt_sema_off;	/* file offsets in py_path */
-	int usdt_name_reg;
-	struct bpf_link *step_link;
 	int nr_sites, nr_mapped;
 };
 
@@ -1133,135 +1130,6 @@ static int find_mapped(pid_t pid, const char *prefix, char *path, size_t len, ui
 		break;
 	}
 	fclose(f);
-	return err;
-}
-
-static int vaddr_to_off(const char *path, uint64_t vaddr, uint64_t *off)
-{
-	struct elf_file ef;
-	size_t i, nph;
-	int err = elf_file_open(path, &ef);
-
-	if (err)
-		return err;
-	err = -ENOENT;
-	if (elf_getphdrnum(ef.elf, &nph))
-		nph = 0;
-	for (i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
-			*off = ph.p_offset + (vaddr - ph.p_vaddr);
-			err = 0;
-			break;
-		}
-	}
-	elf_file_close(&ef);
-	return err;
-}
-
-static int usdt_reg_number(const char *r)
-{
-	static const char *const names[][2] = {
-		{ "rax", "eax" }, { "rbx", "ebx" }, { "rcx", "ecx" }, { "rdx", "edx" },
-		{ "rsi", "esi" }, { "rdi", "edi" }, { "rbp", "ebp" }, { "rsp", "esp" },
-		{ "r8", "r8d" }, { "r9", "r9d" }, { "r10", "r10d" }, { "r11", "r11d" },
-		{ "r12", "r12d" }, { "r13", "r13d" }, { "r14", "r14d" }, { "r15", "r15d" },
-	};
-	unsigned int i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(r, names[i][0]) || !strcmp(r, names[i][1]))
-			return i;
-	return -1;
-}
-
-/*
- * python:function__entry in .note.stapsdt: location, semaphore and the
- * register of argument 2 (the function name, "8@%r12").  Only a plain
- * register argument is accepted; a memory operand would need more than a
- * register read in BPF.
- */
-static int find_usdt(const char *path, const char *provider, const char *probe, uint64_t *loc,
-		     uint64_t *sema, int *name_reg)
-{
-	struct elf_file ef;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	uint64_t base_addr = 0;
-	int have_base = 0, err;
-
-	err = elf_file_open(path, &ef);
-	if (err)
-		return err;
-	err = -ENOENT;
-	if (elf_getshdrstrndx(ef.elf, &shstrndx))
-		goto out;
-	while ((scn = elf_nextscn(ef.elf, scn))) {
-		GElf_Shdr sh;
-		const char *nm;
-
-		if (gelf_getshdr(scn, &sh) && (nm = elf_strptr(ef.elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(nm, ".stapsdt.base")) {
-			base_addr = sh.sh_addr;
-			have_base = 1;
-		}
-	}
-	scn = NULL;
-	while ((scn = elf_nextscn(ef.elf, scn)) && err) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			const char *desc = (const char *)d->d_buf + doff, *prov, *name, *args, *a;
-			uint64_t pc, base, sem;
-			char reg[16];
-			int i;
-
-			if (nh.n_type != 3 || nh.n_descsz < 27 ||
-			    strcmp((const char *)d->d_buf + noff, "stapsdt"))
-				continue;
-			memcpy(&pc, desc, 8);
-			memcpy(&base, desc + 8, 8);
-			memcpy(&sem, desc + 16, 8);
-			prov = desc + 24;
-			name = prov + strnlen(prov, nh.n_descsz - 24) + 1;
-			if (name >= desc + nh.n_descsz)
-				continue;
-			args = name + strnlen(name, desc + nh.n_descsz - name) + 1;
-			if (args >= desc + nh.n_descsz || strcmp(prov, provider) || strcmp(name, probe))
-				continue;
-			if (have_base)
-				pc += base_addr - base;	/* prelinked */
-			/* second argument: skip one "size@operand" */
-			a = strchr(args, ' ');
-			if (!a)
-				continue;
-			a++;
-			a = strchr(a, '@');
-			if (!a || a[1] != '%')
-				continue;
-			for (i = 0, a += 2; *a && *a != ' ' && i < (int)sizeof(reg) - 1; i++, a++)
-				reg[i] = *a;
-			reg[i] = 0;
-			*name_reg = usdt_reg_number(reg);
-			if (*name_reg < 0)
-				continue;
-			*loc = pc;
-			*sema = sem;
-			err = 0;
-			break;
-		}
-	}
-out:
-	elf_file_close(&ef);
 	return err;
 }
 
@@ -1340,31 +1208,39 @@ static void discover_stack(struct asc_pytorch *pt)
 	pt->pystack = 1;
 }
 
+/* --step-py needs the frame walk of --with-stack and co_name / str layouts. */
 static void discover_step_py(struct asc_pytorch *pt)
 {
+	const struct asc_py_offsets *o = &pt->py;
 	volatile struct asc_pt_cfg *c = &pt->skel->rodata->cfg;
-	uint64_t loc, sema;
-	int reg;
+	size_t n = strlen(pt->opts.step_py);
 
-	if (strlen(pt->opts.step_py) >= ASC_PT_STEP_NAME_LEN) {
-		asc_warn("pytorch: --step-py name longer than %d bytes; no Python step boundary\n",
+	if (n == 0 || n >= ASC_PT_STEP_NAME_LEN) {
+		asc_warn("pytorch: --step-py name must have 1..%d bytes; no Python step boundary\n",
 			 ASC_PT_STEP_NAME_LEN - 1);
 		return;
 	}
-	if (!pt->py_path[0] || find_usdt(pt->py_path, "python", "function__entry", &loc, &sema,
-					 &reg)) {
-		asc_warn("pytorch: the interpreter of pid %d has no python:function__entry probe; "
-			 "no --step-py boundary\n", pt->pid);
+	if (o->valid != ASC_PYOFF_ALL) {
+		asc_warn("pytorch: no CPython 3.11 layout in pid %d; no --step-py boundary\n",
+			 pt->pid);
 		return;
 	}
-	if (vaddr_to_off(pt->py_path, loc, &pt->usdt_off) ||
-	    (sema && vaddr_to_off(pt->py_path, sema, &pt->usdt_sema_off))) {
-		asc_warn("pytorch: python:function__entry is outside the loaded segments\n");
-		return;
-	}
-	pt->usdt_name_reg = reg;
-	c->step_name_reg = reg;
-	memcpy((char *)c->step_name, pt->opts.step_py, strlen(pt->opts.step_py) + 1);
+	c->runtime_addr = o->runtime_vaddr + pt->py_bias;
+	c->rt_interp_head = o->rt_interp_head;
+	c->is_threads_head = o->is_threads_head;
+	c->ts_next = o->ts_next;
+	c->ts_thread_id = o->ts_thread_id;
+	c->ts_cframe = o->ts_cframe;
+	c->cf_current_frame = o->cf_current_frame;
+	c->fr_code = o->fr_code;
+	c->fr_previous = o->fr_previous;
+	c->fr_prev_instr = o->fr_prev_instr;
+	c->co_code_adaptive = o->co_code_adaptive;
+	c->co_name = o->co_name;
+	c->str_state = o->str_state;
+	c->str_ascii_data = o->str_ascii_data;
+	c->step_name_len = n;
+	memcpy((char *)c->step_name, pt->opts.step_py, n + 1);
 	c->step_py = 1;
 	pt->step_py = 1;
 }
@@ -1395,8 +1271,10 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 	}
 	if (opts->with_stack && pt->py.valid)
 		discover_stack(pt);
-	if (opts->step_py)
+	if (opts->step_py && pt->py.valid)
 		discover_step_py(pt);
+	else if (opts->step_py)
+		asc_warn("pytorch: no --step-py boundary without a readable CPython 3.11\n");
 	if (!pt->opts.libtorch_cpu_path) {
 		uint64_t bias;
 
@@ -1413,8 +1291,6 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 			pt->skel->rodata->cfg.shapes = 0;
 		}
 	}
-	if (!pt->step_py)
-		bpf_program__set_autoload(pt->skel->progs.asc_step_py_enter, false);
 	return pt;
 }
 
@@ -1512,20 +1388,7 @@ int asc_pytorch_add_sites(struct asc_pytorch *pt, const struct asc_probe_plan *p
 
 int asc_pytorch_attach_step_py(struct asc_pytorch *pt)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = pt->usdt_sema_off);
-	int err;
-
-	if (!pt->step_py)
-		return -ENOENT;
-	pt->step_link = bpf_program__attach_uprobe_opts(pt->skel->progs.asc_step_py_enter, pt->pid,
-							pt->py_path, pt->usdt_off, &uo);
-	if (!pt->step_link) {
-		err = -errno;
-		asc_err("pytorch: cannot attach python:function__entry in %s: %s\n", pt->py_path,
-			strerror(-err));
-		return err;
-	}
-	return 0;
+	return pt->step_py ? 0 : -ENOENT;
 }
 
 int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)
@@ -1543,7 +1406,6 @@ void asc_pytorch_close(struct asc_pytorch *pt)
 {
 	if (!pt)
 		return;
-	bpf_link__destroy(pt->step_link);
 	pytorch_bpf__destroy(pt->skel);
 	asc_aten_schemas_free(pt->schemas);
 	free(pt);

@@ -14,7 +14,6 @@
  *	asc_pytorch_add_sites(pt, plan);		// argument map per probe id
  *	select_fn: kind == ASC_PK_ATEN_OP -> *entry = asc_pytorch_aten_prog(pt),
  *		   *ret = your asc_call_exit (unchanged EXIT records)
- *	asc_pytorch_attach_step_py(pt);		// only with --step-py
  *	... drain: records ASC_REC_TENSOR / ASC_REC_PYSTACK arrive in your ring
  *	    buffer right after the ENTER record they belong to (same tid);
  *	    for each PYSTACK call asc_pystack_resolve_rec() (user/pystack.h)
@@ -225,12 +224,18 @@ int asc_pytorch_add_sites(struct asc_pytorch *pt, const struct asc_probe_plan *p
 int asc_pytorch_add_site(struct asc_pytorch *pt, uint32_t probe_id, const char *sym);
 
 /*
- * --step-py: attaches the python:function__entry USDT probe of the target's
- * interpreter (semaphore included) to the step program; every entry of a
- * Python function named opts->step_py is a step boundary (ASC_REC_STEP with
- * probe_id ASC_PYTORCH_STEP_PY_ID, gate advanced as the native step probe does).
+ * --step-py FUNC needs nothing to attach: the aten program itself looks for
+ * a frame of a Python function named FUNC at each aten op entry (before the
+ * gate) and a new call of it is a step boundary: an ASC_REC_STEP with probe_id
+ * ASC_PYTORCH_STEP_PY_ID, the tgid's gate advanced as the native step probe
+ * does, stamped at the first aten op of the step.  (CPython 3.11's
+ * python:function__entry USDT probe does not fire for Python-to-Python calls,
+ * so it cannot see a training loop calling its step function.)  A step
+ * function that loops back over its own aten calls (gradient accumulation
+ * inside FUNC) would look like a new call at each backward jump.
  */
 #define ASC_PYTORCH_STEP_PY_ID	0xfffffff0u
+/* 0 if --step-py detection is on (nothing further to attach), -ENOENT if it could not be. */
 int asc_pytorch_attach_step_py(struct asc_pytorch *pt);
 
 /* What was discovered, for ASC_REC_CONFIG records and -v output ("key=value" lines). */

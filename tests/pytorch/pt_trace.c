@@ -234,8 +234,6 @@ int main(int argc, char **argv)
 		"setup %.1f ms, %d sites with tensor arguments\n", err,
 		(now_ns() - t1) / 1e6, asc_attach_prog_is_multi(asc_pytorch_aten_prog(pt)) ?
 		"multi" : "single", ast.multi_links, ast.single_links, (t1 - t0) / 1e6, n);
-	if (po.step_py && asc_pytorch_attach_step_py(pt))
-		return 1;
 	if (po.with_stack) {
 		struct asc_py_offsets off;
 		char path[4096];
