@@ -16,6 +16,8 @@
 # MODEL_JOURNAL (the --journal DIR if one was given, else empty).
 # model_info KEY prints one value of npu_model_info (e.g. dev0.hbm_used).
 # Returns non-zero, with the daemon's log on stderr, if it does not start.
+# The daemon is a background job of the calling shell: wait for your own
+# jobs by PID (a bare `wait` would wait for the daemon too).
 
 MODEL_TOP=${ASCBPF_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 MODEL_BIN=${OUTPUT:-$MODEL_TOP/build}/npu_model/bin
