@@ -481,8 +481,8 @@ int main(int argc, char **argv)
 
 	fargv[fargc++] = argv[0];
 	fargv[fargc++] = "-o";
-	fargv[fargc++] = getuid() == 0 ? "fsname=npu_model,subtype=npu_model,allow_other"
-				       : "fsname=npu_model,subtype=npu_model";
+	fargv[fargc++] = getuid() == 0 ? "fsname=npu-modeld,subtype=npu_model,allow_other"
+				       : "fsname=npu-modeld,subtype=npu_model";
 	if (debug)
 		fargv[fargc++] = "-d";
 	fargv[fargc] = NULL;
