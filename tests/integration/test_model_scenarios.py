@@ -22,12 +22,15 @@ npu-modeld with the journal on, checked from the journal (npu_model/JOURNAL.md):
   launch-storm  40000 kernels, all executed
   multi-rank 2  two processes, card 0 and card 1, each fully executed
   TASK_QUEUE_ENABLE=0  every task submitted from the main thread
+  --steps 0     runs until SIGTERM, then finishes the step, exit 0
+  daemon killed npu_train exits 1 with a message, no hang
   bad input     unknown scenario / bad numbers: exit 2 with a message; no
                 daemon: exit 1 with a message, promptly
 """
 import collections
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -311,6 +314,42 @@ def main():
             tids = {r["tid"] for k, r in recs if k == "task"}
             check(tids == {pid}, "TASK_QUEUE_ENABLE=0: tasks from threads %s, want %s" % (tids, pid))
             check(not [r for k, r in recs if k == "queue"], "TASK_QUEUE_ENABLE=0: queue lines")
+
+    # ---- long-running mode: --steps 0 until SIGTERM, finishing the step in flight ------------
+    with ModelDaemon(journal=True) as m:
+        env = m.env(NPU_MODEL_JOURNAL=m.journal_dir)
+        p = subprocess.Popen([m.bin("npu_train"), "--scenario", "fused-optimizer", "--steps", "0"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        so, se = p.communicate(timeout=60)
+        s = summary(so)
+        check(p.returncode == 0 and s and int(s["steps"]) > 0,
+              "--steps 0: exit %s, summary %s, %s" % (p.returncode, s, se[-200:]))
+        if s:
+            procs, _ = journal_by_pid(m.journal_dir)
+            nsteps = sum(1 for recs in procs.values() for k, _ in recs if k == "step")
+            check(nsteps == int(s["steps"]), "--steps 0: %d step lines for %s steps" %
+                  (nsteps, s["steps"]))
+
+    # ---- the daemon dies mid-run: npu_train fails promptly, no hang ----------------------------
+    m = ModelDaemon()
+    m.start()
+    try:
+        p = subprocess.Popen([m.bin("npu_train"), "--scenario", "fused-optimizer", "--steps", "0"],
+                             env=m.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        m.proc.kill()
+        m.proc.wait()
+        try:
+            so, se = p.communicate(timeout=60)
+            check(p.returncode == 1 and "failed" in se, "daemon killed: exit %s, stderr %r" %
+                  (p.returncode, se[-300:]))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            check(False, "daemon killed: npu_train hung")
+    finally:
+        m.stop()
 
     # ---- bad input ---------------------------------------------------------------------------------
     train = os.path.join(os.environ.get("OUTPUT", os.path.join(os.path.dirname(__file__), "..", "..",
