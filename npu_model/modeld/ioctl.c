@@ -82,6 +82,16 @@ static int user_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/*
+ * Nonzero once the file was released (its client died inside this ioctl).
+ * Checked under the card lock by everything that allocates, so nothing is
+ * created for a file whose resources were already reclaimed.
+ */
+static int file_gone(const struct md_file *f)
+{
+	return __atomic_load_n(&f->released, __ATOMIC_ACQUIRE);
+}
+
 static int in_arg(const struct md_ioctl_req *r, void *dst, size_t len)
 {
 	if (!r->in || r->in_size != len)
@@ -152,7 +162,7 @@ static int res_id_alloc(struct md_card *c, struct md_file *f, struct md_ioctl_re
 	if (p.tsid != 0 || p.res_type < 0 || p.res_type >= DRV_SQ_ID)
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
-	id = md_ids_alloc(&c->ids[p.res_type], f);
+	id = file_gone(f) ? -EBADF : md_ids_alloc(&c->ids[p.res_type], f);
 	pthread_mutex_unlock(&c->lock);
 	if (id < 0)
 		return id;
@@ -190,6 +200,10 @@ static int sqcq_alloc(struct md_card *c, struct md_file *f, struct md_ioctl_req 
 	    (in.sqeDepth != 0 && in.sqeDepth != NPU_UIO_SQ_DEPTH))
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
+	if (file_gone(f)) {
+		pthread_mutex_unlock(&c->lock);
+		return -EBADF;
+	}
 	sq_id = md_ids_alloc(&c->ids[DRV_SQ_ID], f);
 	cq_id = sq_id < 0 ? sq_id : md_ids_alloc(&c->ids[DRV_CQ_ID], f);
 	if (sq_id < 0 || cq_id < 0) {
@@ -455,7 +469,7 @@ static int svm_ioctl(struct md_file *f, struct md_ioctl_req *r)
 		if (!va)
 			return -EINVAL;
 		pthread_mutex_lock(&c->lock);
-		err = md_hbm_alloc(&c->hbm, va, size, f);
+		err = file_gone(f) ? -EBADF : md_hbm_alloc(&c->hbm, va, size, f);
 		pthread_mutex_unlock(&c->lock);
 		if (err == -ENOMEM && npu_journal_on)
 			npu_journal_write("oom",
@@ -641,7 +655,7 @@ static int prof_ioctl(struct md_file *f, struct md_ioctl_req *r)
 	c = &md_cards[a.device_id];
 	pthread_mutex_lock(&c->lock);
 	if (r->cmd == NPU_PROF_IOCTL_START)
-		err = md_prof_start(c, a.channel_id, f);
+		err = file_gone(f) ? -EBADF : md_prof_start(c, a.channel_id, f);
 	else
 		err = md_prof_stop(c, a.channel_id, f);
 	pthread_mutex_unlock(&c->lock);
@@ -681,6 +695,7 @@ void md_file_release(struct md_file *f)
 {
 	uint32_t d, i;
 
+	__atomic_store_n(&f->released, 1, __ATOMIC_RELEASE);
 	if (f->ino >= MD_NODE_DAVINCI0 && f->dev < md_cfg.cards) {
 		struct md_card *c = &md_cards[f->dev];
 

@@ -193,6 +193,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	f->ino = ino;
+	f->refs = 1;
 	f->pid = md_tgid_of(fuse_req_ctx(req)->pid);
 	if (ino >= MD_NODE_DAVINCI0) {
 		struct md_card *c;
@@ -214,14 +215,23 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+static void file_put(struct md_file *f)
+{
+	if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(f->info);
+		free(f);
+	}
+}
+
 static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct md_file *f = (struct md_file *)(uintptr_t)fi->fh;
 
 	(void)ino;
 	if (f) {
+		/* Everything the file owns is reclaimed now, even with an ioctl still running. */
 		md_file_release(f);
-		free(f);
+		file_put(f);
 	}
 	fuse_reply_err(req, 0);
 }
@@ -273,7 +283,13 @@ static void fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	r.out_size = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
 	r.interrupted = req_interrupted;
 	r.ctx = req;
-	ret = f ? md_ioctl(f, &r) : -EBADF;
+	if (f) {
+		__atomic_add_fetch(&f->refs, 1, __ATOMIC_ACQ_REL);
+		ret = md_ioctl(f, &r);
+		file_put(f);
+	} else {
+		ret = -EBADF;
+	}
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else

@@ -259,6 +259,13 @@ struct md_file {
 	pid_t pid;			/* opener's process (FUSE reports the thread) */
 	char *info;			/* npu_model_info: the text made at open */
 	size_t info_len;
+	/*
+	 * References: the open file, plus one per ioctl in progress.  A client
+	 * killed inside a blocking ioctl can have its file released before that
+	 * ioctl returns; the struct lives until both are done.
+	 */
+	int refs;
+	int released;			/* set by md_file_release: allocate nothing more */
 };
 
 struct md_ioctl_req {

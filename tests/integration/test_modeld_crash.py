@@ -59,7 +59,32 @@ def forked_child():
     print("PASS: a forked child binds its own fds")
 
 
+def killed_while_blocked():
+    """A client killed inside a blocking ioctl (halCqReportRecv with no
+    timeout): the daemon answers the interrupted request, reclaims the
+    client's memory, SQ, ids and profiling session, and keeps serving."""
+    with ModelDaemon(cards=1) as m:
+        for mode in ("uio", "ioctl"):
+            p = subprocess.Popen([m.bin("npu_halclient"), "block"], env=m.env(NPU_MODEL_SQ_MODE=mode),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            first = json.loads(p.stdout.readline())
+            check(first["ok"], "block client setup %s" % first)
+            time.sleep(0.3)	# inside halCqReportRecv by now
+            check(p.poll() is None, "the blocking call returned early")
+            p.send_signal(signal.SIGKILL)
+            p.wait(10)
+            wait_for(m, lambda i: i["dev0.sqs"] == 0 and i["dev0.hbm_used"] == 0 and
+                     i["dev0.streams"] == 0 and i["dev0.prof_sessions"] == 0,
+                     "reclaim after a kill inside an ioctl")
+            check(m.alive(), "daemon died")
+        out = subprocess.run([m.bin("npu_halclient"), "run", "--tasks", "3"], env=m.env(),
+                             capture_output=True, text=True, timeout=30)
+        check(out.returncode == 0, "client after the kills: %s" % out.stderr)
+    print("PASS: killed inside a blocking ioctl: reclaimed")
+
+
 def main():
+    killed_while_blocked()
     forked_child()
     for mode in ("uio", "ioctl"):
         with ModelDaemon(cards=1, journal=True, hbm_mib=1024) as m:

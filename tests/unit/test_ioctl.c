@@ -456,6 +456,28 @@ static void test_prof_overflow_counts_drops(void **state)
 	md_file_release(&f);
 }
 
+/* A file released while one of its ioctls was still running gets nothing more. */
+static void test_released_file_allocates_nothing(void **state)
+{
+	struct md_file t = manager(), s = manager();
+	struct trs_res_id_para p = { .res_type = DRV_STREAM_ID };
+	struct halSqCqInputInfo in = sq_input();
+	struct devmm_ioctl_arg a;
+
+	assert_int_equal(bind(&t, DAVINCI_MODULE_TSDRV, 0), 0);
+	assert_int_equal(bind(&s, DAVINCI_MODULE_SVM, 0), 0);
+	md_file_release(&t);
+	md_file_release(&s);
+	assert_int_equal(ioc(&t, TRS_RES_ID_ALLOC, &p), -EBADF);
+	assert_int_equal(ioc(&t, TRS_SQCQ_ALLOC, &in), -EBADF);
+	memset(&a, 0, sizeof(a));
+	a.data.alloc_svm_para.p = 0x100000000000ull;
+	a.data.alloc_svm_para.size = 4096;
+	assert_int_equal(ioc(&s, DEVMM_SVM_ALLOC, &a), -EBADF);
+	assert_int_equal(md_cards[0].ids[DRV_STREAM_ID].used, 0);
+	assert_int_equal(md_cards[0].hbm.used, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_svm_memory),
 		cmocka_unit_test(test_prof_sessions),
 		cmocka_unit_test(test_prof_overflow_counts_drops),
+		cmocka_unit_test(test_released_file_allocates_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, setup_cards, teardown_cards);

@@ -22,6 +22,9 @@
  *       print the counter frequency and a (counter, monotonic) pair.
  *   npu_halclient meminfo [--dev N]
  *       print HBM total and used as halGetDeviceInfo reports them.
+ *   npu_halclient block [--dev N]
+ *       allocate 1 MiB, start channel 50, create a stream, print one JSON
+ *       line, then wait in halCqReportRecv with no timeout (tests kill it there).
  *   npu_halclient fork [--dev N]
  *       allocate 1 MiB, fork; the child allocates 2 MiB and runs 5 kernels
  *       on its own stream and exits; the parent then reports HBM in use
@@ -398,6 +401,40 @@ static int mode_meminfo(const struct opts *o)
 	return 0;
 }
 
+static int mode_block(const struct opts *o)
+{
+	struct prof_start_para para = { .channel_type = PROF_CHANNEL_STARS_SOC_LOG };
+	struct halResourceIdInputInfo rin = { .type = DRV_STREAM_ID };
+	struct halResourceIdOutputInfo rout;
+	struct halSqCqInputInfo sin = { .type = DRV_NORMAL_TYPE, .sqeSize = 64, .cqeSize = 12,
+					.sqeDepth = NPU_UIO_SQ_DEPTH };
+	struct halSqCqOutputInfo sout;
+	struct trs_logic_cqe cqe[4];
+	struct halReportRecvInfo rv;
+	void *mem = NULL;
+	int ret;
+
+	ret = halMemAlloc(&mem, 1 << 20, MEM_DEV | MEM_TYPE_HBM | o->dev);
+	if (!ret)
+		ret = prof_drv_start(o->dev, PROF_CHANNEL_STARS_SOC_LOG, &para);
+	if (!ret)
+		ret = halResourceIdAlloc(o->dev, &rin, &rout);
+	if (!ret)
+		ret = halSqCqAllocate(o->dev, &sin, &sout);
+	if (ret)
+		return fail("setup", ret);
+	printf("{\"ok\": true, \"pid\": %d, \"cq\": %u}\n", (int)getpid(), sout.cqId);
+	fflush(stdout);
+	memset(&rv, 0, sizeof(rv));
+	rv.type = DRV_NORMAL_TYPE;
+	rv.cqId = sout.cqId;
+	rv.timeout = -1;
+	rv.cqe_addr = (uint8_t *)cqe;
+	rv.cqe_num = 4;
+	ret = halCqReportRecv(o->dev, &rv);
+	return fail("halCqReportRecv returned", ret);
+}
+
 static int mode_fork(struct opts *o)
 {
 	int64_t used_before = 0, used_after = 0;
@@ -470,7 +507,7 @@ int main(int argc, char **argv)
 	int c;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: npu_halclient run|prof|oom|clock|meminfo|fork [options]\n");
+		fprintf(stderr, "usage: npu_halclient run|prof|oom|clock|meminfo|fork|block [options]\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -515,6 +552,8 @@ int main(int argc, char **argv)
 		return mode_meminfo(&o);
 	if (!strcmp(mode, "fork"))
 		return mode_fork(&o);
+	if (!strcmp(mode, "block"))
+		return mode_block(&o);
 	fprintf(stderr, "npu_halclient: unknown mode '%s'\n", mode);
 	return 2;
 }
