@@ -5,8 +5,10 @@
 #
 #  1. Attach time for every at::_ops::<op>::call in Debian's libtorch_cpu.so
 #     (python3-torch, a /usr/bin/python3 process that imported torch), entry
-#     and return probes, through uprobe_multi links and through single
-#     perf-event uprobes, and the time to detach each.
+#     and return probes, through uprobe_multi links, and through single
+#     perf-event uprobes for the first $SINGLE_MAX (default 200) of them: a
+#     single uprobe costs ~110 ms to detach on our kernel (an RCU tasks-trace
+#     grace period each, serialised), so all of them would take 10+ minutes.
 #  2. Cost per hit of an entry uprobe by first instruction, at the function
 #     and where ascbpf's plan puts it (after endbr64), on this kernel.
 #
@@ -38,6 +40,6 @@ grep -q ready "$fifo.out" || { echo "bench_attach: python3 did not import torch"
 
 echo "# kernel $(uname -r), $(nproc) CPUs, libtorch_cpu from python3-torch $(dpkg-query -W -f='${Version}' python3-torch 2>/dev/null || echo '?')"
 echo "# aten ops of pid $py (framework family), entry + return probes"
-"$bench" "$py" framework
+"$bench" "$py" framework "${SINGLE_MAX:-200}"
 echo "# cost per hit by first instruction (200000 calls each)"
 "$bench" --prologue

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <linux/bpf.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -133,61 +132,12 @@ struct asc_attach_set *asc_attach_set_new(void)
 
 /*
  * Destroying a perf-event uprobe waits for an RCU tasks-trace grace period
- * (perf_trace_event_unreg -> synchronize_rcu_tasks_trace), about 130 ms on
- * our 2-CPU VM: 6,000 single probes took 760 s to detach one after the
- * other.  Concurrent waiters share grace periods, so the links are
- * destroyed from many threads at once.  uprobe_multi links pay one grace
- * period per link.
+ * under the kernel's event_mutex (perf_trace_event_unreg ->
+ * synchronize_rcu_tasks_trace), ~110 ms each on our 2-CPU VM, serialised:
+ * 5,904 single probes took 760 s to detach (threads do not help: the mutex
+ * serialises them).  A uprobe_multi link pays one grace period per link.
+ * Hence multi wherever the kernel has it; see tools/bench_attach.sh.
  */
-#define DETACH_THREADS	256
-
-struct detach_work {
-	struct bpf_link **links;
-	size_t n, stride;
-};
-
-static void *detach_worker(void *arg)
-{
-	struct detach_work *w = arg;
-	size_t i;
-
-	for (i = 0; i < w->n; i += w->stride)
-		bpf_link__destroy(w->links[i]);
-	return NULL;
-}
-
-static void destroy_links(struct bpf_link **links, size_t n)
-{
-	size_t nthreads = n < DETACH_THREADS ? n : DETACH_THREADS, started = 0, i;
-	struct detach_work *work;
-	pthread_t *tids;
-	pthread_attr_t attr;
-
-	work = calloc(nthreads ? nthreads : 1, sizeof(*work));
-	tids = calloc(nthreads ? nthreads : 1, sizeof(*tids));
-	if (n > 1 && work && tids && !pthread_attr_init(&attr)) {
-		pthread_attr_setstacksize(&attr, 64 * 1024);
-		for (i = 0; i < nthreads; i++) {
-			work[i] = (struct detach_work){ links + i, n - i, nthreads };
-			if (pthread_create(&tids[i], &attr, detach_worker, &work[i]))
-				break;
-			started++;
-		}
-		pthread_attr_destroy(&attr);
-	}
-	for (i = 0; i < started; i++)
-		pthread_join(tids[i], NULL);
-	/* Whatever no thread took (none could start, or fewer than planned): here. */
-	for (i = started; i < nthreads; i++) {
-		size_t j;
-
-		for (j = i; j < n; j += nthreads)
-			bpf_link__destroy(links[j]);
-	}
-	free(work);
-	free(tids);
-}
-
 void asc_attach_set_free(struct asc_attach_set *set)
 {
 	size_t i;
@@ -196,7 +146,8 @@ void asc_attach_set_free(struct asc_attach_set *set)
 		return;
 	for (i = 0; i < set->nr_fds; i++)
 		close(set->fds[i]);
-	destroy_links(set->links, set->nr_links);
+	for (i = 0; i < set->nr_links; i++)
+		bpf_link__destroy(set->links[i]);
 	free(set->fds);
 	free(set->links);
 	free(set);
