@@ -429,8 +429,8 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			if (parse_u64(optarg, &v) || v < 1 || v > 86400) {
-				fprintf(stderr, "npu-modeld: --task-timeout-s wants 1..86400, not '%s'\n",
-					optarg);
+				fprintf(stderr, "npu-modeld: --task-timeout-s wants 1..86400, "
+					"not '%s'\n", optarg);
 				return 2;
 			}
 			md_cfg.task_timeout_ns = v * 1000000000ull;

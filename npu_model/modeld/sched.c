@@ -72,7 +72,9 @@ int md_card_init(struct md_card *c, uint32_t index, const struct md_config *cfg,
 	pthread_condattr_destroy(&ca);
 	c->index = index;
 	c->cfg = cfg->card;
-	c->task_timeout_ns = cfg->task_timeout_ns ? cfg->task_timeout_ns : MD_TASK_TIMEOUT_DEFAULT_NS;
+	c->task_timeout_ns = cfg->task_timeout_ns;
+	if (!c->task_timeout_ns)
+		c->task_timeout_ns = MD_TASK_TIMEOUT_DEFAULT_NS;
 	c->cnt_freq_hz = cfg->cnt_freq_hz;
 	/* A different offset per card, so a converter that mixes cards up is caught. */
 	c->cnt_offset = cfg->cnt_offset + (uint64_t)index * 0x10000000ull;
@@ -436,7 +438,8 @@ static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t
 				  (unsigned long long)t->end_ns, (unsigned long long)c0,
 				  (unsigned long long)c1, kernel_name_of(t, name, sizeof(name)),
 				  sq->id, t->sqe.flip, t->sqe.header.type, t->sqe.header.blockDim,
-				  !t->error ? "ok" : t->error == MD_ERR_TIMEOUT ? "timeout" : "invalid");
+				  !t->error ? "ok" :
+				  t->error == MD_ERR_TIMEOUT ? "timeout" : "invalid");
 	}
 	sq->head++;
 	sq->done++;

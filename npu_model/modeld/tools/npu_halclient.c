@@ -507,7 +507,8 @@ int main(int argc, char **argv)
 	int c;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: npu_halclient run|prof|oom|clock|meminfo|fork|block [options]\n");
+		fprintf(stderr, "usage: npu_halclient run|prof|oom|clock|meminfo|fork|block "
+			"[options]\n");
 		return 2;
 	}
 	mode = argv[1];
