@@ -348,7 +348,7 @@ static void text_report(struct report *r)
 	const struct asc_rpt_result *res = r->res;
 	const struct asc_rpt_source *src = r->src;
 	struct asc_out *o = r->o;
-	uint64_t tot = 0, comp = 0, idle = 0, host = 0, kern = 0;
+	uint64_t tot = 0, comp = 0, copy = 0, idle = 0, host = 0, kern = 0;
 	const char *name;
 	double v;
 	size_t i;
@@ -388,9 +388,11 @@ static void text_report(struct report *r)
 		asc_out_printf(o, "    suggested: %s\n", f->suggestion);
 	}
 
-	asc_out_puts(o, "\n== Step time (us): device compute / device idle / host-only ==\n");
-	asc_out_printf(o, "%8s %12s %12s %12s %12s %7s %10s %8s %s\n", "step", "total", "compute",
-		       "idle", "host-only", "idle%", "gap-med", "kernels", "verdict");
+	asc_out_puts(o, "\n== Step time (us): device compute / copy only / device idle / "
+		     "host-only ==\n");
+	asc_out_printf(o, "%8s %12s %12s %10s %12s %12s %7s %10s %8s %s\n", "step", "total",
+		       "compute", "copy", "idle", "host-only", "idle%", "gap-med", "kernels",
+		       "verdict");
 	for (i = 0; i < res->nr_steps; i++) {
 		const struct asc_rpt_step_split *s = &res->steps[i];
 		uint64_t d = s->end_ns - s->start_ns;
@@ -400,19 +402,22 @@ static void text_report(struct report *r)
 			snprintf(id, sizeof(id), "(none)");
 		else
 			snprintf(id, sizeof(id), "%lld", (long long)s->step);
-		asc_out_printf(o, "%8s %12.1f %12.1f %12.1f %12.1f %6.1f%% %10.1f %8llu %s\n", id,
-			       us(d), us(s->compute_ns), us(s->idle_ns), us(s->host_only_ns),
+		asc_out_printf(o, "%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %8llu %s\n",
+			       id, us(d), us(s->compute_ns), us(s->copy_ns), us(s->idle_ns),
+			       us(s->host_only_ns),
 			       100.0 * s->idle_share, s->gap_median_us,
 			       (unsigned long long)s->kernels,
 			       s->dispatch_bound ? "dispatch-bound" : "-");
 		tot += d;
 		comp += s->compute_ns;
+		copy += s->copy_ns;
 		idle += s->idle_ns;
 		host += s->host_only_ns;
 		kern += s->kernels;
 	}
-	asc_out_printf(o, "%8s %12.1f %12.1f %12.1f %12.1f %6.1f%% %10.1f %8llu %s\n", "all",
-		       us(tot), us(comp), us(idle), us(host), 100.0 * res->dispatch.idle_share,
+	asc_out_printf(o, "%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %8llu %s\n", "all",
+		       us(tot), us(comp), us(copy), us(idle), us(host),
+		       100.0 * res->dispatch.idle_share,
 		       res->dispatch.gap_median_us, (unsigned long long)kern,
 		       res->dispatch.dispatch_bound ? "dispatch-bound" : "-");
 	asc_out_printf(o, "gaps between consecutive kernels on a stream: %llu, median %.1f us, "
@@ -601,7 +606,7 @@ static void json_report(struct report *r)
 	const struct asc_rpt_result *res = r->res;
 	const struct asc_rpt_source *src = r->src;
 	struct jw w = { .o = r->o, .first = { 1 } };
-	uint64_t tot = 0, comp = 0, idle = 0, host = 0;
+	uint64_t tot = 0, comp = 0, copy = 0, idle = 0, host = 0;
 	const char *name;
 	double v;
 	size_t i;
@@ -666,6 +671,7 @@ static void json_report(struct report *r)
 		jw_num(&w, "start_us", us(s->start_ns));
 		jw_num(&w, "duration_us", us(s->end_ns - s->start_ns));
 		jw_num(&w, "compute_us", us(s->compute_ns));
+		jw_num(&w, "copy_us", us(s->copy_ns));
 		jw_num(&w, "idle_us", us(s->idle_ns));
 		jw_num(&w, "host_only_us", us(s->host_only_ns));
 		jw_num(&w, "idle_share", s->idle_share);
@@ -676,6 +682,7 @@ static void json_report(struct report *r)
 		jw_close(&w, '}');
 		tot += s->end_ns - s->start_ns;
 		comp += s->compute_ns;
+		copy += s->copy_ns;
 		idle += s->idle_ns;
 		host += s->host_only_ns;
 	}
@@ -684,6 +691,7 @@ static void json_report(struct report *r)
 	jw_open(&w, "overall", '{');
 	jw_num(&w, "duration_us", us(tot));
 	jw_num(&w, "compute_us", us(comp));
+	jw_num(&w, "copy_us", us(copy));
 	jw_num(&w, "idle_us", us(idle));
 	jw_num(&w, "host_only_us", us(host));
 	jw_close(&w, '}');

@@ -409,7 +409,7 @@ int asc_rpt_detect_steps(const struct asc_rpt_input *in, struct asc_rpt_result *
 	const struct asc_rpt_kernel **ks = NULL;
 	struct asc_rpt_step pseudo;
 	const struct asc_rpt_step *st;
-	struct interval *iv = NULL;
+	struct interval *iv = NULL, *ivc = NULL;
 	uint64_t max_dur = 0;
 	size_t n, i, j, nk;
 
@@ -418,21 +418,27 @@ int asc_rpt_detect_steps(const struct asc_rpt_input *in, struct asc_rpt_result *
 	res->steps = calloc(n ? n : 1, sizeof(*res->steps));
 	ks = calloc(in->nr_kernels ? in->nr_kernels : 1, sizeof(*ks));
 	iv = calloc(in->nr_kernels ? in->nr_kernels : 1, sizeof(*iv));
-	if (!res->steps || !ks || !iv) {
+	ivc = calloc(in->nr_kernels ? in->nr_kernels : 1, sizeof(*ivc));
+	if (!res->steps || !ks || !iv || !ivc) {
 		free(ks);
 		free(iv);
+		free(ivc);
 		return -ENOMEM;
 	}
-	nk = compute_kernels(in, ks);
-	for (i = 0; i < nk; i++)
+	/* every device task counts as busy; compute is the compute kernels' share of it */
+	nk = in->nr_kernels;
+	for (i = 0; i < nk; i++) {
+		ks[i] = &in->kernels[i];
 		if (ks[i]->end_ns - ks[i]->start_ns > max_dur && ks[i]->end_ns > ks[i]->start_ns)
 			max_dur = ks[i]->end_ns - ks[i]->start_ns;
+	}
 	qsort(ks, nk, sizeof(*ks), cmp_kernel_start);
 
 	for (j = 0; j < n; j++) {
 		struct asc_rpt_step_split *sp = &res->steps[j];
 		uint64_t s = st[j].start_ns, e = st[j].end_ns, lo_start, first = UINT64_MAX, last = 0;
-		size_t lo = 0, hi = nk, m = 0;
+		uint64_t busy;
+		size_t lo = 0, hi = nk, m = 0, mc = 0;
 
 		sp->step = st[j].id;
 		sp->start_ns = s;
@@ -461,24 +467,30 @@ int asc_rpt_detect_steps(const struct asc_rpt_input *in, struct asc_rpt_result *
 			iv[m].start = a;
 			iv[m].end = b;
 			m++;
+			if (ks[i]->kind == ASC_RPT_K_COMPUTE)
+				ivc[mc++] = iv[m - 1];
 			if (a < first)
 				first = a;
 			if (b > last)
 				last = b;
 		}
-		sp->kernels = m;
+		sp->kernels = mc;
 		m = merge_intervals(iv, m);
-		sp->compute_ns = interval_total(iv, m);
+		mc = merge_intervals(ivc, mc);
+		busy = interval_total(iv, m);
+		sp->compute_ns = interval_total(ivc, mc);
+		sp->copy_ns = busy - sp->compute_ns;
 		if (!m) {
 			sp->host_only_ns = e - s;
 			continue;
 		}
 		sp->host_only_ns = (first - s) + (e - last);
-		sp->idle_ns = (last - first) - sp->compute_ns;
+		sp->idle_ns = (last - first) - busy;
 	}
 	res->nr_steps = n;
 	free(ks);
 	free(iv);
+	free(ivc);
 	return 0;
 }
 
@@ -575,8 +587,9 @@ static void step_gaps(size_t nk, const struct asc_rpt_thresholds *t,
 	for (j = 0; j < res->nr_steps; j++) {
 		struct asc_rpt_step_split *sp = &res->steps[j];
 
-		if (sp->compute_ns + sp->idle_ns)
-			sp->idle_share = (double)sp->idle_ns / (double)(sp->compute_ns + sp->idle_ns);
+		if (sp->compute_ns + sp->copy_ns + sp->idle_ns)
+			sp->idle_share = (double)sp->idle_ns /
+					 (double)(sp->compute_ns + sp->copy_ns + sp->idle_ns);
 	}
 	if (!sg)
 		return;
@@ -624,11 +637,13 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 	}
 	for (i = 0; i < res->nr_steps; i++) {
 		d->compute_ns += res->steps[i].compute_ns;
+		d->copy_ns += res->steps[i].copy_ns;
 		d->idle_ns += res->steps[i].idle_ns;
 		d->host_only_ns += res->steps[i].host_only_ns;
 	}
-	if (d->compute_ns + d->idle_ns)
-		d->idle_share = (double)d->idle_ns / (double)(d->compute_ns + d->idle_ns);
+	if (d->compute_ns + d->copy_ns + d->idle_ns)
+		d->idle_share = (double)d->idle_ns /
+				(double)(d->compute_ns + d->copy_ns + d->idle_ns);
 
 	ks = calloc(in->nr_kernels + 1, sizeof(*ks));
 	gaps = calloc(in->nr_kernels + 1, sizeof(*gaps));
@@ -665,7 +680,7 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 	err = queue_stats(in, d);
 	if (err)
 		return err;
-	d->dispatch_bound = (d->compute_ns + d->idle_ns) > 0 && n > 0 &&
+	d->dispatch_bound = (d->compute_ns + d->copy_ns + d->idle_ns) > 0 && n > 0 &&
 			    d->idle_share >= t->idle_share && d->gap_median_us >= t->gap_us;
 	return 0;
 }

@@ -136,13 +136,16 @@ struct asc_rpt_step_split {
 	int64_t step;
 	uint64_t start_ns;
 	uint64_t end_ns;
-	uint64_t compute_ns;	/* union of kernel intervals (all streams), clipped to the step */
-	uint64_t idle_ns;	/* device idle between the step's first kernel start and last end */
-	uint64_t host_only_ns;	/* step time before the first / after the last kernel */
+	uint64_t compute_ns;	/* union of compute kernel intervals (all streams), clipped */
+	uint64_t copy_ns;	/* device busy with copies only (no compute kernel running) */
+	uint64_t idle_ns;	/* nothing running, between the step's first task start and
+				 * last task end */
+	uint64_t host_only_ns;	/* step time before the first / after the last task;
+				 * compute + copy + idle + host_only = the step */
 	uint64_t kernels;	/* kernels that intersect the step */
 	uint64_t nr_gaps;	/* per-step dispatch evidence (asc_rpt_detect_dispatch) */
 	double gap_median_us;
-	double idle_share;	/* idle / (compute + idle) */
+	double idle_share;	/* idle / (compute + copy + idle) */
 	int dispatch_bound;	/* same rule as the overall verdict, on this step alone */
 };
 
@@ -150,9 +153,10 @@ struct asc_rpt_step_split {
 
 struct asc_rpt_dispatch {
 	uint64_t compute_ns;	/* sums over the steps */
+	uint64_t copy_ns;
 	uint64_t idle_ns;
 	uint64_t host_only_ns;
-	double idle_share;	/* idle / (compute + idle), 0 without kernels */
+	double idle_share;	/* idle / (compute + copy + idle), 0 without kernels */
 	uint64_t nr_gaps;	/* gaps between consecutive kernels of a stream, within a step */
 	double gap_median_us;	/* nearest-rank median */
 	double gap_p99_us;	/* nearest-rank 99th percentile */

@@ -127,7 +127,7 @@ def test_statistics(tmp):
 
     # the split adds up per step
     for s in r["steps"]:
-        check(close(s["compute_us"] + s["idle_us"] + s["host_only_us"], s["duration_us"]),
+        check(close(s["compute_us"] + s["copy_us"] + s["idle_us"] + s["host_only_us"], s["duration_us"]),
               "step %s split does not add up" % s["step"])
 
     # memory: the allocator's totals as recorded (ascbpf dump), ops from the truth

@@ -566,6 +566,11 @@ static void test_copies_only_count_for_overlap(void **state)
 	asc_rpt_thresholds_default(&t);
 	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
 	assert_int_equal(r.steps[0].compute_ns, US(110));
+	/* the copy alone runs [100, 150): busy, not idle, not compute */
+	assert_int_equal(r.steps[0].copy_ns, US(50));
+	assert_int_equal(r.steps[0].idle_ns, 0);
+	assert_int_equal(r.steps[0].host_only_ns, US(40));
+	assert_true(r.dispatch.idle_share == 0);
 	assert_int_equal(r.steps[0].kernels, 2);
 	assert_int_equal(r.device_ns, US(110));
 	assert_int_equal(r.kernel_types, 2);

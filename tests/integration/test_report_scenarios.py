@@ -1,0 +1,329 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""
+test_report_scenarios.py - `ascbpf trace -- npu_train --scenario X`, then
+`ascbpf report --json`, for the npu_train scenarios: each scenario gets the
+finding it was built to show, baseline gets none, and the numbers behind the
+findings agree with npu_model's ground-truth journal (the daemon's `exec`
+lines: device counters of every task the card ran; `task`, `step` and `mem`
+lines of the libraries), never with report's own output:
+
+  baseline          none of the findings below; kernel counts per type as the card ran them
+  dispatch-bound    dispatch_bound, with the journal's median gap between kernels
+  native-optimizer  native_optimizer, ~6 kernels per parameter, parameters = Addcdiv per step
+  fused-optimizer   no native_optimizer; its ApplyAdamW kernels counted as fused
+  transdata         transdata naming npu_format_cast, the scenario's call site, at its rate
+  mem-growth        memory_growth of 8 MiB per step, end-of-step allocated as the journal's
+  multi-stream      two streams and their overlap as the card ran them
+  oom               alloc_failed with ACL_ERROR_RT_MEMORY_ALLOCATION (207001)
+"""
+import collections
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import shutil
+
+TOP = os.environ.get("ASCBPF_TOP") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(TOP, "tests", "lib"))
+from npu_model import ModelDaemon, read_journal  # noqa: E402
+
+OUTPUT = os.environ.get("OUTPUT") or os.path.join(TOP, "build")
+ASCBPF = os.path.join(OUTPUT, "ascbpf")
+FREQ_HZ = 50e6		# npu-modeld's default system-counter frequency
+COMPUTE_SQE = {0, 1, 2}	# AI_CORE, AI_CPU, AI_VECTOR_CORE
+COPY_SQE = 11		# SDMA
+PROBLEMS = {"dispatch_bound", "native_optimizer", "transdata", "cast", "sync_stall",
+            "memory_growth", "streams_serialised", "alloc_failed"}
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def nearest_rank(values, p):
+    v = sorted(values)
+    return v[max(1, min(len(v), math.ceil(p / 100.0 * len(v)))) - 1]
+
+
+def trace(scenario, steps, tmp, hbm_mib=None, convert=False):
+    """Traces one npu_train run; returns (report JSON, journal records, npu_train pid, out dir)."""
+    out = os.path.join(tmp, scenario)
+    with ModelDaemon(cards=1, journal=True, hbm_mib=hbm_mib) as m:
+        cmd = [ASCBPF, "trace", "-o", out, "--profile-memory"]
+        if not convert:
+            cmd.append("--no-convert")
+        cmd += ["--", m.bin("npu_train"), "--scenario", scenario, "--steps", str(steps)]
+        r = subprocess.run(cmd, env=m.env(NPU_MODEL_JOURNAL=m.journal_dir), capture_output=True,
+                           text=True, timeout=240)
+        if not check(r.returncode == 0, "%s: trace exited %d: %s" % (scenario, r.returncode,
+                                                                     r.stderr[-2000:])):
+            return None, None, None, None
+        m.proc.send_signal(signal.SIGTERM)	# the daemon flushes its journal
+        m.proc.wait(timeout=30)
+        journal = read_journal(m.journal_dir)
+    caps = [f for f in os.listdir(out) if f.endswith(".cap")]
+    check(len(caps) == 1, "%s: captures %s" % (scenario, caps))
+    pid = caps[0][len("ascbpf-"):-len(".cap")]
+    p = subprocess.run([ASCBPF, "report", "--json", "--top", "1000", out], capture_output=True,
+                       text=True)
+    if not check(p.returncode == 0, "%s: report exited %d: %s" % (scenario, p.returncode,
+                                                                  p.stderr)):
+        return None, None, None, None
+    return json.loads(p.stdout), journal, pid, out
+
+
+def ids(rep):
+    return {f["id"] for f in rep["findings"]}
+
+
+def finding(rep, fid):
+    for f in rep["findings"]:
+        if f["id"] == fid:
+            check(f["evidence"] and f["thresholds"] and f["suggestion"],
+                  "finding %s without its numbers" % fid)
+            for name, v in f["thresholds"].items():
+                check(v == rep["thresholds"][name], "finding %s states %s=%s" % (fid, name, v))
+            return f
+    return None
+
+
+class Truth:
+    """What the card ran for one process, from the journal."""
+
+    def __init__(self, journal, pid):
+        self.execs = [f for k, f in journal if k == "exec" and f["pid"] == pid]
+        self.tasks = {(f["stream"], f["task"], f["wrap"]): f for k, f in journal if k == "task"}
+        self.steps = sorted(int(f["t"]) for k, f in journal if k == "step")
+        self.mems = [f for k, f in journal if k == "mem"]
+        self.ooms = [f for k, f in journal if k == "oom"]
+
+    def compute(self):
+        return [e for e in self.execs if int(e["sqe_type"]) in COMPUTE_SQE]
+
+    def kernel_counts(self):
+        return collections.Counter(e["kernel"] for e in self.compute())
+
+    def step_of(self, e):
+        """Step of a task: the step its submission fell in."""
+        t = self.tasks.get((e["stream"], e["task"], e["wrap"]))
+        if t is None:
+            return None
+        n = sum(1 for s in self.steps if s <= int(t["t"]))
+        return n - 1 if n else None
+
+    def gaps_us(self):
+        by = collections.defaultdict(list)
+        for e in self.compute():
+            by[(e["stream"], self.step_of(e))].append((int(e["c0"]), int(e["c1"])))
+        gaps = []
+        for (stream, step), ks in by.items():
+            if step is None:
+                continue
+            ks.sort()
+            gaps += [max(0, b[0] - a[1]) / FREQ_HZ * 1e6 for a, b in zip(ks, ks[1:])]
+        return gaps
+
+    def overlap_us(self):
+        per = collections.defaultdict(list)
+        for e in self.execs:
+            if int(e["sqe_type"]) in COMPUTE_SQE or int(e["sqe_type"]) == COPY_SQE:
+                per[e["stream"]].append((int(e["c0"]), int(e["c1"])))
+        edges = []
+        for ivs in per.values():
+            ivs.sort()
+            merged = []
+            for a, b in ivs:
+                if merged and a <= merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], b)
+                else:
+                    merged.append([a, b])
+            for a, b in merged:
+                edges += [(a, 1), (b, -1)]
+        edges.sort(key=lambda x: (x[0], x[1]))
+        depth, last, over = 0, 0, 0
+        for t, d in edges:
+            if depth >= 2:
+                over += t - last
+            depth += d
+            last = t
+        return len(per), over / FREQ_HZ * 1e6
+
+    def pta_end_of_steps(self):
+        """PTA total_allocated after the last event of each complete step."""
+        pta = sorted((int(f["t"]), int(f["total_allocated"])) for f in self.mems
+                     if f["component"] == "PTA")
+        out = []
+        for a, b in zip(self.steps, self.steps[1:]):
+            inside = [v for t, v in pta if a <= t < b]
+            if inside:
+                out.append(inside[-1])
+        return out
+
+
+def test_baseline(tmp):
+    rep, journal, pid, out = trace("baseline", 4, tmp, convert=True)
+    if rep is None:
+        return
+    check(not (ids(rep) & PROBLEMS), "baseline: findings %s" % sorted(ids(rep) & PROBLEMS))
+    truth = Truth(journal, pid)
+    print("baseline: findings %s, idle share %.3f, median gap %s us, %d kernels (card %d)" %
+          (sorted(ids(rep)), rep["dispatch"]["idle_share"], rep["dispatch"]["gap_median_us"],
+           sum(k["count"] for k in rep["top_kernels"]), len(truth.compute())))
+    got = {k["name"]: k["count"] for k in rep["top_kernels"]}
+    check(sum(got.values()) == len(truth.compute()),
+          "baseline: %d kernels, the card ran %d" % (sum(got.values()), len(truth.compute())))
+    check(len(got) == len(truth.kernel_counts()),
+          "baseline: %d kernel types, the card ran %d" % (len(got), len(truth.kernel_counts())))
+    check(len(rep["steps"]) == len(truth.steps), "baseline: %d steps, journal %d" %
+          (len(rep["steps"]), len(truth.steps)))
+    # the converted output directory is read the same way (its ascbpf/capture.ascb copy)
+    runs = [d for d in os.listdir(out) if d.endswith("_ascend_pt")]
+    check(len(runs) == 1, "baseline: runs %s" % runs)
+    if runs:
+        p = subprocess.run([ASCBPF, "report", "--json", "--top", "1000", os.path.join(out, runs[0])],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "report on %s: %d %s" % (runs[0], p.returncode, p.stderr))
+        if p.returncode == 0:
+            d = json.loads(p.stdout)
+            check(d["counts"] == rep["counts"] and d["findings"] == rep["findings"],
+                  "baseline: the output directory's capture reports differently")
+
+
+def test_dispatch_bound(tmp):
+    rep, journal, pid, _ = trace("dispatch-bound", 3, tmp)
+    if rep is None:
+        return
+    f = finding(rep, "dispatch_bound")
+    check(f is not None, "dispatch-bound: not called dispatch-bound: %s" % sorted(ids(rep)))
+    gaps = Truth(journal, pid).gaps_us()
+    med = nearest_rank(gaps, 50)
+    print("dispatch-bound: idle share %.3f, median gap %s us (card %s us), %d gaps" %
+          (rep["dispatch"]["idle_share"], rep["dispatch"]["gap_median_us"], med, len(gaps)))
+    check(abs(rep["dispatch"]["gap_median_us"] - med) <= 0.02 * med + 0.1,
+          "dispatch-bound: median gap %s us, the card's %s us" % (rep["dispatch"]["gap_median_us"], med))
+    check(rep["dispatch"]["gaps"] == len(gaps),
+          "dispatch-bound: %d gaps, the card's %d" % (rep["dispatch"]["gaps"], len(gaps)))
+    check(rep["dispatch"]["queue_measured"], "dispatch-bound: queue depth not measured")
+
+
+def test_optimizers(tmp):
+    rep, journal, pid, _ = trace("native-optimizer", 3, tmp)
+    if rep is not None:
+        f = finding(rep, "native_optimizer")
+        check(f is not None, "native-optimizer: not flagged: %s" % sorted(ids(rep)))
+        truth = Truth(journal, pid)
+        counts = truth.kernel_counts()
+        steps = len(truth.steps)
+        params = counts["Addcdiv"] / steps	# one addcdiv_ per parameter per step
+        o = rep["optimizer"]
+        print("native-optimizer: %s per-parameter kernels per step, %s parameters (card %s)" %
+              (o["per_param_kernels_per_step"], o["repeats_per_step"], params))
+        check(params > 0 and o["repeats_per_step"] == params,
+              "native-optimizer: ~%s parameters, the card ran %s Addcdiv per step" %
+              (o["repeats_per_step"], params))
+        # six kernels per parameter, less the two Muls before the first update
+        check(o["per_param_kernels_per_step"] == 6 * params - 2,
+              "native-optimizer: %s per-parameter kernels per step, expected %s" %
+              (o["per_param_kernels_per_step"], 6 * params - 2))
+        check(o["fused_would_cut"], "native-optimizer: fused optimizer would not cut them")
+    rep, journal, pid, _ = trace("fused-optimizer", 3, tmp)
+    if rep is not None:
+        check("native_optimizer" not in ids(rep), "fused-optimizer: flagged as native")
+        truth = Truth(journal, pid)
+        apply = sum(v for k, v in truth.kernel_counts().items() if k.startswith("Apply"))
+        check(apply > 0 and rep["optimizer"]["fused_kernels"] == apply,
+              "fused-optimizer: %s fused kernels, the card ran %d Apply*" %
+              (rep["optimizer"]["fused_kernels"], apply))
+        check(rep["optimizer"]["per_param_kernels"] == 0, "fused-optimizer: per-parameter kernels")
+
+
+def test_transdata(tmp):
+    rep, journal, pid, _ = trace("transdata", 3, tmp)
+    if rep is None:
+        return
+    f = finding(rep, "transdata")
+    check(f is not None, "transdata: no transdata finding: %s" % sorted(ids(rep)))
+    truth = Truth(journal, pid)
+    n = truth.kernel_counts()["TransData"]
+    print("transdata: %s (card ran %d TransData)" % (f and f["summary"], n))
+    if f:
+        check(f["op"] is not None and "npu_format_cast" in f["op"],
+              "transdata: call site %r, the scenario's is npu_format_cast" % f["op"])
+        check(f["evidence"]["count"] == n, "transdata: %s TransData, the card ran %d" %
+              (f["evidence"]["count"], n))
+        check(f["evidence"]["per_step"] == n / len(truth.steps),
+              "transdata: %s per step, the card %s" % (f["evidence"]["per_step"], n / len(truth.steps)))
+
+
+def test_mem_growth(tmp):
+    rep, journal, pid, _ = trace("mem-growth", 5, tmp)
+    if rep is None:
+        return
+    f = finding(rep, "memory_growth")
+    check(f is not None, "mem-growth: no memory_growth finding: %s" % sorted(ids(rep)))
+    check(rep["memory"]["growth"]["median_mb_per_step"] == 8.0,
+          "mem-growth: %s MiB per step, the scenario holds 8" % rep["memory"]["growth"]["median_mb_per_step"])
+    truth = Truth(journal, pid).pta_end_of_steps()
+    got = [round(s["end_allocated_mb"] * 1048576) for s in rep["memory"]["growth"]["steps"]]
+    print("mem-growth: step ends %s, journal %s" % (got, truth))
+    check(got[:len(truth)] == truth, "mem-growth: allocated at step ends %s, journal %s" % (got, truth))
+
+
+def test_multi_stream(tmp):
+    rep, journal, pid, _ = trace("multi-stream", 3, tmp)
+    if rep is None:
+        return
+    n, over = Truth(journal, pid).overlap_us()
+    s = rep["streams"]
+    print("multi-stream: overlap %s us (card %s us), %d streams" % (s["overlap_us"], over, n))
+    check(len(s["streams"]) == n == 2, "multi-stream: %d streams, the card %d" % (len(s["streams"]), n))
+    check(over > 0 and abs(s["overlap_us"] - over) <= 0.01 * over + 0.1,
+          "multi-stream: overlap %s us, the card's %s us" % (s["overlap_us"], over))
+
+
+def test_oom(tmp):
+    rep, journal, pid, _ = trace("oom", 2, tmp, hbm_mib=1024)
+    if rep is None:
+        return
+    f = finding(rep, "alloc_failed")
+    check(f is not None, "oom: no alloc_failed finding: %s" % sorted(ids(rep)))
+    truth = Truth(journal, pid)
+    print("oom: %s" % (f and f["summary"]))
+    check(truth.ooms and any(o.get("ret") == "207001" for o in truth.ooms), "oom: journal has no oom")
+    if f:
+        check(f["evidence"]["first_error"] == 207001, "oom: first error %s" % f["evidence"]["first_error"])
+
+
+def main():
+    if not os.access(ASCBPF, os.X_OK):
+        print("FAIL: %s not built" % ASCBPF)
+        return 1
+    if os.geteuid() != 0:
+        print("FAIL: tracing needs root")
+        return 1
+    tmp = tempfile.mkdtemp(prefix="ascbpf-report-sc-")
+    try:
+        for t in (test_baseline, test_dispatch_bound, test_optimizers, test_transdata,
+                  test_mem_growth, test_multi_stream, test_oom):
+            print("---", t.__name__)
+            t(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print("%d checks failed" % len(failures))
+        return 1
+    print("every scenario gets its finding; baseline none; numbers agree with the journal")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
