@@ -63,8 +63,9 @@ drvError_t hal_errno_to_drv(int err)
 	case 0:
 		return DRV_ERROR_NONE;
 	case -ENOMEM:
-	case -ENOSPC:
 		return DRV_ERROR_OUT_OF_MEMORY;
+	case -ENOSPC:
+		return DRV_ERROR_NO_RESOURCES;
 	case -EINVAL:
 	case -EFAULT:
 	case -EEXIST:
@@ -77,8 +78,9 @@ drvError_t hal_errno_to_drv(int err)
 	case -ENXIO:
 		return DRV_ERROR_NO_DEVICE;
 	case -ETIMEDOUT:
-	case -EBUSY:
 		return DRV_ERROR_WAIT_TIMEOUT;
+	case -EBUSY:
+		return DRV_ERROR_BUSY;
 	case -ENOTTY:
 	case -EOPNOTSUPP:
 		return DRV_ERROR_NOT_SUPPORT;

@@ -16,17 +16,25 @@
 extern "C" {
 #endif
 
-typedef int drvError_t;		/* real: enum; DRV_ERROR_NONE = 0 */
+typedef int drvError_t;		/* real: enum (ascend_hal_error.h); DRV_ERROR_NONE = 0 */
 #define DRV_ERROR_NONE			0
 #define DRV_ERROR_NO_DEVICE		1
 #define DRV_ERROR_INVALID_DEVICE	2
 #define DRV_ERROR_INVALID_VALUE		3
 #define DRV_ERROR_INVALID_HANDLE	4
+#define DRV_ERROR_INVALID_MALLOC_TYPE	5
 #define DRV_ERROR_OUT_OF_MEMORY		6
 #define DRV_ERROR_INNER_ERR		7
 #define DRV_ERROR_PARA_ERROR		8
-#define DRV_ERROR_WAIT_TIMEOUT		12
-#define DRV_ERROR_IOCRL_FAIL		13
+#define DRV_ERROR_UNINIT		9
+#define DRV_ERROR_REPEATED_INIT		10
+#define DRV_ERROR_NOT_EXIST		11
+#define DRV_ERROR_REPEATED_USERD	12
+#define DRV_ERROR_BUSY			13
+#define DRV_ERROR_NO_RESOURCES		14
+#define DRV_ERROR_OUT_OF_CMD_SLOT	15
+#define DRV_ERROR_WAIT_TIMEOUT		16
+#define DRV_ERROR_IOCRL_FAIL		17
 #define DRV_ERROR_NOT_SUPPORT		0xfffe
 
 #define SQCQ_RTS_INFO_LENGTH	5
