@@ -456,6 +456,44 @@ static void test_prof_overflow_counts_drops(void **state)
 	md_file_release(&f);
 }
 
+static void test_prof_poll(void **state)
+{
+	struct md_file f = manager();
+	struct npu_prof_ctl ctl = { .device_id = 1, .channel_id = PROF_CHANNEL_STARS_SOC_LOG };
+	struct npu_prof_poll_arg pa;
+	struct prof_poll_info pi[4];
+	struct md_card *c = &md_cards[1];
+	struct md_task t;
+	uint64_t t0;
+
+	assert_int_equal(bind(&f, DAVINCI_MODULE_PROF, 0), 0);
+	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_START, &ctl), 0);
+	memset(&pa, 0, sizeof(pa));
+	pa.num = 4;
+	pa.out = (uint64_t)(uintptr_t)pi;
+	pa.timeout_ms = 30;
+	/* Nothing to read: waits out the timeout, reports none. */
+	t0 = md_now_ns();
+	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_POLL, &pa), 0);
+	assert_int_equal(pa.ready, 0);
+	assert_true(md_now_ns() - t0 >= 30000000ull);
+	memset(&t, 0, sizeof(t));
+	pthread_mutex_lock(&c->lock);
+	md_prof_emit_task(c, &t);
+	pthread_mutex_unlock(&c->lock);
+	memset(pi, 0xff, sizeof(pi));
+	pa.timeout_ms = 0;
+	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_POLL, &pa), 0);
+	assert_int_equal(pa.ready, 1);
+	assert_int_equal(pi[0].device_id, 1);
+	assert_int_equal(pi[0].channel_id, PROF_CHANNEL_STARS_SOC_LOG);
+	pa.out = 8;
+	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_POLL, &pa), -EFAULT);
+	pa.num = 0;
+	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_POLL, &pa), -EINVAL);
+	md_file_release(&f);
+}
+
 /* A file released while one of its ioctls was still running gets nothing more. */
 static void test_released_file_allocates_nothing(void **state)
 {
@@ -491,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_svm_memory),
 		cmocka_unit_test(test_prof_sessions),
 		cmocka_unit_test(test_prof_overflow_counts_drops),
+		cmocka_unit_test(test_prof_poll),
 		cmocka_unit_test(test_released_file_allocates_nothing),
 	};
 
