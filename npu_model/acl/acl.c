@@ -280,7 +280,8 @@ NPU_NOINLINE aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPoli
 	if (!devPtr || !size || !policy_ok(policy) || size > (SIZE_MAX >> 2))
 		r = ACL_ERROR_INVALID_PARAM;
 	else
-		r = rtMalloc(devPtr, ((size + 31) & ~(size_t)31) + 32, RT_MEMORY_HBM, ACL_MODULE_ID);
+		r = rtMalloc(devPtr, ((size + 31) & ~(size_t)31) + 32, RT_MEMORY_HBM,
+			     ACL_MODULE_ID);
 	NPU_API_EXIT("cann", r, "\tsize=%zu\tptr=%p", size, (r || !devPtr) ? NULL : *devPtr);
 	return r;
 }
@@ -304,7 +305,10 @@ NPU_NOINLINE aclError aclrtMallocHost(void **hostPtr, size_t size)
 	aclError r;
 	NPU_API_ENTER();
 
-	r = (hostPtr && size) ? rtMallocHost(hostPtr, size, ACL_MODULE_ID) : ACL_ERROR_INVALID_PARAM;
+	if (hostPtr && size)
+		r = rtMallocHost(hostPtr, size, ACL_MODULE_ID);
+	else
+		r = ACL_ERROR_INVALID_PARAM;
 	NPU_API_EXIT("cann", r, "\tsize=%zu\tptr=%p", size, (r || !hostPtr) ? NULL : *hostPtr);
 	return r;
 }
@@ -493,7 +497,8 @@ NPU_NOINLINE aclTensorDesc *aclCreateTensorDesc(aclDataType dataType, int numDim
 {
 	struct aclTensorDesc *d;
 
-	if (numDims < 0 || numDims > ACL_MAX_DIMS || (numDims && !dims) || !aclDataTypeSize(dataType))
+	if (numDims < 0 || numDims > ACL_MAX_DIMS || (numDims && !dims) ||
+	    !aclDataTypeSize(dataType))
 		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)

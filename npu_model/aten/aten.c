@@ -305,7 +305,8 @@ bad:
 
 /* ---- the ops -------------------------------------------------------------------------------- */
 
-/* at::Tensor at::_ops::add_Tensor::call(const Tensor &self, const Tensor &other, const Scalar &alpha) */
+/* at::Tensor at::_ops::add_Tensor::call(const Tensor &self, const Tensor &other,
+ *				      const Scalar &alpha) */
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE(
 	struct at_tensor *ret, const struct at_tensor *self, const struct at_tensor *other,
 	const struct c10_scalar *alpha)
@@ -815,7 +816,8 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops11mul__Scalar4callERNS_6TensorERKN3c10
 	return self;
 }
 
-/* at::Tensor &at::_ops::add__Scalar::call(Tensor &self, const Scalar &other, const Scalar &alpha) */
+/* at::Tensor &at::_ops::add__Scalar::call(Tensor &self, const Scalar &other,
+ *					 const Scalar &alpha) */
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops11add__Scalar4callERNS_6TensorERKN3c106ScalarES7_(
 	struct at_tensor *self, const struct c10_scalar *other, const struct c10_scalar *alpha)
 {
@@ -827,7 +829,8 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops11add__Scalar4callERNS_6TensorERKN3c10
 	return self;
 }
 
-/* at::Tensor &at::_ops::addcmul_::call(Tensor &self, const Tensor &t1, const Tensor &t2, const Scalar &value) */
+/* at::Tensor &at::_ops::addcmul_::call(Tensor &self, const Tensor &t1, const Tensor &t2,
+ *				      const Scalar &value) */
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops8addcmul_4callERNS_6TensorERKS2_S5_RKN3c106ScalarE(
 	struct at_tensor *self, const struct at_tensor *t1, const struct at_tensor *t2,
 	const struct c10_scalar *value)
@@ -840,7 +843,8 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops8addcmul_4callERNS_6TensorERKS2_S5_RKN
 	return self;
 }
 
-/* at::Tensor &at::_ops::addcdiv_::call(Tensor &self, const Tensor &t1, const Tensor &t2, const Scalar &value) */
+/* at::Tensor &at::_ops::addcdiv_::call(Tensor &self, const Tensor &t1, const Tensor &t2,
+ *				      const Scalar &value) */
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops8addcdiv_4callERNS_6TensorERKS2_S5_RKN3c106ScalarE(
 	struct at_tensor *self, const struct at_tensor *t1, const struct at_tensor *t2,
 	const struct c10_scalar *value)
@@ -917,10 +921,11 @@ _ZN2at4_ops13_fused_adamw_4callEN3c108ArrayRefINS_6TensorEEES5_S5_S5_S5_S5_ddddd
 	for (size_t i = 0; i < self.len && !r; i++) {
 		struct at_tensor out = npu_tensor_ref(&self.data[i]);
 
-		r = dispatch("apply_adamw", &out, 1,
-			     (const struct at_tensor *const[]){ &self.data[i], &exp_avgs.data[i],
-								 &exp_avg_sqs.data[i], &grads.data[i],
-								 &state_steps.data[i] }, 5, x, 5);
+		const struct at_tensor *ins[5] = { &self.data[i], &exp_avgs.data[i],
+						   &exp_avg_sqs.data[i], &grads.data[i],
+						   &state_steps.data[i] };
+
+		r = dispatch("apply_adamw", &out, 1, ins, 5, x, 5);
 		if (!r)
 			npu_tensor_release(&out);
 	}

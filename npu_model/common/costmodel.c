@@ -276,8 +276,8 @@ int npu_op_cost(const char *op, const struct npu_shape *in, int nin,
 		if (nin < 1)
 			return -EINVAL;
 		cost->flops = (uint64_t)d->per_elem * npu_shape_numel(&in[0]);
-		cost->block_dim = block_dim_for(bytes >> 16,
-						d->task_type == NPU_TASK_AI_CPU ? 4 : NPU_AIV_CORES);
+		cost->block_dim = block_dim_for(bytes >> 16, d->task_type == NPU_TASK_AI_CPU ?
+							     4 : NPU_AIV_CORES);
 		break;
 	case OPC_COPY:
 		if (nin < 1 || nout < 1)
@@ -310,8 +310,7 @@ int npu_op_cost(const char *op, const struct npu_shape *in, int nin,
 		o = d->cls == OPC_CONV ? (nout ? &out[0] : NULL) : (nin >= 3 ? &in[2] : NULL);
 		if (!o || o->ndim != 4)
 			return -EINVAL;
-		cost->flops = 2ull * (uint64_t)o->dims[0] * (uint64_t)o->dims[1] *
-			      (uint64_t)o->dims[2] * (uint64_t)o->dims[3] * (uint64_t)in[1].dims[1] *
+		cost->flops = 2ull * npu_shape_numel(o) * (uint64_t)in[1].dims[1] *
 			      (uint64_t)in[1].dims[2] * (uint64_t)in[1].dims[3];
 		cost->block_dim = block_dim_for(npu_shape_numel(o) >> 12, NPU_AIC_CORES);
 		break;

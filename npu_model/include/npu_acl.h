@@ -77,8 +77,9 @@ typedef enum aclrtMemAttr {
 
 typedef enum aclrtEventStatus { ACL_EVENT_STATUS_COMPLETE = 0, ACL_EVENT_STATUS_NOT_READY = 1,
 				ACL_EVENT_STATUS_RESERVED = 2 } aclrtEventStatus;
-typedef enum aclrtEventRecordedStatus { ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
-					ACL_EVENT_RECORDED_STATUS_COMPLETE = 1 } aclrtEventRecordedStatus;
+typedef enum aclrtEventRecordedStatus {
+	ACL_EVENT_RECORDED_STATUS_NOT_READY = 0, ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
+} aclrtEventRecordedStatus;
 
 #define ACL_EVENT_SYNC				0x1
 #define ACL_EVENT_CAPTURE_STREAM_PROGRESS	0x2
@@ -88,8 +89,8 @@ typedef enum aclrtEventRecordedStatus { ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
 
 typedef enum {
 	ACL_DT_UNDEFINED = -1, ACL_FLOAT = 0, ACL_FLOAT16 = 1, ACL_INT8 = 2, ACL_INT32 = 3,
-	ACL_UINT8 = 4, ACL_INT16 = 6, ACL_UINT16 = 7, ACL_UINT32 = 8, ACL_INT64 = 9, ACL_UINT64 = 10,
-	ACL_DOUBLE = 11, ACL_BOOL = 12, ACL_BF16 = 27,
+	ACL_UINT8 = 4, ACL_INT16 = 6, ACL_UINT16 = 7, ACL_UINT32 = 8, ACL_INT64 = 9,
+	ACL_UINT64 = 10, ACL_DOUBLE = 11, ACL_BOOL = 12, ACL_BF16 = 27,
 } aclDataType;
 
 typedef enum {
@@ -125,7 +126,8 @@ aclError aclrtMallocHost(void **hostPtr, size_t size);
 aclError aclrtFree(void *devPtr);
 aclError aclrtFreeHost(void *hostPtr);
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
-aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind);
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+		     aclrtMemcpyKind kind);
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
 			  aclrtMemcpyKind kind, aclrtStream stream);
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
@@ -136,9 +138,8 @@ aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kern
 aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
 			   size_t argsSize, aclrtStream stream);
 aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks,
-				       aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs,
-				       size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray,
-				       size_t placeHolderNum);
+	aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t argsSize,
+	aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum);
 
 /* acl_op.h / acl_op_compiler.h: tensor descriptions and data buffers (libascendcl). */
 typedef struct aclTensorDesc aclTensorDesc;
@@ -161,11 +162,10 @@ int64_t aclGetTensorDescDim(const aclTensorDesc *desc, size_t index);
 aclDataType aclGetTensorDescType(const aclTensorDesc *desc);
 size_t aclDataTypeSize(aclDataType dataType);
 aclError aclopCompileAndExecute(const char *opType, int numInputs,
-				const aclTensorDesc *const inputDesc[],
-				const aclDataBuffer *const inputs[], int numOutputs,
-				const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
-				const aclopAttr *attr, aclopEngineType engineType,
-				aclopCompileType compileFlag, const char *opPath, aclrtStream stream);
+	const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs,
+	const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
+	const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag,
+	const char *opPath, aclrtStream stream);
 aclError aclopCompileAndExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[],
 				  aclDataBuffer *inputs[], int numOutputs,
 				  aclTensorDesc *outputDesc[], aclDataBuffer *outputs[],

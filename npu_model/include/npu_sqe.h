@@ -86,7 +86,7 @@ struct npu_sqe {
 	uint16_t flip;			/* 12: times this stream's taskId wrapped before it */
 	uint16_t reserved0;		/* 14: zero */
 	uint32_t event_id;		/* 16: EVENT_RECORD / EVENT_WAIT */
-	uint32_t kernel_id;		/* 20: runtime's id of the kernel (stub function), 0 if none */
+	uint32_t kernel_id;		/* 20: the runtime's kernel id, 0 if none */
 	uint64_t flops;			/* 24: KERNEL: floating-point operations */
 	uint64_t bytes;			/* 32: KERNEL: HBM bytes moved; MEMCPY/MEMSET: count */
 	union {				/* 40: 24 bytes */

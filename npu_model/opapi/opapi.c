@@ -127,7 +127,8 @@ NPU_NOINLINE aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const a
 ACLNN_RUN(aclnnMul)
 
 NPU_NOINLINE aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-						   uint64_t *workspaceSize, aclOpExecutor **executor)
+						   uint64_t *workspaceSize,
+						   aclOpExecutor **executor)
 {
 	aclnnStatus r;
 	NPU_API_ENTER();
@@ -157,7 +158,8 @@ NPU_NOINLINE aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor 
 ACLNN_RUN(aclnnThresholdBackward)
 
 NPU_NOINLINE aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-						   uint64_t *workspaceSize, aclOpExecutor **executor)
+						   uint64_t *workspaceSize,
+						   aclOpExecutor **executor)
 {
 	aclnnStatus r;
 	NPU_API_ENTER();
@@ -234,7 +236,8 @@ NPU_NOINLINE aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor *self, const 
 ACLNN_RUN(aclnnCast)
 
 NPU_NOINLINE aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-						   uint64_t *workspaceSize, aclOpExecutor **executor)
+						   uint64_t *workspaceSize,
+						   aclOpExecutor **executor)
 {
 	aclnnStatus r;
 	NPU_API_ENTER();
@@ -247,7 +250,8 @@ ACLNN_RUN(aclnnSqrt)
 
 /* ---- in-place optimizer arithmetic (torch.optim AdamW, foreach=False) --------------------- */
 
-NPU_NOINLINE aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other,
+NPU_NOINLINE aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef,
+							  const aclScalar *other,
 							  uint64_t *workspaceSize,
 							  aclOpExecutor **executor)
 {
@@ -262,7 +266,8 @@ NPU_NOINLINE aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef, co
 }
 ACLNN_RUN(aclnnInplaceMuls)
 
-NPU_NOINLINE aclnnStatus aclnnInplaceAddsGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other,
+NPU_NOINLINE aclnnStatus aclnnInplaceAddsGetWorkspaceSize(aclTensor *selfRef,
+							  const aclScalar *other,
 							  const aclScalar *alpha,
 							  uint64_t *workspaceSize,
 							  aclOpExecutor **executor)
@@ -406,7 +411,8 @@ NPU_NOINLINE aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
 }
 ACLNN_RUN(aclnnLayerNormBackward)
 
-NPU_NOINLINE aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim,
+NPU_NOINLINE aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self,
+							const aclIntArray *dim,
 							bool keepDim, aclDataType dtype,
 							aclTensor *out, uint64_t *workspaceSize,
 							aclOpExecutor **executor)
@@ -488,8 +494,8 @@ NPU_NOINLINE aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
 	r = cost_of("Conv2DBackpropInput", T(input, weight, gradOutput), 3, T(gradInput), 1,
 		    &k[nk++]);
 	if (!r)
-		r = cost_of("Conv2DBackpropFilter", T(input, weight, gradOutput), 3, T(gradWeight), 1,
-			    &k[nk++]);
+		r = cost_of("Conv2DBackpropFilter", T(input, weight, gradOutput), 3,
+			    T(gradWeight), 1, &k[nk++]);
 	if (!r && gradBias)
 		r = cost_of("ReduceSum", T(gradOutput), 1, T(gradBias), 1, &k[nk++]);
 	if (!r)
@@ -501,7 +507,7 @@ out:
 }
 ACLNN_RUN(aclnnConvolutionBackward)
 
-/* ---- format conversion ------------------------------------------------------------------------ */
+/* ---- format conversion ----------------------------------------------------------------------- */
 
 NPU_NOINLINE aclnnStatus aclnnNpuFormatCastGetWorkspaceSize(const aclTensor *srcTensor,
 							    aclTensor *dstTensor,
@@ -518,7 +524,7 @@ NPU_NOINLINE aclnnStatus aclnnNpuFormatCastGetWorkspaceSize(const aclTensor *src
 }
 ACLNN_RUN(aclnnNpuFormatCast)
 
-/* ---- fused and multi-tensor optimizer ops ------------------------------------------------------ */
+/* ---- fused and multi-tensor optimizer ops ---------------------------------------------------- */
 
 /* torch_npu's fused AdamW (torch_npu.optim.NpuFusedAdamW / _fused_adamw_ on NPU). */
 NPU_NOINLINE aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(
@@ -592,7 +598,7 @@ done:
 }
 ACLNN_RUN(aclnnForeachMulScalar)
 
-/* ---- an AI CPU op ------------------------------------------------------------------------------ */
+/* ---- an AI CPU op ---------------------------------------------------------------------------- */
 
 NPU_NOINLINE aclnnStatus aclnnNonzeroGetWorkspaceSize(const aclTensor *self, aclTensor *out,
 						      uint64_t *workspaceSize,

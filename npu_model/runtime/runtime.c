@@ -277,8 +277,8 @@ static rtError_t stream_submit(struct rt_stream *s, struct npu_sqe *sqe, uint8_t
 	if (npu_journal_on)
 		npu_journal_write("task", "tid=%d\tt=%llu\tdev=%d\tstream=%u\ttask=%u\twrap=%u"
 				  "\tsqe_type=%u\tkernel=%s\ttask_type=%s\tblock_dim=%u\tflops=%llu"
-				  "\tbytes=%llu", npu_tid(), (unsigned long long)npu_now_ns(), s->dev,
-				  s->id, task, flip, sqe_type, kernel ? kernel : "-",
+				  "\tbytes=%llu", npu_tid(), (unsigned long long)npu_now_ns(),
+				  s->dev, s->id, task, flip, sqe_type, kernel ? kernel : "-",
 				  npu_task_type_name(slot->task_type), block_dim,
 				  (unsigned long long)slot->flops, (unsigned long long)slot->bytes);
 	if (s->nr_pending >= rt_batch)
@@ -337,7 +337,9 @@ static rtError_t stream_create(int32_t dev, int32_t priority, struct rt_stream *
 	e = halResourceIdAlloc((uint32_t)dev, &rin, &rout);
 	if (e) {
 		free(s);
-		return e == DRV_ERROR_OUT_OF_MEMORY ? ACL_ERROR_RT_NO_STREAM_RESOURCE : drv_to_rt(e);
+		if (e == DRV_ERROR_OUT_OF_MEMORY)
+			return ACL_ERROR_RT_NO_STREAM_RESOURCE;
+		return drv_to_rt(e);
 	}
 	memset(&sin, 0, sizeof(sin));
 	memset(&sout, 0, sizeof(sout));
@@ -440,7 +442,8 @@ NPU_NOINLINE rtError_t rtSetDevice(int32_t devId)
 	pthread_mutex_lock(&rt_lock);
 	if (!rt_devices[devId].refs) {
 		rt_read_env();
-		r = stream_create(devId, RT_STREAM_PRIORITY_DEFAULT, &rt_devices[devId].default_stream);
+		r = stream_create(devId, RT_STREAM_PRIORITY_DEFAULT,
+				  &rt_devices[devId].default_stream);
 		if (!r)
 			rt_devices[devId].refs = 1;
 	} else {
@@ -913,7 +916,8 @@ NPU_NOINLINE rtError_t rtMalloc(void **devPtr, uint64_t size, rtMemType_t type,
 		free(b);
 		r = drv_to_rt(e);
 		if (npu_journal_on)
-			npu_journal_write("oom", "tid=%d\tt=%llu\tsize=%llu\tret=%d\tlayer=rtMalloc",
+			npu_journal_write("oom",
+					  "tid=%d\tt=%llu\tsize=%llu\tret=%d\tlayer=rtMalloc",
 					  npu_tid(), (unsigned long long)npu_now_ns(),
 					  (unsigned long long)size, r);
 		goto out;

@@ -385,7 +385,7 @@ __attribute__((constructor)) static void opplugin_register(void)
 	npu_aten_register_backend(&npu_backend);
 }
 
-/* ---- the TransData call site ------------------------------------------------------------------ */
+/* ---- the TransData call site ----------------------------------------------------------------- */
 
 static aclTensorDesc *desc_of(const struct npu_tensor_impl *t, aclFormat fmt)
 {
@@ -437,7 +437,7 @@ out:
 	return ret;
 }
 
-/* ---- torch.npu helpers ------------------------------------------------------------------------- */
+/* ---- torch.npu helpers ----------------------------------------------------------------------- */
 
 int npu_torch_init(int device)
 {

@@ -252,16 +252,16 @@ NPU_NOINLINE void _ZN6at_npu6native12AsncExecFuncEPv(void *data)
 		r = _ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv(p, p->paramStream);
 		break;
 	case ASYNC_MEMCPY:
-		r = _ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueueParasEPv(p,
-											p->paramStream);
+		r = _ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueueParasEPv(
+			p, p->paramStream);
 		break;
 	case RECORD_EVENT:
-		r = _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(p,
-										       p->paramStream);
+		r = _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(
+			p, p->paramStream);
 		break;
 	case WAIT_EVENT:
-		r = _ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEPv(p,
-										     p->paramStream);
+		r = _ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEPv(
+			p, p->paramStream);
 		break;
 	default:
 		r = ACL_ERROR_INVALID_PARAM;

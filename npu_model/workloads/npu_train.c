@@ -567,7 +567,7 @@ static void tf_fwd_bwd(struct tf *m, const T *input)
 	rel(&dx);
 }
 
-/* ---- a small CNN ------------------------------------------------------------------------------ */
+/* ---- a small CNN ----------------------------------------------------------------------------- */
 
 struct cnn {
 	int64_t batch;
@@ -645,7 +645,7 @@ static void cnn_fwd_bwd(struct cnn *m, const T *input, bool transdata)
 		rel(all[i]);
 }
 
-/* ---- the loop ------------------------------------------------------------------------------------ */
+/* ---- the loop -------------------------------------------------------------------------------- */
 
 static bool more_steps(void)
 {
@@ -1085,7 +1085,7 @@ static const char usage_text[] =
 	"  --steps N        training steps (default per scenario; 0 = until killed or --duration)\n"
 	"  --duration S     stop after S seconds\n"
 	"  --batch N        batch size (default per scenario)\n"
-	"  --card SPEC      the card npu-modeld runs (its --card syntax), for pacing and the report\n"
+	"  --card SPEC      the card npu-modeld runs (its --card syntax): pacing, report\n"
 	"  --ranks N        processes for multi-rank (default 2), rank i uses card i\n";
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -1144,14 +1144,15 @@ int main(int argc, char **argv)
 		case 'd':
 			R.duration = strtod(optarg, &end);
 			if (end == optarg || *end || !(R.duration > 0) || R.duration > 1e6) {
-				fprintf(stderr, "npu_train: --duration wants seconds > 0, not '%s'\n",
-					optarg);
+				fprintf(stderr, "npu_train: --duration wants seconds > 0, "
+					"not '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'b':
 			if (parse_long(optarg, 1, 4096, &v)) {
-				fprintf(stderr, "npu_train: --batch wants 1..4096, not '%s'\n", optarg);
+				fprintf(stderr, "npu_train: --batch wants 1..4096, not '%s'\n",
+					optarg);
 				return 2;
 			}
 			R.batch = (int)v;
@@ -1159,15 +1160,16 @@ int main(int argc, char **argv)
 		case 'c':
 			if (npu_card_config_parse(&R.card, optarg)) {
 				fprintf(stderr, "npu_train: bad --card '%s' (keys: tflops, "
-					"vector_tflops, aicpu_gflops, hbm_gbps, pcie_gbps, launch_us, "
-					"hbm_gib)\n", optarg);
+					"vector_tflops, aicpu_gflops, hbm_gbps, pcie_gbps, "
+					"launch_us, hbm_gib)\n", optarg);
 				return 2;
 			}
 			setenv("NPU_MODEL_CARD", optarg, 1);
 			break;
 		case 'r':
 			if (parse_long(optarg, 1, 64, &v)) {
-				fprintf(stderr, "npu_train: --ranks wants 1..64, not '%s'\n", optarg);
+				fprintf(stderr, "npu_train: --ranks wants 1..64, not '%s'\n",
+					optarg);
 				return 2;
 			}
 			R.ranks = (int)v;
@@ -1181,7 +1183,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "npu_train: unexpected argument '%s'\n%s", argv[optind], usage_text);
+		fprintf(stderr, "npu_train: unexpected argument '%s'\n%s", argv[optind],
+			usage_text);
 		return 2;
 	}
 	sc = find_scenario(R.scenario);

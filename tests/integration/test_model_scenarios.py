@@ -214,7 +214,8 @@ def main():
         if out:
             recs, execs, tasks = single(out)
             td = [t for t in tasks if t["kernel"] == "TransData"]
-            check(len(td) == 3 * steps, "transdata: %d TransData tasks, want %d" % (len(td), 3 * steps))
+            check(len(td) == 3 * steps, "transdata: %d TransData tasks, want %d" %
+                  (len(td), 3 * steps))
             calls = [r for k, r in recs if k == "api" and r["name"] == "aclopCompileAndExecute"
                      and r.get("op") == "TransData"]
             sites = [r for k, r in recs if k == "api" and r["name"] ==
@@ -274,7 +275,8 @@ def main():
                 by[e["stream"]].append(e)
             check(len(by) == 2, "multi-stream: %d streams" % len(by))
             copies = [e for e in execs if e["kernel"] == "MEMCPY"]
-            kernels = [e for e in execs if e["kernel"] not in ("MEMCPY", "EVENT_RECORD", "EVENT_WAIT")]
+            kernels = [e for e in execs
+                       if e["kernel"] not in ("MEMCPY", "EVENT_RECORD", "EVENT_WAIT")]
             ov = sum(1 for c in copies for k in kernels if k["stream"] != c["stream"] and
                      int(c["t0"]) < int(k["t1"]) and int(k["t0"]) < int(c["t1"]))
             print("multi-stream: %d copy/kernel overlaps" % ov)
@@ -283,7 +285,7 @@ def main():
             check(kc["EVENT_RECORD"] >= steps and kc["EVENT_WAIT"] >= steps,
                   "multi-stream: events %s" % dict(kc))
 
-    # ---- launch-storm ------------------------------------------------------------------------------
+    # ---- launch-storm ----------------------------------------------------------------------------
     with ModelDaemon(journal=True) as m:
         p = run_train(m, ["--scenario", "launch-storm", "--steps", "2"])
         out = common_checks("launch-storm", p, 2, m)
@@ -292,7 +294,7 @@ def main():
             check(kernel_counts(tasks)["Adds"] == 40000, "launch-storm: %d Adds" %
                   kernel_counts(tasks)["Adds"])
 
-    # ---- multi-rank ---------------------------------------------------------------------------------
+    # ---- multi-rank ------------------------------------------------------------------------------
     with ModelDaemon(cards=2, journal=True) as m:
         p = run_train(m, ["--scenario", "multi-rank", "--ranks", "2", "--steps", "3"])
         check(p.returncode == 0, "multi-rank: exit %d %s" % (p.returncode, p.stderr[-300:]))
@@ -304,7 +306,7 @@ def main():
         for pid, (recs, execs, tasks) in out.items():
             check(len({t["dev"] for t in tasks}) == 1, "multi-rank: pid %s on two cards" % pid)
 
-    # ---- TASK_QUEUE_ENABLE=0 -----------------------------------------------------------------------
+    # ---- TASK_QUEUE_ENABLE=0 ---------------------------------------------------------------------
     with ModelDaemon(journal=True) as m:
         p = run_train(m, ["--scenario", "fused-optimizer", "--steps", "2"],
                       env_extra={"TASK_QUEUE_ENABLE": "0"})
@@ -312,7 +314,8 @@ def main():
         procs, _ = journal_by_pid(m.journal_dir)
         for pid, recs in procs.items():
             tids = {r["tid"] for k, r in recs if k == "task"}
-            check(tids == {pid}, "TASK_QUEUE_ENABLE=0: tasks from threads %s, want %s" % (tids, pid))
+            check(tids == {pid}, "TASK_QUEUE_ENABLE=0: tasks from threads %s, want %s" %
+                  (tids, pid))
             check(not [r for k, r in recs if k == "queue"], "TASK_QUEUE_ENABLE=0: queue lines")
 
     # ---- long-running mode: --steps 0 until SIGTERM, finishing the step in flight ------------
@@ -351,11 +354,11 @@ def main():
     finally:
         m.stop()
 
-    # ---- bad input ---------------------------------------------------------------------------------
-    train = os.path.join(os.environ.get("OUTPUT", os.path.join(os.path.dirname(__file__), "..", "..",
-                                                               "build")), "npu_model", "bin", "npu_train")
-    for args in (["--scenario", "nope"], ["--steps", "-1"], ["--batch", "0"], ["--card", "tflops=x"],
-                 ["--ranks", "0"], ["extra"], ["--bogus"]):
+    # ---- bad input -------------------------------------------------------------------------------
+    out_dir = os.environ.get("OUTPUT", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+    train = os.path.join(out_dir, "npu_model", "bin", "npu_train")
+    for args in (["--scenario", "nope"], ["--steps", "-1"], ["--batch", "0"],
+                 ["--card", "tflops=x"], ["--ranks", "0"], ["extra"], ["--bogus"]):
         p = subprocess.run([train] + args, capture_output=True, text=True, timeout=30)
         check(p.returncode == 2 and p.stderr.strip(), "bad input %s: exit %d, stderr %r" %
               (args, p.returncode, p.stderr))
@@ -388,7 +391,8 @@ def common_checks_ranks(m):
         execs = [r for k, r in modeld if k == "exec" and r["pid"] == pid]
         tkeys = {(r["dev"], r["stream"], r["task"], r["wrap"]) for r in tasks}
         ekeys = {(r["dev"], r["stream"], r["task"], r["wrap"]) for r in execs}
-        check(tkeys <= ekeys, "multi-rank pid %s: %d tasks not executed" % (pid, len(tkeys - ekeys)))
+        check(tkeys <= ekeys, "multi-rank pid %s: %d tasks not executed" %
+              (pid, len(tkeys - ekeys)))
         out[pid] = (recs, execs, tasks)
     return out
 

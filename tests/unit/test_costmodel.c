@@ -88,8 +88,8 @@ static void test_parse(void **state)
 {
 	struct npu_card_config c = card();
 
-	assert_int_equal(npu_card_config_parse(&c, "tflops=50,hbm_gbps=800,launch_us=1.5,hbm_gib=2"),
-			 0);
+	assert_int_equal(npu_card_config_parse(&c, "tflops=50,hbm_gbps=800,launch_us=1.5,"
+						       "hbm_gib=2"), 0);
 	assert_true(c.cube_tflops == 50.0);
 	assert_true(c.hbm_gbps == 800.0);
 	assert_int_equal(c.launch_latency_ns, 1500);

@@ -69,7 +69,8 @@ drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in)
 	return DRV_ERROR_NONE;
 }
 
-drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in, struct halSqCqOutputInfo *out)
+drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
+			   struct halSqCqOutputInfo *out)
 {
 	(void)devId;
 	assert_int_equal(in->sqeSize, 64);
@@ -217,7 +218,8 @@ static void test_taskid_pure(void **state)
 	assert_int_equal(rt_sq_completed(10, 10, 10, 1024), 10);	/* all done */
 	assert_int_equal(rt_sq_completed(10, 10, 7, 1024), 7);
 	assert_int_equal(rt_sq_completed(1030, 6, 1020, 1024), 1020);	/* head before the wrap */
-	assert_int_equal(rt_sq_completed(3, 3, 1000, 1024), -1);	/* more outstanding than sent */
+	/* more outstanding than sent */
+	assert_int_equal(rt_sq_completed(3, 3, 1000, 1024), -1);
 	assert_int_equal(rt_sq_completed(3, 3, 1024, 1024), -1);	/* head out of range */
 }
 
@@ -364,12 +366,14 @@ static void test_memory(void **state)
 	assert_int_equal(fake_sqes[0].copy_kind, NPU_COPY_H2D);
 	assert_int_equal(fake_sqes[0].bytes, sizeof(host));
 	assert_int_equal(fake_sqes[0].u.copy.dst, (uintptr_t)p);
-	assert_int_equal(rtMemcpy(back, sizeof(back), host, sizeof(host), RT_MEMCPY_HOST_TO_HOST), 0);
+	assert_int_equal(rtMemcpy(back, sizeof(back), host, sizeof(host),
+				  RT_MEMCPY_HOST_TO_HOST), 0);
 	assert_memory_equal(back, host, sizeof(host));
 	assert_int_equal(rtMemcpy(p, 8, host, sizeof(host), RT_MEMCPY_HOST_TO_DEVICE),
 			 ACL_ERROR_RT_PARAM_INVALID);	/* count > destMax */
 	fake_mem_oom = 1;
-	assert_int_equal(rtMalloc(&q, 1ull << 40, RT_MEMORY_HBM, 0), ACL_ERROR_RT_MEMORY_ALLOCATION);
+	assert_int_equal(rtMalloc(&q, 1ull << 40, RT_MEMORY_HBM, 0),
+			 ACL_ERROR_RT_MEMORY_ALLOCATION);
 	fake_mem_oom = 0;
 	assert_int_equal(rtMalloc(&q, 0, RT_MEMORY_HBM, 0), ACL_ERROR_RT_PARAM_INVALID);
 	assert_int_equal(rtFree(p), 0);

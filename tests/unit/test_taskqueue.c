@@ -68,11 +68,10 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 }
 
 aclError aclopCompileAndExecute(const char *opType, int numInputs,
-				const aclTensorDesc *const inputDesc[],
-				const aclDataBuffer *const inputs[], int numOutputs,
-				const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
-				const aclopAttr *attr, aclopEngineType engineType,
-				aclopCompileType compileFlag, const char *opPath, aclrtStream stream)
+	const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs,
+	const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
+	const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag,
+	const char *opPath, aclrtStream stream)
 {
 	(void)opType, (void)numInputs, (void)inputDesc, (void)inputs, (void)numOutputs;
 	(void)outputDesc, (void)outputs, (void)attr, (void)engineType, (void)compileFlag;
@@ -273,7 +272,8 @@ static void test_inline_mode(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		setenv("TASK_QUEUE_ENABLE", "0", 1);
-		prctl(PR_SET_NAME, "acl_thread", 0, 0, 0);	/* so task_run's name check passes */
+		/* so task_run's name check passes */
+		prctl(PR_SET_NAME, "acl_thread", 0, 0, 0);
 		producer_tid = 0;
 		nr_ran = 0;
 		if (npu_queue_enabled() != 0 || npu_queue_start(0) != 0 || npu_queue_get())
