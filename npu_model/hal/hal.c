@@ -327,6 +327,10 @@ struct hal_dev *hal_dev_get(uint32_t dev, drvError_t *err)
 	if (__atomic_load_n(&dv->tsdrv_fd, __ATOMIC_ACQUIRE) >= 0)
 		return dv;
 	pthread_mutex_lock(&dv->lock);
+	if (dv->tsdrv_fd >= 0) {	/* another thread bound it meanwhile */
+		pthread_mutex_unlock(&dv->lock);
+		return dv;
+	}
 	if (dv->davinci_fd < 0) {
 		snprintf(path, sizeof(path), "%s/davinci%u", hal.dir, dev);
 		dv->davinci_fd = open(path, O_RDWR | O_CLOEXEC);
