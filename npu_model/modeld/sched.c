@@ -535,6 +535,8 @@ static int any_pending(struct npu_uio_card *hdr)
 	return 0;
 }
 
+#define MD_MIN_SLEEP_NS	20000ull
+
 static void *card_thread(void *arg)
 {
 	struct md_card *c = arg;
@@ -569,6 +571,13 @@ static void *card_thread(void *arg)
 			struct timespec ts, *tp = NULL;
 
 			if (deadline != UINT64_MAX) {
+				/*
+				 * Wake-ups closer than MD_MIN_SLEEP_NS are merged: tasks keep
+				 * their exact device times, only the host sees several finish
+				 * at once, and a storm of 2 us kernels costs far fewer wake-ups.
+				 */
+				if (deadline < now + MD_MIN_SLEEP_NS)
+					deadline = now + MD_MIN_SLEEP_NS;
 				ts.tv_sec = (time_t)(deadline / 1000000000ull);
 				ts.tv_nsec = (long)(deadline % 1000000000ull);
 				tp = &ts;
