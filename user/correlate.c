@@ -950,6 +950,13 @@ static int on_sqe(struct priv *p, const struct asc_sqe *s)
 			break;
 		}
 	}
+	/* else the outermost acl* call (aclrtMemcpyAsync, aclrtRecordEvent), else the innermost */
+	for (i = 0; api < 0 && i < t->depth; i++) {
+		struct frame *f = &t->frames[i];
+
+		if (f->kind == FR_CALL && p->probes[f->probe_id].level == ASC_CORR_LEVEL_ACL)
+			api = f->item;
+	}
 	if (api < 0)
 		api = launch;
 	op = open_item(t, FR_OP);

@@ -56,7 +56,8 @@ struct asc_corr_kernel {
 	uint32_t block_dim;		/* from the SQE header, 0 if unknown */
 	int32_t step;			/* step id (ASC_REC_STEP.step) or -1 */
 	int32_t api;			/* launching CANN call: the outermost aclnn / aclop call
-					 * enclosing the submission, else the innermost CANN
+					 * enclosing the submission, else the outermost acl*
+					 * call (aclrtMemcpyAsync ...), else the innermost CANN
 					 * call; index into calls[], -1 if unmatched */
 	int32_t launch_call;		/* innermost CANN call enclosing the submission, or -1 */
 	int32_t op;			/* aten op, index into ops[], or -1 */

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""End to end over the whole chain: `ascbpf trace --level 1 --profile-memory
+-- npu_train --scenario S` on a private npu-modeld, converted by trace, and
+the *_ascend_pt output checked against npu_model's ground-truth journal
+(what the simulated torch_npu / CANN / driver / card really did), never
+against ascbpf's own reading of the capture:
+
+* kernels: every task the card executed for the process after the first
+  step boundary is one `Ascend Hardware` X event (stream, task id, start
+  within 2 us of the executed start, duration from the device counters);
+  compute tasks are kernel_details rows with the journal's step (the step
+  whose range holds the submission);
+* correlation: each kernel's HostToDevice flow starts at the AscendCL event
+  of its launching API (the outermost aclnn / aclop call around the
+  journal's submission, or the aclrt call for copies), and its torch_to_npu
+  flow at the cpu_op of the aten op that enqueued it (journal chain: task ->
+  AsncExecFunc -> dequeue corr -> enqueue -> enclosing at::_ops call); both
+  host events enclose the journal's call interval on the same thread;
+* API calls: per acl* API, the converted AscendCL events (and api_statistic
+  Count) equal the journal's calls in the recorded steps, each enclosing one;
+* memory: one operator_memory row per caching-allocator malloc made inside an
+  aten op during the steps, named after that op, same size; memory_record has
+  one PTA row per PTA event;
+* steps: step_trace_time has one row per step that ran kernels.
+The host-side tolerance is trace_check's (probes fire before/after the
+journal's own clock reads; preemption on a loaded VM)."""
+import bisect
+import collections
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import trace_check as tc  # noqa: E402
+from npu_model import ModelDaemon, read_journal  # noqa: E402
+
+SCENARIOS = [("baseline", 3), ("transdata", 2), ("multi-stream", 2), ("mem-growth", 3),
+             ("dispatch-bound", 2), ("oom", 2)]
+TOL = tc.TOLERANCE_NS
+COMPUTE = {"0", "1", "2"}	# STARS SQE types AI_CORE, AI_CPU, AI_VECTOR_CORE
+ASYNC_EXEC = "_ZN6at_npu6native12AsncExecFuncEPv"
+
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+    return cond
+
+
+def us_ns(s):
+    return int(s.rstrip("\t").replace(".", ""))
+
+
+def read_csv(path):
+    raw = open(path, "rb").read()
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
+    return raw, rows[0], rows[1:]
+
+
+def journal_lines(jdir, pid):
+    out = []
+    for line in open(os.path.join(jdir, "journal.%d.tsv" % pid)):
+        if line.startswith("#") or not line.strip():
+            continue
+        kind, *fields = line.rstrip("\n").split("\t")
+        out.append((kind, dict(x.split("=", 1) for x in fields)))
+    return out
+
+
+def enclosing(calls, tid, t, pred):
+    """Journal api calls on tid whose [t0, t1] holds t and match pred, outermost first."""
+    return sorted((c for c in calls.get(tid, ()) if int(c["t0"]) <= t <= int(c["t1"]) and
+                   pred(c["name"])), key=lambda c: int(c["t0"]))
+
+
+def aten_struct(sym):
+    p = "_ZN2at4_ops"
+    if not sym.startswith(p):
+        return None
+    j = len(p)
+    while sym[j].isdigit():
+        j += 1
+    n = int(sym[len(p):j])
+    return sym[j:j + n]
+
+
+def run(scenario, steps):
+    d = tc.workdir()
+    try:
+        with ModelDaemon(cards=1, journal=True) as m:
+            jdir = os.path.join(d, "journal")
+            os.mkdir(jdir)
+            out = os.path.join(d, "out")
+            r = tc.run_ascbpf(["trace", "-o", out, "--level", "1", "--profile-memory", "--",
+                               m.bin("npu_train"), "--scenario", scenario, "--steps",
+                               str(steps)], env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=280)
+            if not check(r.returncode == 0, "%s: trace exited %d" % (scenario, r.returncode)):
+                return
+            m.proc.send_signal(signal.SIGTERM)	# flushes the daemon's journal
+            m.proc.wait(timeout=30)
+            caps = [f for f in os.listdir(out) if f.endswith(".cap")]
+            runs = [f for f in os.listdir(out) if f.endswith("_ascend_pt")]
+            if not check(len(caps) == 1 and len(runs) == 1, "%s: outputs %s" %
+                         (scenario, os.listdir(out))):
+                return
+            recs = tc.records(os.path.join(out, caps[0]))
+            pid = recs[0]["tgid"]
+            clock = next(x for x in recs if x["type"] == "clock")
+            off = clock["realtime_ns"] - clock["ts_ns"]
+            freq = next(x for x in recs if x["type"] == "devclock")["freq_hz"]
+            execs = [x for k, x in read_journal(m.journal_dir) if k == "exec" and
+                     int(x["pid"]) == pid]
+            check_run(scenario, os.path.join(out, runs[0]), journal_lines(jdir, pid), execs,
+                      pid, off, freq)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def check_run(scenario, run_dir, jl, execs, pid, off, freq):
+    S = scenario + ": "
+    po = os.path.join(run_dir, "ASCEND_PROFILER_OUTPUT")
+    step_t = sorted(int(x["t"]) for k, x in jl if k == "step")
+    first = step_t[0]
+
+    def step_of(t):
+        i = bisect.bisect_right(step_t, t) - 1
+        return i if i >= 0 else None
+
+    calls = collections.defaultdict(list)
+    for k, x in jl:
+        if k == "api":
+            calls[int(x["tid"])].append(x)
+    tasks = {(x["stream"], x["task"], x["wrap"]): x for k, x in jl if k == "task"}
+    queue = {(x["side"], x["corr"]): x for k, x in jl if k == "queue"}
+
+    events = json.load(open(os.path.join(po, "trace_view.json"), encoding="utf-8"))
+    procs = {e["pid"]: e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    hw = (pid << 10 | 13 << 5) & 0xffffffff
+    cann = (pid << 10 | 7 << 5) & 0xffffffff
+    check(procs.get(hw) == "Ascend Hardware" and procs.get(cann) == "CANN" and
+          procs.get(pid) == "Python", S + "processes %s" % procs)
+    kx = collections.defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and e["pid"] == hw:
+            kx[(e["tid"], e["args"]["Task Id"])].append(e)
+    cpu = {(e["tid"], e["ts"]): e for e in events if e.get("cat") == "cpu_op"}
+    acl = {(e["tid"], e["ts"]): e for e in events if e.get("ph") == "X" and e["pid"] == cann}
+    h2d_s = {e["id"]: e for e in events if e.get("cat") == "HostToDevice" and e["ph"] == "s"}
+    t2n_s = {e["id"]: e for e in events if e.get("cat") == "async_npu" and e["ph"] == "s"}
+
+    def encloses(e, c):
+        s, t = us_ns(e["ts"]) - off, us_ns(e["ts"]) - off + round(e["dur"] * 1000)
+        return s <= int(c["t0"]) and int(c["t1"]) <= t and int(c["t0"]) - s <= TOL
+
+    # ---- kernels
+    want = []
+    for x in execs:
+        t = tasks.get((x["stream"], x["task"], x["wrap"]))
+        if not check(t is not None, S + "exec without a task line %s" % x):
+            continue
+        if int(t["t"]) >= first:
+            want.append((x, t))
+    seen = collections.Counter()
+    n_corr = n_aten = 0
+    for x, t in sorted(want, key=lambda p: int(p[0]["t0"])):
+        key = (int(x["stream"]), int(x["task"]))
+        lst = kx.get(key, [])
+        i = seen[key]
+        seen[key] += 1
+        if not check(i < len(lst), S + "task %s/%s wrap %s not in the trace" %
+                     (x["stream"], x["task"], x["wrap"])):
+            continue
+        e = lst[i]
+        check(abs(us_ns(e["ts"]) - (int(x["t0"]) + off)) <= 2000, S + "kernel start")
+        check(abs(e["dur"] * 1000 - (int(x["c1"]) - int(x["c0"])) * 1e9 / freq) < 1.5,
+              S + "kernel duration")
+        tid, ts = int(t["tid"]), int(t["t"])
+        # launching API: outermost aclnn / aclop call around the submission, else aclrt
+        api = enclosing(calls, tid, ts, lambda n: (n.startswith("aclnn") and
+                                                   not n.endswith("GetWorkspaceSize")) or
+                        n.startswith("aclop"))
+        api = api or enclosing(calls, tid, ts, lambda n: n.startswith("aclrt"))
+        hs = h2d_s.get(str(e["args"]["connection_id"]))
+        a = acl.get((hs["tid"], hs["ts"])) if hs else None
+        if check(api and a is not None, S + "kernel %s has a launching API" % e["name"]):
+            check(a["name"] == "AscendCL@" + api[0]["name"] and encloses(a, api[0]),
+                  S + "HostToDevice starts at %s, not %s" % (a["name"], api[0]["name"]))
+            n_corr += 1
+        # aten op: journal chain task -> AsncExecFunc -> dequeue -> enqueue -> at::_ops call
+        # (the dequeue line is written when the slot is read, just before AsncExecFunc)
+        ex = enclosing(calls, tid, ts, lambda n: n == ASYNC_EXEC)
+        deq = max((q for (side, c), q in queue.items() if side == "dequeue" and ex and
+                   int(q["tid"]) == tid and int(q["t"]) <= int(ex[-1]["t0"])),
+                  key=lambda q: int(q["t"]), default=None)
+        enq = queue.get(("enqueue", deq["corr"])) if deq else None
+        aten = enclosing(calls, int(enq["tid"]), int(enq["t"]),
+                         lambda n: aten_struct(n) is not None) if enq else []
+        s = t2n_s.get(int(e["ts"].replace(".", "")))
+        if aten:
+            op = cpu.get((s["tid"], s["ts"])) if s else None
+            st = aten_struct(aten[-1]["name"])
+            if check(op is not None, S + "kernel %s has a torch_to_npu start" % e["name"]):
+                check(st.startswith(op["name"][6:]) and encloses(op, aten[-1]),
+                      S + "torch_to_npu starts at %s, journal op %s" % (op["name"], st))
+                n_aten += 1
+    check(sum(len(v) for v in kx.values()) == len(want),
+          S + "Ascend Hardware events %d == executed tasks %d" %
+          (sum(len(v) for v in kx.values()), len(want)))
+    check(n_corr == len(want) and n_aten > 0, S + "correlated %d/%d kernels, %d to aten ops" %
+          (n_corr, len(want), n_aten))
+
+    raw, hdr, rows = read_csv(os.path.join(po, "kernel_details.csv"))
+    check(raw.count(b"\n") == raw.count(b"\r\n") == len(rows) + 1, S + "kernel_details lines")
+    col = {h: i for i, h in enumerate(hdr)}
+    exp = sorted((step_of(int(t["t"])), int(x["stream"]), int(x["task"]))
+                 for x, t in want if t["sqe_type"] in COMPUTE)
+    got = sorted((int(r[col["Step Id"]]), int(r[col["Stream ID"]]), int(r[col["Task ID"]]))
+                 for r in rows)
+    check(exp == got, S + "kernel_details (step, stream, task) rows: %d vs %d" %
+          (len(got), len(exp)))
+
+    # ---- API calls (Level1: the acl* layer)
+    jc = collections.Counter(c["name"] for lst in calls.values() for c in lst
+                             if c["layer"] == "cann" and c["name"].startswith("acl") and
+                             int(c["t0"]) >= first)
+    gc = collections.Counter(e["name"][len("AscendCL@"):] for e in acl.values()
+                             if e["name"].startswith("AscendCL@"))
+    check(jc == gc, S + "AscendCL calls per API differ: %s" %
+          {k: (gc[k], jc[k]) for k in set(jc) | set(gc) if gc[k] != jc[k]})
+    _, hdr, rows = read_csv(os.path.join(po, "api_statistic.csv"))
+    check({r[1]: int(r[3]) for r in rows} == dict(jc), S + "api_statistic counts")
+
+    # ---- memory
+    pta = [x for k, x in jl if k == "mem" and x["component"] == "PTA" and int(x["t"]) >= first]
+    mallocs = []
+    for x in pta:
+        if x["op"] != "malloc":
+            continue
+        ops = enclosing(calls, int(x["tid"]), int(x["t"]), lambda n: aten_struct(n) is not None)
+        if ops:
+            mallocs.append((aten_struct(ops[-1]["name"]), int(x["size"])))
+    _, hdr, rows = read_csv(os.path.join(po, "operator_memory.csv"))
+    got = [(r[0], float(r[1])) for r in rows]
+    check(len(got) == len(mallocs), S + "operator_memory rows %d vs mallocs in ops %d" %
+          (len(got), len(mallocs)))
+    check(all(st.startswith(n[6:]) and kb == size / 1024
+              for (n, kb), (st, size) in zip(got, mallocs)),
+          S + "operator_memory names and sizes follow the journal")
+    _, hdr, rows = read_csv(os.path.join(po, "memory_record.csv"))
+    check(sum(1 for r in rows if r[0] == "PTA") == len(pta),
+          S + "memory_record PTA rows %d vs journal %d" %
+          (sum(1 for r in rows if r[0] == "PTA"), len(pta)))
+
+    # ---- steps
+    _, hdr, rows = read_csv(os.path.join(po, "step_trace_time.csv"))
+    ran = sorted(set(step_of(int(t["t"])) for x, t in want if t["sqe_type"] in COMPUTE))
+    check([int(r[0]) for r in rows] == ran, S + "step_trace_time steps %s vs %s" %
+          ([r[0] for r in rows], ran))
+    print("%s: %d kernels, %d correlated to APIs, %d to aten ops, %d API calls, %d mallocs" %
+          (scenario, len(want), n_corr, n_aten, sum(jc.values()), len(mallocs)))
+
+
+def main():
+    for scenario, steps in SCENARIOS:
+        run(scenario, steps)
+    print("%d checks failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
