@@ -634,9 +634,11 @@ NPU_NOINLINE rtError_t rtGetStreamId(rtStream_t stm, int32_t *streamId)
 	return r;
 }
 
+/* The last task this thread queued: (flip << 16 | 16-bit id) and its stream id. */
 NPU_NOINLINE rtError_t rtGetTaskIdAndStreamID(uint32_t *taskId, uint32_t *streamId)
 {
 	rtError_t r = ACL_SUCCESS;
+	NPU_API_ENTER();
 
 	if (!taskId || !streamId) {
 		r = ACL_ERROR_RT_PARAM_INVALID;
@@ -644,7 +646,7 @@ NPU_NOINLINE rtError_t rtGetTaskIdAndStreamID(uint32_t *taskId, uint32_t *stream
 		*taskId = rt_last_task;
 		*streamId = rt_last_stream;
 	}
-	NPU_BARRIER();
+	NPU_API_EXIT("cann", r, "");
 	return r;
 }
 

@@ -19,7 +19,7 @@ npu-modeld with the journal on, checked from the journal (npu_model/JOURNAL.md):
                 then a successful PTA malloc of that size; training goes on
   multi-stream  two streams; MEMCPY on one overlaps kernels on the other;
                 EVENT_RECORD / EVENT_WAIT tasks present
-  launch-storm  40000 kernels, all executed
+  launch-storm  80000 kernels, all executed, the 16-bit task id wrapping once
   multi-rank 2  two processes, card 0 and card 1, each fully executed
   TASK_QUEUE_ENABLE=0  every task submitted from the main thread
   --steps 0     runs until SIGTERM, then finishes the step, exit 0
@@ -287,12 +287,16 @@ def main():
 
     # ---- launch-storm ----------------------------------------------------------------------------
     with ModelDaemon(journal=True) as m:
-        p = run_train(m, ["--scenario", "launch-storm", "--steps", "2"])
-        out = common_checks("launch-storm", p, 2, m)
+        # 80000 tasks on one stream: the 16-bit task id wraps once (flip 1)
+        p = run_train(m, ["--scenario", "launch-storm", "--steps", "4"])
+        out = common_checks("launch-storm", p, 4, m)
         if out:
-            tasks = single(out)[2]
-            check(kernel_counts(tasks)["Adds"] == 40000, "launch-storm: %d Adds" %
+            recs, execs, tasks = single(out)
+            check(kernel_counts(tasks)["Adds"] == 80000, "launch-storm: %d Adds" %
                   kernel_counts(tasks)["Adds"])
+            wrapped = [e for e in execs if e["wrap"] == "1"]
+            check(len(wrapped) >= 80000 - 65536 and all(int(e["task"]) < 65536 for e in execs),
+                  "launch-storm: %d executed tasks after the wrap" % len(wrapped))
 
     # ---- multi-rank ------------------------------------------------------------------------------
     with ModelDaemon(cards=2, journal=True) as m:
