@@ -568,6 +568,7 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 struct hal_alloc {
 	uint64_t va;
 	uint64_t size;			/* rounded to NPU_HBM_PAGE */
+	uint64_t req;			/* size asked for */
 	int dev;			/* -1: host memory */
 };
 
@@ -577,7 +578,25 @@ static struct {
 	uint32_t nlive, caplive;
 	struct hal_alloc *freed;
 	uint32_t nfreed, capfreed;
+	uint64_t app_total[NPU_MODEL_MAX_CARDS];	/* live device bytes asked for, per card */
 } heap = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * The `mem component=APP` journal line of one device allocation or free
+ * (npu_model/JOURNAL.md): the process's device memory as the driver sees
+ * it, sizes as asked of halMemAlloc, totals = this process's live bytes on
+ * that device (allocated = reserved = active: the driver does not cache).
+ */
+static void app_mem_line(const char *op, uint64_t va, int64_t size, int dev, uint64_t total)
+{
+	if (npu_journal_on)
+		npu_journal_write("mem", "tid=%d\tcomponent=APP\top=%s\tt=%llu\tptr=0x%llx\t"
+				  "size=%lld\ttotal_allocated=%llu\ttotal_reserved=%llu\t"
+				  "total_active=%llu\tstream=0\tdevice=%d", (int)gettid_cached(), op,
+				  (unsigned long long)hal_now_ns(), (unsigned long long)va,
+				  (long long)size, (unsigned long long)total,
+				  (unsigned long long)total, (unsigned long long)total, dev);
+}
 
 static int push(struct hal_alloc **arr, uint32_t *n, uint32_t *cap, struct hal_alloc a)
 {
@@ -605,6 +624,7 @@ static void heap_reset_in_child(void)
 			heap.live[n++] = heap.live[i];
 	heap.nlive = n;
 	heap.nfreed = 0;
+	memset(heap.app_total, 0, sizeof(heap.app_total));
 }
 
 /* Caller holds heap.lock. */
@@ -696,11 +716,14 @@ static drvError_t dev_mem_alloc(void **pp, unsigned long long size, uint32_t dev
 	}
 	pthread_mutex_lock(&heap.lock);
 	if (err || push(&heap.live, &heap.nlive, &heap.caplive,
-			(struct hal_alloc){ .va = va, .size = rounded, .dev = (int)dev })) {
+			(struct hal_alloc){ .va = va, .size = rounded, .req = size,
+					    .dev = (int)dev })) {
 		va_give_back((int)dev, va, rounded);
 		pthread_mutex_unlock(&heap.lock);
 		return err ? hal_errno_to_drv(err) : DRV_ERROR_OUT_OF_MEMORY;
 	}
+	heap.app_total[dev] += size;
+	app_mem_line("malloc", va, (int64_t)size, (int)dev, heap.app_total[dev]);
 	pthread_mutex_unlock(&heap.lock);
 	*pp = (void *)(uintptr_t)va;
 	return DRV_ERROR_NONE;
@@ -776,6 +799,8 @@ HAL_API drvError_t halMemFree(void *pp)
 		ret = hal_errno_to_drv(err);
 		pthread_mutex_lock(&heap.lock);
 		va_give_back(a.dev, va, a.size);
+		heap.app_total[a.dev] -= a.req;
+		app_mem_line("free", va, -(int64_t)a.req, a.dev, heap.app_total[a.dev]);
 		pthread_mutex_unlock(&heap.lock);
 	}
 	API_LINE("halMemFree", t0, ret, "\tptr=0x%llx\tsize=%llu\tdev=%d",

@@ -13,7 +13,8 @@ ioctl lines):
   counter values are the exec lines' c0/c1, and converting them with the
   published (offset, base, frequency) gives the exec lines' host times;
 * the HAL bound TSDRV and SVM fds, issued ALLOC+ADVISE for the allocation and
-  FREE_PAGES for the free, and TRS_SQCQ_SEND only in ioctl mode.
+  FREE_PAGES for the free, and TRS_SQCQ_SEND only in ioctl mode; it wrote
+  `mem component=APP` lines for the allocation and the free.
 """
 import json
 import os
@@ -124,6 +125,12 @@ def check_run(mode, res, info, execs, hal):
     else:
         check(not sends, "uio mode issued TRS_SQCQ_SEND")
     check(all(f["layer"] == "driver" for f in apis), "%s: api layer" % mode)
+    app = [f for k, f in hal if k == "mem" and f["component"] == "APP"]
+    check([(f["op"], int(f["size"]), int(f["total_allocated"]), int(f["device"])) for f in app] ==
+          [("malloc", 8 << 20, 8 << 20, 0), ("free", -(8 << 20), 0, 0)],
+          "%s: APP mem lines %s" % (mode, app))
+    alloc_api = [f for f in apis if f["name"] == "halMemAlloc"][0]
+    check(app[0]["ptr"] == alloc_api["ptr"] == res["mem"], "%s: APP ptr" % mode)
     names = {f["name"] for f in apis}
     for n in ("halMemAlloc", "halMemFree", "halResourceIdAlloc", "halSqCqAllocate", "halSqTaskSend",
               "halSqCqQuery", "prof_drv_start", "prof_channel_read", "halGetDeviceInfo"):
