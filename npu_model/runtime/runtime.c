@@ -28,6 +28,7 @@
 #include "npu_acl.h"
 #include "npu_api_journal.h"
 #include "npu_cost.h"
+#include "npu_ioctl.h"
 #include "npu_kernel.h"
 #include "npu_rt.h"
 #include "npu_sqe.h"
@@ -53,6 +54,7 @@ struct rt_stream {
 	uint64_t sent;			/* SQEs handed to halSqTaskSend */
 	uint64_t done;			/* SQEs the card has completed, last seen */
 	uint32_t tail;			/* SQ position after the last sent SQE */
+	uint32_t head;			/* SQ head the card last reported */
 	unsigned int nr_pending;
 	struct npu_sqe pending[RT_BATCH_MAX];
 };
@@ -194,6 +196,7 @@ static rtError_t stream_poll_locked(struct rt_stream *s)
 	if (done < 0)
 		return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
 	s->done = (uint64_t)done;
+	s->head = q.value[0];
 	return ACL_SUCCESS;
 }
 
@@ -288,11 +291,39 @@ out:
 	return r;
 }
 
+/*
+ * Sleeps until the card reports an SQ head other than `seen` (npu-modeld's
+ * NPU_SQCQ_PROP_SQ_HEAD_WAIT, npu_ioctl.h) or 50 ms pass.  0 if the HAL did
+ * the waiting; -1 if it cannot (then the caller naps and polls).
+ */
+static int rt_head_wait_broken;
+
+static int stream_sleep_on_head(struct rt_stream *s, uint32_t seen)
+{
+	struct halSqCqQueryInfo q;
+
+	if (rt_head_wait_broken)
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.type = DRV_NORMAL_TYPE;
+	q.sqId = s->sq_id;
+	q.cqId = s->cq_id;
+	q.prop = (drvSqCqPropType_t)NPU_SQCQ_PROP_SQ_HEAD_WAIT;
+	q.value[1] = seen;
+	q.value[2] = 50000;
+	if (halSqCqQuery((uint32_t)s->dev, &q)) {
+		rt_head_wait_broken = 1;	/* ioctl mode or an older daemon: poll */
+		return -1;
+	}
+	return 0;
+}
+
 /* Waits until the stream has completed `target` tasks (all queued if 0). */
 static rtError_t stream_wait(struct rt_stream *s, uint64_t target)
 {
 	uint64_t start = npu_now_ns();
 	long nap = RT_POLL_MIN_NS;
+	uint32_t seen;
 	rtError_t r;
 
 	for (;;) {
@@ -308,13 +339,17 @@ static rtError_t stream_wait(struct rt_stream *s, uint64_t target)
 		}
 		if (!r && s->sent + s->nr_pending < target)
 			r = ACL_ERROR_RT_INTERNAL_ERROR;	/* tasks lost by a failed send */
+		seen = s->head;
 		pthread_mutex_unlock(&s->lock);
 		if (r)
 			return r;
 		if (npu_now_ns() - start > rt_sync_timeout_ns())
 			return ACL_ERROR_RT_TASK_TIMEOUT;
-		rt_sleep_ns(nap);
-		nap = nap * 2 > RT_POLL_MAX_NS ? RT_POLL_MAX_NS : nap * 2;
+		/* Without the stream lock: other threads may keep submitting meanwhile. */
+		if (stream_sleep_on_head(s, seen)) {
+			rt_sleep_ns(nap);
+			nap = nap * 2 > RT_POLL_MAX_NS ? RT_POLL_MAX_NS : nap * 2;
+		}
 	}
 }
 

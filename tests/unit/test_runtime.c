@@ -19,6 +19,7 @@
 
 #include "ascend_hal.h"
 #include "npu_acl.h"
+#include "npu_ioctl.h"
 #include "npu_kernel.h"
 #include "npu_rt.h"
 #include "npu_sqe.h"
@@ -114,12 +115,23 @@ drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info)
 	return DRV_ERROR_NONE;
 }
 
+static unsigned int fake_head_waits;
+static int fake_no_head_wait;
+
 drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info)
 {
-	(void)devId;
-	assert_int_equal(info->prop, DRV_SQCQ_PROP_SQ_HEAD);
 	uint64_t done = 0;
 
+	(void)devId;
+	if (info->prop == (drvSqCqPropType_t)NPU_SQCQ_PROP_SQ_HEAD_WAIT) {
+		/* the daemon's sleeping query: here a short nap, then the head */
+		if (fake_no_head_wait)
+			return DRV_ERROR_NOT_SUPPORT;
+		fake_head_waits++;
+		usleep(100);
+	} else {
+		assert_int_equal(info->prop, DRV_SQCQ_PROP_SQ_HEAD);
+	}
 	pthread_mutex_lock(&fake_lock);
 	/* This SQ's head: its SQEs among the first fake_done sent are complete. */
 	for (size_t i = 0; i < fake_done; i++)
@@ -324,6 +336,7 @@ static void test_sync_and_backpressure(void **state)
 	assert_int_equal(fake_done, 3000);
 	pthread_mutex_unlock(&fake_lock);
 	assert_true(fake_queries > 0);
+	assert_true(fake_head_waits > 0);	/* slept in the HAL, not spinning */
 	pthread_join(th, NULL);
 	assert_int_equal(rtStreamDestroy(s), 0);
 }
@@ -381,6 +394,27 @@ static void test_memory(void **state)
 	assert_int_equal(rtFree((void *)0x1234), ACL_ERROR_RT_MEMORY_FREE);
 }
 
+/* A HAL without the sleeping head query: synchronize falls back to polling. */
+static void test_sync_without_head_wait(void **state)
+{
+	pthread_t th;
+	rtStream_t s;
+
+	fake_reset(0);
+	fake_no_head_wait = 1;
+	assert_int_equal(rtFunctionRegister(NULL, &kernel_stub, "AddKernel", NULL, 0), 0);
+	assert_int_equal(rtStreamCreate(&s, 0), 0);
+	assert_int_equal(pthread_create(&th, NULL, completer, NULL), 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(launch_one(s, 1), 0);
+	assert_int_equal(rtStreamSynchronize(s), 0);
+	pthread_mutex_lock(&fake_lock);
+	assert_int_equal(fake_done, 100);
+	pthread_mutex_unlock(&fake_lock);
+	pthread_join(th, NULL);
+	assert_int_equal(rtStreamDestroy(s), 0);
+}
+
 static void test_bad_params(void **state)
 {
 	static const char unknown_stub;
@@ -418,6 +452,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_params, setup, teardown),
+		/* last: it turns the HAL's sleeping query off for the rest of the run */
+		cmocka_unit_test_setup_teardown(test_sync_without_head_wait, setup, teardown),
 	};
 
 	fake_sqes = calloc(FAKE_MAX_SQES, sizeof(*fake_sqes));
