@@ -146,13 +146,18 @@ static void find_dispatch(struct report *r)
 		return;
 	if (d->queue_measured)
 		snprintf(depth, sizeof(depth),
-			 "task queue depth median %.0f / max %.0f over %llu slots (wait median %.1f us)",
+			 "task queue depth median %.0f / max %.0f over %llu slots (threshold "
+			 "queue_depth=%g; wait median %.1f us)",
 			 d->queue_depth_median, d->queue_depth_max,
-			 (unsigned long long)d->queue_pairs, d->queue_wait_median_us);
+			 (unsigned long long)d->queue_pairs, r->t->queue_depth,
+			 d->queue_wait_median_us);
 	snprintf(f->summary, sizeof(f->summary),
-		 "dispatch-bound: the device is idle %.1f%% of its active time (threshold idle_share=%g); "
-		 "median gap %.1f us, p99 %.1f us between consecutive kernels on a stream over %llu "
-		 "gaps (threshold gap_us=%g); %s",
+		 "dispatch-bound (%s): the device is idle %.1f%% of its active time (threshold "
+		 "idle_share=%g); median gap %.1f us, p99 %.1f us between consecutive kernels on a "
+		 "stream over %llu gaps (threshold gap_us=%g); %s",
+		 d->by_gaps ? (d->by_queue ? "kernels issued late, and the queue stands full"
+					   : "kernels issued late by the host")
+			    : "the task queue stands full: launching is the bottleneck",
 		 100.0 * d->idle_share, r->t->idle_share, d->gap_median_us, d->gap_p99_us,
 		 (unsigned long long)d->nr_gaps, r->t->gap_us, depth);
 	ev(f, "idle_share", d->idle_share);
@@ -167,6 +172,8 @@ static void find_dispatch(struct report *r)
 	}
 	uses(f, "idle_share");
 	uses(f, "gap_us");
+	if (d->queue_measured)
+		uses(f, "queue_depth");
 }
 
 static void find_optimizer(struct report *r)
@@ -707,6 +714,8 @@ static void json_report(struct report *r)
 	jw_num(&w, "queue_depth_max", res->dispatch.queue_depth_max);
 	jw_num(&w, "queue_wait_median_us", res->dispatch.queue_wait_median_us);
 	jw_bool(&w, "dispatch_bound", res->dispatch.dispatch_bound);
+	jw_bool(&w, "by_gaps", res->dispatch.by_gaps);
+	jw_bool(&w, "by_queue", res->dispatch.by_queue);
 	jw_close(&w, '}');
 
 	jw_num(&w, "device_us", us(res->device_ns));

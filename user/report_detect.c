@@ -33,6 +33,7 @@ struct threshold_def {
 static const struct threshold_def threshold_defs[] = {
 	T(idle_share, 0.30, 1, 0),
 	T(gap_us, 20.0, 0, 0),
+	T(queue_depth, 64.0, 0, 0),
 	T(optimizer_kernels, 32.0, 0, 0),
 	T(transdata_per_step, 1.0, 0, 0),
 	T(cast_per_step, 1.0, 0, 0),
@@ -680,8 +681,15 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 	err = queue_stats(in, d);
 	if (err)
 		return err;
-	d->dispatch_bound = (d->compute_ns + d->copy_ns + d->idle_ns) > 0 && n > 0 &&
-			    d->idle_share >= t->idle_share && d->gap_median_us >= t->gap_us;
+	if ((d->compute_ns + d->copy_ns + d->idle_ns) > 0 && n > 0 && d->idle_share >= t->idle_share) {
+		d->by_gaps = d->gap_median_us >= t->gap_us;
+		d->by_queue = d->queue_measured && d->queue_depth_median >= t->queue_depth;
+	}
+	d->dispatch_bound = d->by_gaps || d->by_queue;
+	/* the queue is not split by step: a full queue holds for every idle step */
+	for (i = 0; i < res->nr_steps; i++)
+		if (d->by_queue && res->steps[i].idle_share >= t->idle_share)
+			res->steps[i].dispatch_bound = 1;
 	return 0;
 }
 

@@ -108,6 +108,7 @@ struct asc_rpt_input {
 struct asc_rpt_thresholds {
 	double idle_share;		/* dispatch-bound: device idle / device active window */
 	double gap_us;			/* dispatch-bound: median gap between kernels on a stream */
+	double queue_depth;		/* dispatch-bound: median task-queue depth (launch side) */
 	double optimizer_kernels;	/* per-parameter optimizer kernels per step */
 	double transdata_per_step;	/* TransData kernels per step */
 	double cast_per_step;		/* Cast kernels per step */
@@ -165,7 +166,15 @@ struct asc_rpt_dispatch {
 	double queue_depth_median;	/* slots waiting, seen at each enqueue */
 	double queue_depth_max;
 	double queue_wait_median_us;	/* dequeue - enqueue */
-	int dispatch_bound;	/* idle_share >= t.idle_share && gap_median_us >= t.gap_us */
+	/*
+	 * idle_share >= t.idle_share and either the host issues kernels late
+	 * (gap_median_us >= t.gap_us: Python / framework side) or the queue
+	 * stands full while the device idles (queue_depth_median >= t.queue_depth:
+	 * acl_thread launch side)
+	 */
+	int dispatch_bound;
+	int by_gaps;		/* which of the two held */
+	int by_queue;
 };
 
 /* ---- top kernels ---- */

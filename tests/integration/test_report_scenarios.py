@@ -15,6 +15,7 @@ lines of the libraries), never with report's own output:
   mem-growth        memory_growth of 8 MiB per step, end-of-step allocated as the journal's
   multi-stream      two streams and their overlap as the card ran them
   oom               alloc_failed with ACL_ERROR_RT_MEMORY_ALLOCATION (207001)
+  launch-storm      dispatch_bound by the task queue standing full, its depth as the journal's
 """
 import collections
 import json
@@ -215,6 +216,41 @@ def test_dispatch_bound(tmp):
     check(rep["dispatch"]["queue_measured"], "dispatch-bound: queue depth not measured")
 
 
+def queue_depths(journal, pid_tids):
+    """Slots waiting at each Enqueue, from the journal's queue lines."""
+    enq = sorted(int(f["t"]) for k, f in journal if k == "queue" and f["side"] == "enqueue"
+                 and f["tid"] in pid_tids)
+    deq = {}
+    for k, f in journal:
+        if k == "queue" and f["side"] == "dequeue":
+            deq[f["corr"]] = int(f["t"])
+    pairs = [(int(f["t"]), deq[f["corr"]]) for k, f in journal
+             if k == "queue" and f["side"] == "enqueue" and f["corr"] in deq]
+    ds = sorted(d for _, d in pairs)
+    out, j = [], 0
+    for i, (e, _) in enumerate(sorted(pairs)):
+        while j < len(ds) and ds[j] <= e:
+            j += 1
+        out.append(max(0, i - j))
+    return enq, out
+
+
+def test_launch_storm(tmp):
+    rep, journal, pid, _ = trace("launch-storm", 1, tmp)
+    if rep is None:
+        return
+    f = finding(rep, "dispatch_bound")
+    check(f is not None and rep["dispatch"]["by_queue"],
+          "launch-storm: not dispatch-bound by the queue: %s" % rep["dispatch"])
+    tids = {f["tid"] for k, f in journal if k == "queue" and f["side"] == "enqueue"}
+    _, depths = queue_depths(journal, tids)
+    med = nearest_rank(depths, 50)
+    print("launch-storm: queue depth median %s (journal %s), idle share %.3f" %
+          (rep["dispatch"]["queue_depth_median"], med, rep["dispatch"]["idle_share"]))
+    check(abs(rep["dispatch"]["queue_depth_median"] - med) <= 0.02 * med + 1,
+          "launch-storm: queue depth median %s, journal %s" % (rep["dispatch"]["queue_depth_median"], med))
+
+
 def test_optimizers(tmp):
     rep, journal, pid, _ = trace("native-optimizer", 3, tmp)
     if rep is not None:
@@ -313,7 +349,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ascbpf-report-sc-")
     try:
         for t in (test_baseline, test_dispatch_bound, test_optimizers, test_transdata,
-                  test_mem_growth, test_multi_stream, test_oom):
+                  test_mem_growth, test_multi_stream, test_oom, test_launch_storm):
             print("---", t.__name__)
             t(tmp)
     finally:

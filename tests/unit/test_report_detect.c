@@ -58,7 +58,7 @@ static void test_threshold_defaults_and_set(void **state)
 	assert_true(t.top >= 1);
 	for (i = 0; (name = asc_rpt_threshold_get(&t, i, &v)); i++)
 		n++;
-	assert_int_equal(n, 10);
+	assert_int_equal(n, 11);
 
 	assert_int_equal(asc_rpt_threshold_set(&t, "idle_share=0.75"), 0);
 	assert_true(t.idle_share == 0.75);
@@ -304,6 +304,58 @@ static void test_dispatch_one_long_gap_is_not_dispatch(void **state)
 	assert_true(r.dispatch.idle_share > 0.8);
 	assert_true(r.dispatch.gap_median_us == 0);
 	assert_true(r.dispatch.gap_p99_us == 1000.0);
+	assert_false(r.dispatch.dispatch_bound);
+	asc_rpt_result_free(&r);
+}
+
+/*
+ * Launch-side bottleneck: kernels arrive in batches of 4 back to back (median
+ * gap 0) with 300 us holes between batches, while the task queue stands 10
+ * deep: dispatch-bound by the queue, not by the gaps.
+ */
+static void test_dispatch_by_queue_depth(void **state)
+{
+	struct asc_rpt_kernel ks[16];
+	struct asc_rpt_queue q[11];
+	struct asc_rpt_step st = { 0, US(1000), 0 };
+	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 16, .queue = q, .nr_queue = 11,
+				    .steps = &st, .nr_steps = 1 };
+	struct asc_rpt_thresholds t;
+	struct asc_rpt_result r;
+	uint64_t at = 1000;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 16; i++) {
+		ks[i] = kern(at, 10, 0, 1, "Add");
+		at += 10 + (i % 4 == 3 ? 300 : 0);
+	}
+	st.end_ns = ks[15].end_ns;
+	/* 11 slots enqueued 1 us apart, all dequeued later: depths 0..10, median 5 */
+	for (i = 0; i < 11; i++)
+		q[i] = (struct asc_rpt_queue){ US(500 + i), US(2000 + i), (uint64_t)i + 1 };
+	asc_rpt_thresholds_default(&t);
+	t.queue_depth = 5;
+	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
+	assert_true(r.dispatch.gap_median_us == 0);
+	assert_true(r.dispatch.queue_depth_median == 5);
+	assert_true(r.dispatch.idle_share >= t.idle_share);
+	assert_true(r.dispatch.dispatch_bound);
+	assert_true(r.dispatch.by_queue);
+	assert_false(r.dispatch.by_gaps);
+	assert_true(r.steps[0].dispatch_bound);
+	asc_rpt_result_free(&r);
+
+	t.queue_depth = 5.001;
+	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
+	assert_false(r.dispatch.dispatch_bound);
+	assert_false(r.steps[0].dispatch_bound);
+	asc_rpt_result_free(&r);
+
+	/* a deep queue with a busy device is device-bound, not dispatch-bound */
+	t.queue_depth = 5;
+	t.idle_share = 0.99;
+	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
 	assert_false(r.dispatch.dispatch_bound);
 	asc_rpt_result_free(&r);
 }
@@ -878,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_empty_input),
 		cmocka_unit_test(test_dispatch_at_thresholds),
 		cmocka_unit_test(test_dispatch_one_long_gap_is_not_dispatch),
+		cmocka_unit_test(test_dispatch_by_queue_depth),
 		cmocka_unit_test(test_gap_percentiles_and_step_boundaries),
 		cmocka_unit_test(test_queue_depth),
 		cmocka_unit_test(test_top_kernels),
