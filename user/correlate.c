@@ -438,6 +438,39 @@ static size_t aten_name(const char *sym, char *out, size_t outlen)
 	return n + 6;
 }
 
+/*
+ * A framework op that is not an at::_ops entry (torch_npu's custom ops such
+ * as at_npu::native::custom_ops::npu_format_cast): torch_npu registers those
+ * as "npu::<name>".  Other nested names become "ns::...::name".
+ */
+static size_t framework_op_name(const char *sym, char *out, size_t outlen)
+{
+	const char *p = sym + 3, *last = NULL;
+	size_t len = 0, n, lastn = 0;
+	int npu = !strncmp(sym, "_ZN6at_npu", 10);
+	char *end;
+
+	if (strncmp(sym, "_ZN", 3))
+		return 0;
+	out[0] = '\0';
+	while (*p >= '1' && *p <= '9') {
+		n = strtoul(p, &end, 10);
+		if (strlen(end) < n)
+			return 0;
+		last = end;
+		lastn = n;
+		if (!npu && len + n + 3 < outlen) {
+			len += snprintf(out + len, outlen - len, "%s%.*s", len ? "::" : "", (int)n, end);
+		}
+		p = end + n;
+	}
+	if (!last)
+		return 0;
+	if (npu)
+		len = snprintf(out, outlen, "npu::%.*s", (int)lastn, last);
+	return len < outlen ? len : outlen - 1;
+}
+
 static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe *pr)
 {
 	uint32_t id = pr->hdr.probe_id;
@@ -461,6 +494,8 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 	pi->named = pr->kind != ASC_PK_ATEN_OP;
 	if (pr->kind == ASC_PK_ATEN_OP && aten_name(sym, buf, sizeof(buf)))
 		pi->name = strtab_cstr(&p->strs, buf);	/* refined on first use */
+	else if (pr->kind == ASC_PK_ATEN_OP && framework_op_name(sym, buf, sizeof(buf)))
+		pi->name = strtab_cstr(&p->strs, buf);
 	else
 		pi->name = pi->sym;
 	if (pr->layer == ASC_LAYER_CANN) {

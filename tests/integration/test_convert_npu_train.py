@@ -93,6 +93,28 @@ def aten_struct(sym):
     return sym[j:j + n]
 
 
+def op_struct(sym):
+    """The op part of a framework op symbol: at::_ops::<struct>::call or torch_npu's
+    at_npu::native::custom_ops::<name> (shown as npu::<name>)."""
+    st = aten_struct(sym)
+    if st is not None:
+        return st
+    p = "_ZN6at_npu6native10custom_ops"
+    if sym.startswith(p):
+        j = len(p)
+        while sym[j].isdigit():
+            j += 1
+        return "npu::" + sym[j:j + int(sym[len(p):j])]
+    return None
+
+
+def same_op(sym_struct, name):
+    """Does a converted op name belong to a journal op (at::_ops struct or npu::name)?"""
+    if sym_struct.startswith("npu::"):
+        return name == sym_struct
+    return name.startswith("aten::") and sym_struct.startswith(name[6:])
+
+
 def run(scenario, steps):
     d = tc.workdir()
     try:
@@ -204,13 +226,13 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
                   key=lambda q: int(q["t"]), default=None)
         enq = queue.get(("enqueue", deq["corr"])) if deq else None
         aten = enclosing(calls, int(enq["tid"]), int(enq["t"]),
-                         lambda n: aten_struct(n) is not None) if enq else []
+                         lambda n: op_struct(n) is not None) if enq else []
         s = t2n_s.get(int(e["ts"].replace(".", "")))
         if aten:
             op = cpu.get((s["tid"], s["ts"])) if s else None
-            st = aten_struct(aten[-1]["name"])
+            st = op_struct(aten[-1]["name"])
             if check(op is not None, S + "kernel %s has a torch_to_npu start" % e["name"]):
-                check(st.startswith(op["name"][6:]) and encloses(op, aten[-1]),
+                check(same_op(st, op["name"]) and encloses(op, aten[-1]),
                       S + "torch_to_npu starts at %s, journal op %s" % (op["name"], st))
                 n_aten += 1
     check(sum(len(v) for v in kx.values()) == len(want),
@@ -246,15 +268,14 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
     for x in pta:
         if x["op"] != "malloc":
             continue
-        ops = enclosing(calls, int(x["tid"]), int(x["t"]), lambda n: aten_struct(n) is not None)
+        ops = enclosing(calls, int(x["tid"]), int(x["t"]), lambda n: op_struct(n) is not None)
         if ops:
-            mallocs.append((aten_struct(ops[-1]["name"]), int(x["size"])))
+            mallocs.append((op_struct(ops[-1]["name"]), int(x["size"])))
     _, hdr, rows = read_csv(os.path.join(po, "operator_memory.csv"))
     got = [(r[0], float(r[1])) for r in rows]
     check(len(got) == len(mallocs), S + "operator_memory rows %d vs mallocs in ops %d" %
           (len(got), len(mallocs)))
-    check(all(st.startswith(n[6:]) and kb == size / 1024
-              for (n, kb), (st, size) in zip(got, mallocs)),
+    check(all(same_op(st, n) and kb == size / 1024 for (n, kb), (st, size) in zip(got, mallocs)),
           S + "operator_memory names and sizes follow the journal")
     _, hdr, rows = read_csv(os.path.join(po, "memory_record.csv"))
     check(sum(1 for r in rows if r[0] == "PTA") == len(pta),
@@ -270,9 +291,67 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
           (scenario, len(want), n_corr, n_aten, sum(jc.values()), len(mallocs)))
 
 
+def torch_npu_action(step, wait, active, warmup, repeat, skip_first):
+    """torch_npu.profiler.schedule (ascend_output_format.md section 8): 0 NONE .. 3 SAVE."""
+    if step < skip_first:
+        return 0
+    step -= skip_first
+    n = wait + warmup + active
+    if repeat > 0 and step / n >= repeat:
+        return 0
+    m = step % n
+    if m < wait:
+        return 0
+    if m < wait + warmup:
+        return 1
+    return 2 if m < n - 1 else 3
+
+
+def run_schedule():
+    """One *_ascend_pt per RECORD_AND_SAVE cycle, holding exactly its recorded steps."""
+    d = tc.workdir()
+    try:
+        with ModelDaemon(cards=1, journal=True) as m:
+            jdir = os.path.join(d, "journal")
+            os.mkdir(jdir)
+            out = os.path.join(d, "out")
+            r = tc.run_ascbpf(["trace", "-o", out, "--level", "1", "--schedule",
+                               "wait=1,warmup=1,active=2,repeat=2", "--", m.bin("npu_train"),
+                               "--scenario", "dispatch-bound", "--steps", "10"],
+                              env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=280)
+            if not check(r.returncode == 0, "schedule: trace exited %d" % r.returncode):
+                return
+            runs = sorted(f for f in os.listdir(out) if f.endswith("_ascend_pt"))
+            acts = [torch_npu_action(i, 1, 2, 1, 2, 0) for i in range(10)]
+            cycles, cur = [], []
+            for i, a in enumerate(acts):
+                if a in (2, 3):
+                    cur.append(i)
+                if a == 3:
+                    cycles.append(cur)
+                    cur = []
+            check(len(runs) == len(cycles), "schedule: %d directories for %d cycles" %
+                  (len(runs), len(cycles)))
+            for run_dir, steps in zip(runs, cycles):
+                _, hdr, rows = read_csv(os.path.join(out, run_dir, "ASCEND_PROFILER_OUTPUT",
+                                                     "kernel_details.csv"))
+                got = sorted(set(int(r[0]) for r in rows))
+                check(got == steps, "schedule: %s has steps %s, expected %s" %
+                      (run_dir, got, steps))
+                events = json.load(open(os.path.join(out, run_dir, "ASCEND_PROFILER_OUTPUT",
+                                                     "trace_view.json")))
+                marks = sorted(int(e["name"].split("#")[1]) for e in events
+                               if e.get("cat") == "cpu_op" and e["name"].startswith("ProfilerStep#"))
+                check(marks == steps, "schedule: ProfilerStep#N %s, expected %s" % (marks, steps))
+            print("schedule: %d cycles %s" % (len(cycles), cycles))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     for scenario, steps in SCENARIOS:
         run(scenario, steps)
+    run_schedule()
     print("%d checks failed" % len(failures))
     return 1 if failures else 0
 

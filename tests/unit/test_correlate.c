@@ -26,7 +26,7 @@
 #define PY	100
 #define ACL	101
 
-enum { P_ADD = 1, P_ENQ, P_DEQ, P_ACLNN, P_RT, P_HAL, P_MM, P_INPLACE, P_MEM, P_STEP };
+enum { P_ADD = 1, P_ENQ, P_DEQ, P_ACLNN, P_RT, P_HAL, P_MM, P_INPLACE, P_MEM, P_STEP, P_NPU };
 
 static char dir[] = "/tmp/test_correlate.XXXXXX";
 static char path[256];
@@ -170,6 +170,8 @@ static int setup(void **state)
 	probe(P_INPLACE, "_ZN2at4_ops11add__Tensor4callE", ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
 	probe(P_MEM, "report", ASC_LAYER_MEMORY, ASC_PK_MEM_REPORT);
 	probe(P_STEP, "step", ASC_LAYER_PYTHON, ASC_PK_STEP);
+	probe(P_NPU, "_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
 
 	step(0, ASC_SCHED_RECORD, 10000);
 	/* step 0: aten::add -> Enqueue(7) ... acl_thread: Dequeue(7) -> aclnnAdd -> rt -> SQE */
@@ -193,6 +195,8 @@ static int setup(void **state)
 	leave(ACL, P_ACLNN, 11730);
 	leave(ACL, P_DEQ, 11850);
 	leave(PY, P_ADD, 11900);
+	enter(PY, P_NPU, 11910);	/* torch_npu custom op: npu::npu_format_cast */
+	leave(PY, P_NPU, 11920);
 	/* a malformed record (an ENTER with an EXIT's size) is counted and skipped */
 	hdr(&bad.hdr, ASC_REC_ENTER, 32, PY, P_ADD, 11950);
 	put(&bad);
@@ -271,6 +275,8 @@ static void test_op_names_and_nesting(void **state)
 	(void)state;
 	assert_true(add >= 0 && mm >= 0 && inplace >= 0 && s0 >= 0);
 	assert_int_equal(find_op("ProfilerStep#3", 0), -1);	/* warmup: not recorded */
+	assert_true(find_op("npu::npu_format_cast", 0) >= 0);
+	assert_int_equal(c->ops[find_op("npu::npu_format_cast", 0)].parent, s0);
 	assert_true(find_op("ProfilerStep#4", 0) >= 0);
 	assert_int_equal(c->ops[add].start_ns, 15000);
 	assert_int_equal(c->ops[add].end_ns, 15900);
