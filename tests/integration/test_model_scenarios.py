@@ -339,6 +339,14 @@ def main():
             check(nsteps == int(s["steps"]), "--steps 0: %d step lines for %s steps" %
                   (nsteps, s["steps"]))
 
+    # ---- --duration: runs until the time is up, then exits 0 ----------------------------------
+    with ModelDaemon() as m:
+        p = subprocess.run([m.bin("npu_train"), "--scenario", "dispatch-bound", "--duration", "0.3"],
+                           env=m.env(), capture_output=True, text=True, timeout=120)
+        s = summary(p.stdout)
+        check(p.returncode == 0 and s and int(s["steps"]) > 0 and float(s["wall_s"]) >= 0.3,
+              "--duration 0.3: exit %s, summary %s" % (p.returncode, s))
+
     # ---- the daemon dies mid-run: npu_train fails promptly, no hang ----------------------------
     m = ModelDaemon()
     m.start()
