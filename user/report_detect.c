@@ -1027,7 +1027,7 @@ int asc_rpt_detect_syncs(const struct asc_rpt_input *in, const struct asc_rpt_th
 		starts[i] = in->kernels[i].start_ns;
 	qsort(starts, in->nr_kernels, sizeof(*starts), cmp_u64);
 	for (i = 0; i < in->nr_apis; i++)
-		if (asc_rpt_is_sync_api(in->apis[i].name))
+		if (asc_rpt_is_sync_api(in->apis[i].name) && !(in->apis[i].flags & ASC_RPT_API_INNER))
 			as[n++] = &in->apis[i];
 	qsort(as, n, sizeof(*as), cmp_api_key);
 	for (i = 0; i < n; i++) {
@@ -1270,7 +1270,7 @@ int asc_rpt_detect_alloc_failures(const struct asc_rpt_input *in,
 	for (i = 0; i < in->nr_apis; i++) {
 		const struct asc_rpt_api *c = &in->apis[i];
 
-		if (!asc_rpt_is_alloc_api(c->name))
+		if (!asc_rpt_is_alloc_api(c->name) || (c->flags & ASC_RPT_API_INNER))
 			continue;
 		a->calls++;
 		/* aclError / rtError_t are 32-bit: the upper half of the register is not theirs */

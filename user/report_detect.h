@@ -58,12 +58,19 @@ struct asc_rpt_api {
 	uint64_t end_ns;
 	int64_t step;
 	uint32_t tid;
-	uint32_t reserved;
+	uint32_t flags;		/* ASC_RPT_API_INNER */
 	const char *name;	/* "aclrtSynchronizeStream" */
 	const char *op;		/* enclosing framework op, or NULL */
 	const char *stack;	/* call stack, or NULL */
 	int64_t ret;		/* return value (aclError / rtError_t / drvError_t), 0 = success */
 };
+
+/*
+ * The call runs inside another call of the same kind on its thread
+ * (rtDeviceSynchronize inside aclrtSynchronizeDevice, rtMalloc inside
+ * aclrtMalloc): counted once, as the outer call.
+ */
+#define ASC_RPT_API_INNER	0x1
 
 /* One task-queue slot: Enqueue on the producer, Dequeue on acl_thread. */
 struct asc_rpt_queue {

@@ -368,6 +368,14 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 		p->apis[n].name = str_or_null(c, a->name);
 		p->apis[n].op = op_path(p, a->op);
 		p->apis[n].ret = a->ret;
+		if (a->parent >= 0 && (size_t)a->parent < c->nr_calls) {
+			const char *outer = asc_corr_str(c, c->calls[a->parent].name);
+			const char *name = p->apis[n].name;
+
+			if ((asc_rpt_is_sync_api(name) && asc_rpt_is_sync_api(outer)) ||
+			    (asc_rpt_is_alloc_api(name) && asc_rpt_is_alloc_api(outer)))
+				p->apis[n].flags |= ASC_RPT_API_INNER;
+		}
 		p->apis[n].stack = op_stack(c, a->op);
 		n++;
 	}

@@ -701,9 +701,12 @@ static void test_sync_stall_at_threshold(void **state)
 		{ US(310), US(320), 0, 1, 0, "aclrtMemcpyAsync", NULL, NULL, 0 },
 		{ US(320), US(330), 0, 1, 0, "aclnnAdd", NULL, NULL, 0 },
 		{ US(460), US(480), 0, 1, 0, "aclrtSynchronizeDevice", "step_end", NULL, 0 },
+		/* the runtime call inside the acl one: not a second synchronisation */
+		{ US(101), US(299), 0, 1, ASC_RPT_API_INNER, "rtStreamSynchronize", "aten::item",
+		  NULL, 0 },
 	};
 	struct asc_rpt_step st[] = { { 0, 0, US(500) }, { 1, US(500), US(1000) } };
-	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 3, .apis = as, .nr_apis = 4,
+	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 3, .apis = as, .nr_apis = 5,
 				    .steps = st, .nr_steps = 2 };
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r = { 0 };
@@ -888,8 +891,10 @@ static void test_alloc_failures(void **state)
 		{ US(40), US(41), 1, 1, 0, "aclrtMallocHost", NULL, NULL, 1 },	/* host memory */
 		{ US(50), US(51), 1, 1, 0, "aclrtFree", NULL, NULL, 5 },
 		{ US(15), US(16), 0, 1, 0, "halMemAlloc", "aten::zeros", NULL, -12 },
+		/* inside the failing aclrtMallocAlign32: the same failure, not a second one */
+		{ US(20), US(21), 1, 1, ASC_RPT_API_INNER, "rtMalloc", "aten::empty", NULL, 207001 },
 	};
-	struct asc_rpt_input in = { .apis = as, .nr_apis = 6 };
+	struct asc_rpt_input in = { .apis = as, .nr_apis = 7 };
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r = { 0 };
 
