@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include "ascbpf_events.h"
 #include "capture.h"
+#include "convert.h"
 #include "correlate.h"
 #include "probes.h"
 #include "records.h"
@@ -381,6 +382,79 @@ static void test_steps_cycles_mem(void **state)
 	assert_int_equal(c->mems[0].ts_ns, 15100);
 }
 
+/*
+ * Records of every type with random contents (sizes valid, so they pass the
+ * reader): the join and every output writer must survive them.
+ */
+static void test_random_records_survive(void **state)
+{
+	static const uint16_t types[] = {
+		ASC_REC_ENTER, ASC_REC_EXIT, ASC_REC_OPNAME, ASC_REC_QUEUE, ASC_REC_SQE,
+		ASC_REC_MEM, ASC_REC_STACK, ASC_REC_STEP, ASC_REC_DEVTASK, ASC_REC_TENSOR,
+		ASC_REC_PYSTACK, ASC_REC_THREAD, ASC_REC_DEVCLOCK, ASC_REC_CLOCK,
+	};
+	char gpath[300], out[300], cmd[700];
+	struct asc_capture_writer *gw;
+	struct asc_capture_reader *r;
+	struct asc_convert_opts o = { 0 };
+	struct asc_corr *g;
+	_Alignas(8) unsigned char buf[512];
+	unsigned int seed = 12345, i, k;
+	struct asc_process pr = { 0 };
+
+	(void)state;
+	snprintf(gpath, sizeof(gpath), "%s/garbage.ascb", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	gw = asc_capture_create(gpath, 1);
+	assert_non_null(gw);
+	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
+	assert_int_equal(asc_capture_append(gw, &pr, sizeof(pr)), 0);
+	for (i = 1; i < 40; i++) {	/* probes of every kind */
+		_Alignas(8) char pb[128] = { 0 };
+		struct asc_probe *p = (void *)pb;
+
+		hdr(&p->hdr, ASC_REC_PROBE, asc_probe_rec_size(1, 9), 0, i, 0);
+		p->layer = 1 + i % 6;
+		p->kind = 1 + i % 9;
+		p->lib_len = 1;
+		p->sym_len = 9;
+		memcpy(p->strings, "l\0aclnnAdd_", 11);
+		assert_int_equal(asc_capture_append(gw, p, p->hdr.size), 0);
+	}
+	for (i = 0; i < 50000; i++) {
+		uint16_t type = types[rand_r(&seed) % (sizeof(types) / sizeof(types[0]))];
+		size_t size = asc_rec_base_size(type);
+		struct asc_hdr *h = (void *)buf;
+
+		for (k = 0; k < size; k++)
+			buf[k] = rand_r(&seed);
+		h->type = type;
+		h->size = size;
+		h->probe_id = rand_r(&seed) % 45;
+		h->tid = 100 + rand_r(&seed) % 4;
+		h->ts_ns = 1000000 + (uint64_t)i * 1000 + rand_r(&seed) % 5000;
+		if (type == ASC_REC_STEP)
+			((struct asc_step *)h)->state = rand_r(&seed) % 5;
+		if (asc_rec_check(buf, size, NULL, 0))
+			continue;	/* e.g. counts out of range: the reader skips those anyway */
+		assert_int_equal(asc_capture_append(gw, buf, size), 0);
+	}
+	assert_int_equal(asc_capture_close(gw), 0);
+	r = asc_capture_open(gpath);
+	assert_non_null(r);
+	g = asc_corr_build(r);
+	asc_capture_free(r);
+	assert_non_null(g);
+	for (o.level = 0; o.level <= 2; o.level++) {
+		o.out_dir = out;
+		o.force = 1;
+		asc_convert(g, gpath, &o);	/* any result but a crash */
+	}
+	asc_corr_free(g);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", out, gpath);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_without_queue_after_wrap),
 		cmocka_unit_test(test_calls_and_lost_exit),
 		cmocka_unit_test(test_steps_cycles_mem),
+		cmocka_unit_test(test_random_records_survive),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
