@@ -1241,6 +1241,26 @@ HAL_API int prof_channel_read(unsigned int device_id, unsigned int channel_id, c
 	return ret ? -(int)ret : bytes;
 }
 
+/* Model: the card has no private buffer, so this only reports what a read would get now. */
+HAL_API int halProfDataFlush(unsigned int device_id, unsigned int channel_id, unsigned int *data_len)
+{
+	uint64_t t0 = API_T0();
+	struct npu_prof_read_arg a;
+	drvError_t ret = hal_init();
+
+	if (!ret && device_id >= hal.cards)
+		ret = DRV_ERROR_INVALID_DEVICE;
+	if (!ret && !data_len)
+		ret = DRV_ERROR_INVALID_VALUE;
+	if (!ret)
+		ret = hal_errno_to_drv(prof_read(device_id, channel_id, NULL, 0, &a));
+	if (!ret)
+		*data_len = a.pending * 64 > UINT32_MAX ? UINT32_MAX : (unsigned int)(a.pending * 64);
+	API_LINE("halProfDataFlush", t0, -(int)ret, "\tdev=%u\tchannel=%u\tdata_len=%u", device_id,
+		 channel_id, !ret ? *data_len : 0);
+	return -(int)ret;
+}
+
 HAL_API int prof_channel_poll(struct prof_poll_info *out_buf, int num, int timeout)
 {
 	uint64_t t0 = API_T0();

@@ -240,6 +240,7 @@ int prof_drv_start(unsigned int device_id, unsigned int channel_id, struct prof_
 int prof_stop(unsigned int device_id, unsigned int channel_id);
 int prof_channel_read(unsigned int device_id, unsigned int channel_id, char *out_buf, unsigned int buf_size);
 int prof_channel_poll(struct prof_poll_info *out_buf, int num, int timeout);
+int halProfDataFlush(unsigned int device_id, unsigned int channel_id, unsigned int *data_len);
 
 #ifdef __cplusplus
 }

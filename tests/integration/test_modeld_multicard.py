@@ -114,6 +114,7 @@ def drops(m):
     check(r["dropped"] > 0, "a reader that fell behind dropped nothing (%d records)" % n)
     check(n + r["dropped"] == 2 * tasks, "read %d + dropped %d != %d" % (n, r["dropped"], 2 * tasks))
     check(n == 65536, "the session should have held exactly its ring (%d)" % n)
+    check(r["flush_len"] == 65536 * 64, "halProfDataFlush said %d bytes" % r["flush_len"])
     starts = sum(1 for x in r["records"] if x[0] == 0)
     check(starts * 2 == n, "records lost in halves (a start without its end)")
     print("slow reader: %d read, %d dropped (%.1fs after the storm)" % (n, r["dropped"], time.time() - t_done))

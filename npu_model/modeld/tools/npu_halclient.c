@@ -332,6 +332,7 @@ static int mode_prof(const struct opts *o)
 	uint32_t cap = o->expect ? o->expect : 1u << 20, n;
 	struct StarsAcsqLog *recs = calloc(cap, sizeof(*recs));
 	int64_t drops = 0;
+	unsigned int flush_len = 0;
 	int ret;
 
 	if (!recs)
@@ -343,10 +344,14 @@ static int mode_prof(const struct opts *o)
 	fprintf(stderr, "prof: started\n");
 	if (o->delay_ms)
 		usleep(o->delay_ms * 1000u);	/* a reader that falls behind */
+	ret = halProfDataFlush(o->dev, PROF_CHANNEL_STARS_SOC_LOG, &flush_len);
+	if (ret)
+		return fail("halProfDataFlush", ret);
 	n = read_prof(o->dev, recs, cap, cap, o->ms);
 	halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_PROF_DROPS, &drops);
 	prof_stop(o->dev, PROF_CHANNEL_STARS_SOC_LOG);
-	printf("{\"ok\": true, \"dropped\": %lld, ", (long long)drops);
+	printf("{\"ok\": true, \"dropped\": %lld, \"flush_len\": %u, ", (long long)drops,
+	       flush_len);
 	print_records(recs, n);
 	printf("}\n");
 	free(recs);
