@@ -228,7 +228,8 @@ struct asc_tensor {
 #define ASC_TENSOR_DEFINED	0
 #define ASC_TENSOR_UNDEFINED	1	/* undefined tensor or empty optional */
 #define ASC_TENSOR_UNREADABLE	2	/* user memory could not be read */
-#define ASC_TENSOR_TRUNCATED	0x1	/* ndim > ASC_TENSOR_DIMS (or list cut short) */
+#define ASC_TENSOR_TRUNCATED	0x1	/* ndim > ASC_TENSOR_DIMS */
+#define ASC_TENSOR_LIST_ELEM	0x2	/* an element (list_index) of a Tensor[] argument */
 #define ASC_DTYPE_UNKNOWN	0xff
 
 /*

@@ -126,7 +126,7 @@ static __always_inline __u64 read_u64(__u64 addr, int *fault)
  * One TENSOR record.  A global (separately verified) function: inlined at
  * each of its call sites the verifier's state count explodes.  BPF functions
  * take at most five arguments, so `where` packs arg_index | list_index << 8 |
- * kind << 16.
+ * kind << 16 | flags << 24.
  */
 __noinline int emit_tensor(__u64 pid_tgid, __u64 ts, __u64 impl, __u32 id, __u32 where_kind)
 {
@@ -144,7 +144,7 @@ __noinline int emit_tensor(__u64 pid_tgid, __u64 ts, __u64 impl, __u32 id, __u32
 	fill_hdr(&t->hdr, ASC_REC_TENSOR, sizeof(*t), pid_tgid, id, ts);
 	t->arg_index = arg_index;
 	t->list_index = list_index;
-	t->flags = 0;
+	t->flags = (where_kind >> 24) & ASC_TENSOR_LIST_ELEM;
 	t->kind = kind;
 	t->dtype = ASC_DTYPE_UNKNOWN;
 	t->ndim = 0;
@@ -187,6 +187,7 @@ out:
 }
 
 #define TENSOR_AT(ai, li, kind)	((ai) | (li) << 8 | (kind) << 16)
+#define TENSOR_IN_LIST		(ASC_TENSOR_LIST_ELEM << 24)
 
 static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
 {
@@ -228,7 +229,7 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 					break;
 				fault = 0;
 				impl = read_u64(data + j * 8, &fault);
-				emit_tensor(pid_tgid, ts, impl, id, TENSOR_AT(ai, j,
+				emit_tensor(pid_tgid, ts, impl, id, TENSOR_IN_LIST | TENSOR_AT(ai, j,
 					    fault ? ASC_TENSOR_UNREADABLE : ASC_TENSOR_DEFINED));
 			}
 		}

@@ -78,14 +78,21 @@ def profiler(args, ready):
 
 def profile(args, net, opt, x, y):
     done = []
-    with profiler(args, lambda p: done.append(p.profiler.function_events)) as prof:
+
+    def ready(p):
+        # dtypes are only on the kineto events: FunctionEvent.id is their correlation id
+        dt = {e.correlation_id(): e.dtypes() for e in p.profiler.kineto_results.events()}
+        done.append((p.profiler.function_events, dt))
+
+    with profiler(args, ready) as prof:
         marks = run(args, net, opt, x, y, after_step=prof.step)
     # ProfilerStep#k ranges (function_events renames them "ProfilerStep*"): k by start time
-    marks_ev = sorted((ev for ev in done[0] if ev.name.startswith("ProfilerStep")),
+    events, dtypes = done[0]
+    marks_ev = sorted((ev for ev in events if ev.name.startswith("ProfilerStep")),
                       key=lambda ev: ev.time_range.start)
     step_of = {id(ev): k + 1 for k, ev in enumerate(marks_ev)}  # step 0 was the warm-up
     ops = []
-    for ev in done[0]:
+    for ev in events:
         if not ev.name.startswith("aten::"):
             continue
         step, parent, depth, p = None, None, 0, ev.cpu_parent
@@ -101,7 +108,7 @@ def profile(args, net, opt, x, y):
         ops.append({"name": ev.name, "step": step, "parent": parent, "depth": depth,
                     "thread": ev.thread, "start_us": ev.time_range.start,
                     "end_us": ev.time_range.end, "input_shapes": ev.input_shapes,
-                    "input_types": getattr(ev, "input_type", None)})
+                    "input_types": dtypes.get(ev.id)})
     with open(args.profile, "w") as f:
         json.dump({"steps": args.steps, "ops": ops, "marks": marks}, f)
 

@@ -45,6 +45,24 @@ static void on_sig(int s)
 	stop = 1;
 }
 
+/* Running (not exited, not a zombie waiting for its parent). */
+static int alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -248,7 +266,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < plan.nr_sites; i++) {
 		if (!plan.sites[i].spec || plan.sites[i].spec->kind != ASC_PK_ATEN_OP)
 			continue;
-		fprintf(out, "{\"type\": \"probe\", \"probe_id\": %u, \"symbol\": ", plan.sites[i].id);
+		fprintf(out, "{\"type\": \"probe\", \"kind_name\": \"aten_op\", \"probe_id\": %u, "
+			"\"symbol\": ", plan.sites[i].id);
 		json_str(plan.sites[i].sym);
 		fprintf(out, "}\n");
 	}
@@ -262,7 +281,7 @@ int main(int argc, char **argv)
 			fclose(f);
 	}
 	/* records are submitted without wake-ups: consume on a timer */
-	while (!stop && !kill(pid, 0)) {
+	while (!stop && alive(pid)) {
 		ring_buffer__consume(rb);
 		usleep(10000);
 	}
