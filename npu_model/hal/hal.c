@@ -592,7 +592,8 @@ static void app_mem_line(const char *op, uint64_t va, int64_t size, int dev, uin
 	if (npu_journal_on)
 		npu_journal_write("mem", "tid=%d\tcomponent=APP\top=%s\tt=%llu\tptr=0x%llx\t"
 				  "size=%lld\ttotal_allocated=%llu\ttotal_reserved=%llu\t"
-				  "total_active=%llu\tstream=0\tdevice=%d", (int)gettid_cached(), op,
+				  "total_active=%llu\tstream=0\tdevice=%d", (int)gettid_cached(),
+				  op,
 				  (unsigned long long)hal_now_ns(), (unsigned long long)va,
 				  (long long)size, (unsigned long long)total,
 				  (unsigned long long)total, (unsigned long long)total, dev);
@@ -1242,7 +1243,8 @@ HAL_API int prof_channel_read(unsigned int device_id, unsigned int channel_id, c
 }
 
 /* Model: the card has no private buffer, so this only reports what a read would get now. */
-HAL_API int halProfDataFlush(unsigned int device_id, unsigned int channel_id, unsigned int *data_len)
+HAL_API int halProfDataFlush(unsigned int device_id, unsigned int channel_id,
+			     unsigned int *data_len)
 {
 	uint64_t t0 = API_T0();
 	struct npu_prof_read_arg a;
@@ -1255,7 +1257,8 @@ HAL_API int halProfDataFlush(unsigned int device_id, unsigned int channel_id, un
 	if (!ret)
 		ret = hal_errno_to_drv(prof_read(device_id, channel_id, NULL, 0, &a));
 	if (!ret)
-		*data_len = a.pending * 64 > UINT32_MAX ? UINT32_MAX : (unsigned int)(a.pending * 64);
+		*data_len = a.pending * 64 > UINT32_MAX ? UINT32_MAX :
+			    (unsigned int)(a.pending * 64);
 	API_LINE("halProfDataFlush", t0, -(int)ret, "\tdev=%u\tchannel=%u\tdata_len=%u", device_id,
 		 channel_id, !ret ? *data_len : 0);
 	return -(int)ret;

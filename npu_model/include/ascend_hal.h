@@ -229,16 +229,19 @@ drvError_t halMemFree(void *pp);
 drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
 			      struct halResourceIdOutputInfo *out);
 drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in);
-drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in, struct halSqCqOutputInfo *out);
+drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
+			   struct halSqCqOutputInfo *out);
 drvError_t halSqCqFree(uint32_t devId, struct halSqCqFreeInfo *info);
 drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info);
 drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info);
 drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info);
 drvError_t halCqReportRecv(uint32_t devId, struct halReportRecvInfo *info);
 
-int prof_drv_start(unsigned int device_id, unsigned int channel_id, struct prof_start_para *start_para);
+int prof_drv_start(unsigned int device_id, unsigned int channel_id,
+		   struct prof_start_para *start_para);
 int prof_stop(unsigned int device_id, unsigned int channel_id);
-int prof_channel_read(unsigned int device_id, unsigned int channel_id, char *out_buf, unsigned int buf_size);
+int prof_channel_read(unsigned int device_id, unsigned int channel_id, char *out_buf,
+		      unsigned int buf_size);
 int prof_channel_poll(struct prof_poll_info *out_buf, int num, int timeout);
 int halProfDataFlush(unsigned int device_id, unsigned int channel_id, unsigned int *data_len);
 
