@@ -335,8 +335,13 @@ def test_oom(tmp):
     truth = Truth(journal, pid)
     print("oom: %s" % (f and f["summary"]))
     check(truth.ooms and any(o.get("ret") == "207001" for o in truth.ooms), "oom: journal has no oom")
+    # the failed CANN allocations (their rtMalloc / halMemAlloc inside are the same failures)
+    failed = [f2 for k, f2 in journal if k == "api" and f2["name"].startswith("aclrtMalloc")
+              and "Host" not in f2["name"] and f2["ret"] != "0"]
     if f:
         check(f["evidence"]["first_error"] == 207001, "oom: first error %s" % f["evidence"]["first_error"])
+        check(f["evidence"]["failures"] == len(failed),
+              "oom: %s failures, the journal %d" % (f["evidence"]["failures"], len(failed)))
 
 
 def main():
