@@ -29,13 +29,14 @@ def check(cond, msg):
         sys.exit(1)
 
 
-def start_reader(m, dev, ms, expect=0, delay_ms=0):
+def start_reader(m, dev, ms, expect=0, wait_stdin=False):
     cmd = [m.bin("npu_halclient"), "prof", "--dev", str(dev), "--ms", str(ms)]
     if expect:
         cmd += ["--expect", str(expect)]
-    if delay_ms:
-        cmd += ["--delay-ms", str(delay_ms)]
-    p = subprocess.Popen(cmd, env=m.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if wait_stdin:
+        cmd += ["--wait-stdin"]
+    p = subprocess.Popen(cmd, env=m.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     check(p.stderr.readline().strip() == "prof: started", "reader on dev %d did not start" % dev)
     return p
 
@@ -101,13 +102,14 @@ def clock_pair(m):
 
 def drops(m):
     tasks = 40000		# 80000 records > the 65536 a session holds
-    slow = start_reader(m, 0, 20000, expect=65536, delay_ms=3000)
+    # The reader opens its session, then reads nothing until the storm is over.
+    slow = start_reader(m, 0, 2000, expect=2 * tasks, wait_stdin=True)
     out = subprocess.run([m.bin("npu_halclient"), "run", "--tasks", str(tasks), "--batch", "16",
                           "--flops", "0", "--bytes", "0"], env=m.env(), capture_output=True, text=True,
                          timeout=120)
     check(out.returncode == 0, "storm client failed: %s" % out.stderr)
     t_done = time.time()
-    out, err = slow.communicate(timeout=60)
+    out, err = slow.communicate("go\n", timeout=60)
     check(slow.returncode == 0, "slow reader failed: %s" % err)
     r = json.loads(out)
     n = len(r["records"])

@@ -12,10 +12,11 @@
  *       --events: stream 0 records an event after its kernels, every other
  *       stream waits for it before its own kernels.
  *       --hold-ms: sleep after submitting (tests kill the client there).
- *   npu_halclient prof [--dev N] [--ms MS] [--expect N] [--delay-ms D]
+ *   npu_halclient prof [--dev N] [--ms MS] [--expect N] [--delay-ms D] [--wait-stdin]
  *       read channel 50 for MS ms (or until N records) and print the records;
  *       prints "prof: started" on stderr once the session is open; --delay-ms
- *       waits D ms before the first read (a reader that falls behind).
+ *       waits D ms before the first read (a reader that falls behind),
+ *       --wait-stdin until a line arrives on stdin.
  *   npu_halclient oom [--dev N] --size BYTES
  *       allocate BYTES once; print the return code.
  *   npu_halclient clock [--dev N]
@@ -49,6 +50,7 @@ struct opts {
 	uint64_t flops, bytes, alloc, size;
 	int prof, events, no_sync;
 	uint32_t hold_ms, ms, expect, delay_ms;
+	int wait_stdin;
 };
 
 static uint64_t now_ns(void)
@@ -344,6 +346,13 @@ static int mode_prof(const struct opts *o)
 	fprintf(stderr, "prof: started\n");
 	if (o->delay_ms)
 		usleep(o->delay_ms * 1000u);	/* a reader that falls behind */
+	if (o->wait_stdin) {
+		char line[16];
+
+		/* ... or one that reads only when told to (a line on stdin). */
+		if (!fgets(line, sizeof(line), stdin))
+			return fail("stdin", -EIO);
+	}
 	ret = halProfDataFlush(o->dev, PROF_CHANNEL_STARS_SOC_LOG, &flush_len);
 	if (ret)
 		return fail("halProfDataFlush", ret);
@@ -503,6 +512,7 @@ int main(int argc, char **argv)
 		{"ms", required_argument, NULL, 'm'},
 		{"expect", required_argument, NULL, 'x'},
 		{"delay-ms", required_argument, NULL, 'D'},
+		{"wait-stdin", no_argument, NULL, 'W'},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = { .streams = 1, .tasks = 10, .batch = 1, .flops = 1000000, .bytes = 4096,
@@ -519,6 +529,10 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		if (c == 'W') {
+			o.wait_stdin = 1;
+			continue;
+		}
 		if (c == 'p' || c == 'e' || c == 'n') {
 			*(c == 'p' ? &o.prof : c == 'e' ? &o.events : &o.no_sync) = 1;
 			continue;
