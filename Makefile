@@ -88,10 +88,15 @@ install: all
 	$(Q)install -m 0755 $(INSTALL_BIN) $(DESTDIR)$(PREFIX)/bin/
 	$(Q)if [ -f $(OUTPUT)/ascbpf.8 ]; then install -m 0644 $(OUTPUT)/ascbpf.8 $(DESTDIR)$(PREFIX)/share/man/man8/; fi
 
+# The simulator is installed as one tree, $(PREFIX)/lib/npu_model/{bin,lib}, so
+# its libascendcl.so & co. never shadow a real CANN on the library path; the
+# binaries find their libraries through RUNPATH $ORIGIN/../lib and are linked
+# from $(PREFIX)/bin.
 install-model: all
-	$(Q)install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/npu_model
-	$(Q)install -m 0755 $(MODEL_BIN) $(DESTDIR)$(PREFIX)/bin/
-	$(Q)cp -P $(MODEL_LIB) $(DESTDIR)$(PREFIX)/lib/npu_model/
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/npu_model/bin $(DESTDIR)$(PREFIX)/lib/npu_model/lib
+	$(Q)install -m 0755 $(MODEL_BIN) $(DESTDIR)$(PREFIX)/lib/npu_model/bin/
+	$(Q)cp -P $(MODEL_LIB) $(DESTDIR)$(PREFIX)/lib/npu_model/lib/
+	$(Q)for b in $(notdir $(MODEL_BIN)); do ln -sf ../lib/npu_model/bin/$$b $(DESTDIR)$(PREFIX)/bin/$$b; done
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
