@@ -1145,27 +1145,69 @@ struct agg {
 	double total, min, max, sumsq;
 };
 
-static struct agg *agg_get(struct agg **a, size_t *n, size_t *cap, uint32_t name, uint32_t type,
-			   uint32_t level)
-{
-	size_t i;
+/* A hash of (name, type, level) -> index, so that millions of calls aggregate in O(1) each. */
+struct aggtab {
+	struct agg *a;
+	size_t n, cap;
+	int32_t *slots;		/* nslots entries, -1 empty */
+	size_t nslots;
+};
 
-	for (i = 0; i < *n; i++)
-		if ((*a)[i].name == name && (*a)[i].type == type && (*a)[i].level == level)
-			return &(*a)[i];
-	if (*n == *cap) {
-		struct agg *na = realloc(*a, (*cap = *cap ? *cap * 2 : 64) * sizeof(**a));
+static size_t agg_hash(uint32_t name, uint32_t type, uint32_t level)
+{
+	uint64_t x = ((uint64_t)name << 32 | type) * 0x9e3779b97f4a7c15ull ^ level;
+
+	return (size_t)(x ^ (x >> 29));
+}
+
+static int agg_rehash(struct aggtab *t)
+{
+	size_t i, j, ns = t->nslots ? t->nslots * 2 : 256;
+	int32_t *sl = malloc(ns * sizeof(*sl));
+
+	if (!sl)
+		return -ENOMEM;
+	memset(sl, 0xff, ns * sizeof(*sl));
+	for (i = 0; i < t->n; i++) {
+		for (j = agg_hash(t->a[i].name, t->a[i].type, t->a[i].level) & (ns - 1); sl[j] >= 0;
+		     j = (j + 1) & (ns - 1))
+			;
+		sl[j] = (int32_t)i;
+	}
+	free(t->slots);
+	t->slots = sl;
+	t->nslots = ns;
+	return 0;
+}
+
+static struct agg *agg_get(struct aggtab *t, uint32_t name, uint32_t type, uint32_t level)
+{
+	size_t j;
+	struct agg *g;
+
+	if ((t->n + 1) * 2 > t->nslots && agg_rehash(t))
+		return NULL;
+	for (j = agg_hash(name, type, level) & (t->nslots - 1); t->slots[j] >= 0;
+	     j = (j + 1) & (t->nslots - 1)) {
+		g = &t->a[t->slots[j]];
+		if (g->name == name && g->type == type && g->level == level)
+			return g;
+	}
+	if (t->n == t->cap) {
+		struct agg *na = realloc(t->a, (t->cap = t->cap ? t->cap * 2 : 64) * sizeof(*na));
 
 		if (!na)
 			return NULL;
-		*a = na;
+		t->a = na;
 	}
-	memset(&(*a)[*n], 0, sizeof(**a));
-	(*a)[*n].name = name;
-	(*a)[*n].type = type;
-	(*a)[*n].level = level;
-	(*a)[*n].min = INFINITY;
-	return &(*a)[(*n)++];
+	g = &t->a[t->n];
+	memset(g, 0, sizeof(*g));
+	g->name = name;
+	g->type = type;
+	g->level = level;
+	g->min = INFINITY;
+	t->slots[j] = (int32_t)t->n++;
+	return g;
 }
 
 static void agg_add(struct agg *g, double us)
@@ -1189,8 +1231,9 @@ static int cmp_agg_total(const void *x, const void *y)
 static void op_statistic(struct conv *v)
 {
 	const struct asc_corr *c = v->c;
-	struct agg *a = NULL;
-	size_t n = 0, cap = 0, i;
+	struct aggtab t = { 0 };
+	struct agg *a;
+	size_t n, i;
 	double sum = 0;
 	struct asc_out o;
 	struct asc_csv csv;
@@ -1201,22 +1244,22 @@ static void op_statistic(struct conv *v)
 
 		if (!(k->flags & ASC_CORR_K_COMPUTE) || !kernel_in(v, k))
 			continue;
-		g = agg_get(&a, &n, &cap, k->type, k->task_type, 0);
+		g = agg_get(&t, k->type, k->task_type, 0);
 		if (!g) {
 			v->err = -ENOMEM;
-			free(a);
-			return;
+			goto out;
 		}
 		agg_add(g, (double)(k->end_ns - k->start_ns) / 1000.0);
 		sum += (double)(k->end_ns - k->start_ns) / 1000.0;
 	}
+	a = t.a;
+	n = t.n;
 	if (!n)
-		return;
+		goto out;
 	qsort(a, n, sizeof(*a), cmp_agg_total);
 	if (open_out(v, &o, v->out, "op_statistic.csv")) {
 		v->err = -EIO;
-		free(a);
-		return;
+		goto out;
 	}
 	asc_csv_init(&csv, &o, 0);
 	asc_csv_header(&csv, os_header);
@@ -1231,15 +1274,18 @@ static void op_statistic(struct conv *v)
 		csv_3(&csv, sum > 0 ? a[i].total * 100.0 / sum : 0);
 		asc_csv_end(&csv);
 	}
-	free(a);
 	close_out(v, &o, "op_statistic.csv");
+out:
+	free(t.a);
+	free(t.slots);
 }
 
 static void api_statistic(struct conv *v)
 {
 	const struct asc_corr *c = v->c;
-	struct agg *a = NULL;
-	size_t n = 0, cap = 0, i;
+	struct aggtab t = { 0 };
+	struct agg *a;
+	size_t n, i;
 	struct asc_out o;
 	struct asc_csv csv;
 
@@ -1249,21 +1295,21 @@ static void api_statistic(struct conv *v)
 
 		if (!call_level_shown(v, k) || !in_cycle(v, k->step))
 			continue;
-		g = agg_get(&a, &n, &cap, k->name, 0, k->level);
+		g = agg_get(&t, k->name, 0, k->level);
 		if (!g) {
 			v->err = -ENOMEM;
-			free(a);
-			return;
+			goto out;
 		}
 		agg_add(g, (double)(k->end_ns - k->start_ns) / 1000.0);
 	}
+	a = t.a;
+	n = t.n;
 	if (!n)
-		return;
+		goto out;
 	qsort(a, n, sizeof(*a), cmp_agg_total);
 	if (open_out(v, &o, v->out, "api_statistic.csv")) {
 		v->err = -EIO;
-		free(a);
-		return;
+		goto out;
 	}
 	asc_csv_init(&csv, &o, 0);
 	asc_csv_header(&csv, as_header);
@@ -1281,8 +1327,10 @@ static void api_statistic(struct conv *v)
 		csv_3(&csv, var > 0 ? var : 0);
 		asc_csv_end(&csv);
 	}
-	free(a);
 	close_out(v, &o, "api_statistic.csv");
+out:
+	free(t.a);
+	free(t.slots);
 }
 
 /* ---- profiler_info / metadata ---- */
