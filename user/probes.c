@@ -259,12 +259,38 @@ static int add_site(struct builder *b, const struct asc_elf_symbol *sym)
 	return 0;
 }
 
+/*
+ * A glob names an API: it matches exported (global or weak) functions only,
+ * never the library's internal ones that .symtab also lists (npu_model's
+ * libruntime.so has static rt_* helpers next to the rt* API).  An exact name
+ * may be local: that is how a user targets an internal function.
+ */
 static int glob_cb(const struct asc_elf_symbol *sym, void *ctx)
 {
 	struct builder *b = ctx;
-	int err = add_site(b, sym);
 
-	return err ? err : 0;
+	if (sym->bind == STB_LOCAL)
+		return 0;
+	return add_site(b, sym);
+}
+
+static int exported_cb(const struct asc_elf_symbol *sym, void *ctx)
+{
+	bool *found = ctx;
+
+	if (sym->bind == STB_LOCAL)
+		return 0;
+	*found = true;
+	return 1;	/* stop at the first exported match */
+}
+
+/* Whether an exported function matches spec's glob (its sites may come from earlier entries). */
+static bool glob_matched_any(struct builder *b, const struct asc_probe_spec *spec)
+{
+	bool found = false;
+
+	asc_elf_for_each_match(b->elf, spec->sym, exported_cb, &found);
+	return found;
 }
 
 /* Resolves spec in the library at host_path (opened as elf). */
@@ -275,11 +301,14 @@ static int resolve_spec(struct builder *b, const struct asc_probe_spec *spec)
 
 	b->spec = spec;
 	if (asc_glob_is_pattern(spec->sym)) {
+		size_t before = b->plan->nr_sites;
+
 		n = asc_elf_for_each_match(b->elf, spec->sym, glob_cb, b);
 		if (n < 0)
 			return n;
-		if (n == 0)
-			return add_missing(b, spec, "no symbol matches in %s", b->host_path);
+		if (b->plan->nr_sites == before && !glob_matched_any(b, spec))
+			return add_missing(b, spec, "no exported symbol matches in %s",
+					   b->host_path);
 		return 0;
 	}
 	sym = asc_elf_find(b->elf, spec->sym);

@@ -42,7 +42,8 @@ enum asc_probe_family {
 
 struct asc_probe_spec {
 	const char *lib;	/* soname basename: "libascendcl.so" */
-	const char *sym;	/* exact symbol name, or a glob ("aclnn*") */
+	const char *sym;	/* exact symbol name, or a glob ("aclnn*") that matches
+				 * exported (global/weak) functions only */
 	uint16_t layer;		/* enum asc_layer (bpf/ascbpf_events.h) */
 	uint16_t kind;		/* enum asc_probe_kind */
 	uint32_t family;	/* enum asc_probe_family */

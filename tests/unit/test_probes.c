@@ -37,6 +37,10 @@ static const struct asc_probe_spec table[] = {
 	{ "libasctest.so", "asc_test_counted_10", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
 	{ "libasctest.so", "asc_test_not_there", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
 	{ "libasctest.so", "nomatch_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	/* a glob matches exported functions only: the static asc_test_local is not one */
+	{ "libasctest.so", "asc_test_loc?l", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	/* an exact name finds it in .symtab */
+	{ "libasctest.so", "asc_test_local", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
 	{ "libnot_mapped_here.so", "foo", ASC_LAYER_DRIVER, ASC_PK_CALL, ASC_FAM_DRIVER,
 	  ASC_SPEC_OPTIONAL },
 	{ "libasctest-late.so", "asc_test_counted_*", ASC_LAYER_DRIVER, ASC_PK_CALL, ASC_FAM_DRIVER,
@@ -94,8 +98,8 @@ static void test_plan_sites(void **state)
 
 	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_ALL, 100, &p), 0);
 	assert_int_equal(p.pid, getpid());
-	/* 3 named + 32 from the glob (the duplicate adds none) */
-	assert_int_equal(p.nr_sites, 3 + ASC_TEST_NR_COUNTED);
+	/* 3 named + 32 from the glob (the duplicate adds none) + the local by exact name */
+	assert_int_equal(p.nr_sites, 3 + ASC_TEST_NR_COUNTED + 1);
 	assert_int_equal(p.nr_libs, 1);
 	assert_non_null(realpath(FIX("libasctest.so"), real));
 	assert_string_equal(p.libs_seen[0], real);
@@ -124,6 +128,12 @@ static void test_plan_sites(void **state)
 	assert_non_null(s);
 	assert_int_equal(s->flags, ASC_PROBE_SINGLESTEP);
 	assert_true(s->attach_offset == s->func_offset);
+	/* the static function, found by its exact name only, at its real offset */
+	s = find_site(&p, "asc_test_local", "libasctest.so");
+	assert_non_null(s);
+	assert_string_equal(s->spec->sym, "asc_test_local");
+	assert_true(s->func_offset ==
+		    file_offset_of(((void *(*)(void))dlsym(lib, "asc_test_local_addr"))()));
 	/* the glob: every counted function, each at its real offset, first table entry wins */
 	for (i = 0; i < ASC_TEST_NR_COUNTED; i++) {
 		char name[64];
@@ -145,13 +155,16 @@ static void test_plan_missing(void **state)
 	const struct asc_probe_missing *m;
 
 	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_ALL, 1, &p), 0);
-	assert_int_equal(p.nr_missing, 4);
+	assert_int_equal(p.nr_missing, 5);
 	m = find_missing(&p, "asc_test_not_there");
 	assert_non_null(m);
 	assert_non_null(strstr(m->reason, "symbol not found"));
 	m = find_missing(&p, "nomatch_*");
 	assert_non_null(m);
-	assert_non_null(strstr(m->reason, "no symbol matches"));
+	assert_non_null(strstr(m->reason, "no exported symbol matches"));
+	m = find_missing(&p, "asc_test_loc?l");
+	assert_non_null(m);
+	assert_non_null(strstr(m->reason, "no exported symbol matches"));
 	m = find_missing(&p, "foo");
 	assert_non_null(m);
 	assert_string_equal(m->reason, "library not mapped");
