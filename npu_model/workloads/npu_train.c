@@ -569,6 +569,11 @@ static void tf_fwd_bwd(struct tf *m, const T *input)
 
 /* ---- a small CNN ----------------------------------------------------------------------------- */
 
+/* channels of the three 3x3 convs (32x32 -> 32x32 -> 16x16 -> 8x8) */
+#define CNN_C1 64
+#define CNN_C2 128
+#define CNN_C3 256
+
 struct cnn {
 	int64_t batch;
 	T *c1w, *c1b, *c2w, *c2b, *c3w, *c3b, *fcw, *fcb;
@@ -579,20 +584,20 @@ static void cnn_init(struct cnn *m, int64_t batch)
 {
 	memset(m, 0, sizeof(*m));
 	m->batch = batch;
-	m->c1w = param(&m->p, (const int64_t[]){ 16, 3, 3, 3 }, 4);
-	m->c1b = param(&m->p, (const int64_t[]){ 16 }, 1);
-	m->c2w = param(&m->p, (const int64_t[]){ 32, 16, 3, 3 }, 4);
-	m->c2b = param(&m->p, (const int64_t[]){ 32 }, 1);
-	m->c3w = param(&m->p, (const int64_t[]){ 64, 32, 3, 3 }, 4);
-	m->c3b = param(&m->p, (const int64_t[]){ 64 }, 1);
-	m->fcw = param(&m->p, (const int64_t[]){ 64 * 8 * 8, 10 }, 2);
+	m->c1w = param(&m->p, (const int64_t[]){ CNN_C1, 3, 3, 3 }, 4);
+	m->c1b = param(&m->p, (const int64_t[]){ CNN_C1 }, 1);
+	m->c2w = param(&m->p, (const int64_t[]){ CNN_C2, CNN_C1, 3, 3 }, 4);
+	m->c2b = param(&m->p, (const int64_t[]){ CNN_C2 }, 1);
+	m->c3w = param(&m->p, (const int64_t[]){ CNN_C3, CNN_C2, 3, 3 }, 4);
+	m->c3b = param(&m->p, (const int64_t[]){ CNN_C3 }, 1);
+	m->fcw = param(&m->p, (const int64_t[]){ CNN_C3 * 8 * 8, 10 }, 2);
 	m->fcb = param(&m->p, (const int64_t[]){ 10 }, 1);
 }
 
 /* transdata: every conv input goes through npu_format_cast (NCHW -> NC1HWC0) first. */
 static void cnn_fwd_bwd(struct cnn *m, const T *input, bool transdata)
 {
-	const int64_t flat[2] = { m->batch, 64 * 8 * 8 }, img[4] = { m->batch, 64, 8, 8 };
+	const int64_t flat[2] = { m->batch, CNN_C3 * 8 * 8 }, img[4] = { m->batch, CNN_C3, 8, 8 };
 	T x = transdata ? format_cast(input, ACL_FORMAT_NC1HWC0) : npu_tensor_ref(input);
 	T y1, r1, r1c, y2, r2, r2c, y3, r3, f, logits, probs, dl, tmp, df, dr3, dy3, dy2, dy1;
 	struct at_tensor3 g3, g2, g1;
@@ -815,7 +820,7 @@ static const struct tf_shape TF_TINY = { 2, 32, 64, 1 };
 static int sc_baseline(void)
 {
 	struct tf_shape sh = TF_BIG;
-	int64_t cnn_batch = R.batch ? R.batch * 8 : 128;
+	int64_t cnn_batch = R.batch ? R.batch * 16 : 256;
 	long total = R.steps;
 
 	/* one loop, two models: even steps transformer, odd steps CNN */
