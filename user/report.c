@@ -24,6 +24,7 @@
 #include "report_detect.h"
 
 #define MB		(1024.0 * 1024.0)
+#define STEP_ROW	"%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %8llu %s\n"
 #define MAX_FINDINGS	64
 #define MAX_EVIDENCE	12
 
@@ -211,14 +212,16 @@ static void find_conversions(struct report *r)
 		struct finding *f;
 
 		if (!c->flagged ||
-		    !(f = add_finding(r, td ? "transdata" : "cast", td ? SUGGEST_TRANSDATA : SUGGEST_CAST)))
+		    !(f = add_finding(r, td ? "transdata" : "cast",
+				      td ? SUGGEST_TRANSDATA : SUGGEST_CAST)))
 			continue;
 		snprintf(f->summary, sizeof(f->summary),
 			 "%s: %.1f %s kernels per step (%llu in all, %.1f us) launched by %s%s%s "
 			 "(threshold %s=%g)",
 			 td ? "format conversion" : "dtype conversion", c->per_step,
 			 td ? "TransData" : "Cast", (unsigned long long)c->count, us(c->total_ns),
-			 c->op ? c->op : "an unknown op", c->api ? " via " : "", c->api ? c->api : "",
+			 c->op ? c->op : "an unknown op", c->api ? " via " : "",
+			 c->api ? c->api : "",
 			 td ? "transdata_per_step" : "cast_per_step",
 			 td ? r->t->transdata_per_step : r->t->cast_per_step);
 		ev(f, "per_step", c->per_step);
@@ -269,7 +272,8 @@ static void find_memory(struct report *r)
 		return;
 	snprintf(f->summary, sizeof(f->summary),
 		 "memory growth: allocated memory grows %.2f MiB per step (median over %zu steps, "
-		 "grew in %llu of %zu step transitions, %.2f MiB in all) (threshold mem_growth_mb=%g)",
+		 "grew in %llu of %zu step transitions, %.2f MiB in all) "
+		 "(threshold mem_growth_mb=%g)",
 		 g->growth_median_mb, g->nr_steps, (unsigned long long)g->steps_grown,
 		 g->nr_steps - 1, g->growth_total_mb, r->t->mem_growth_mb);
 	ev(f, "growth_mb_per_step", g->growth_median_mb);
@@ -294,7 +298,8 @@ static void find_alloc(struct report *r)
 		 "out of device memory: %llu of %llu allocation calls failed (threshold "
 		 "alloc_failures=%g); the first, %s from %s %s, returned %lld; allocated memory "
 		 "peaked at %.2f MiB (reserved %.2f MiB)",
-		 (unsigned long long)a->failures, (unsigned long long)a->calls, r->t->alloc_failures,
+		 (unsigned long long)a->failures, (unsigned long long)a->calls,
+		 r->t->alloc_failures,
 		 a->name ? a->name : "?", a->op ? a->op : "outside any op", step,
 		 (long long)a->first_ret, p->peak_allocated / MB, p->peak_reserved / MB);
 	ev(f, "failures", (double)a->failures);
@@ -409,9 +414,8 @@ static void text_report(struct report *r)
 			snprintf(id, sizeof(id), "(none)");
 		else
 			snprintf(id, sizeof(id), "%lld", (long long)s->step);
-		asc_out_printf(o, "%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %8llu %s\n",
-			       id, us(d), us(s->compute_ns), us(s->copy_ns), us(s->idle_ns),
-			       us(s->host_only_ns),
+		asc_out_printf(o, STEP_ROW, id, us(d), us(s->compute_ns), us(s->copy_ns),
+			       us(s->idle_ns), us(s->host_only_ns),
 			       100.0 * s->idle_share, s->gap_median_us,
 			       (unsigned long long)s->kernels,
 			       s->dispatch_bound ? "dispatch-bound" : "-");
@@ -422,7 +426,7 @@ static void text_report(struct report *r)
 		host += s->host_only_ns;
 		kern += s->kernels;
 	}
-	asc_out_printf(o, "%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %8llu %s\n", "all",
+	asc_out_printf(o, STEP_ROW, "all",
 		       us(tot), us(comp), us(copy), us(idle), us(host),
 		       100.0 * res->dispatch.idle_share,
 		       res->dispatch.gap_median_us, (unsigned long long)kern,
@@ -859,9 +863,10 @@ static void usage(FILE *f)
 		"OUTPUT_DIR_OR_CAPTURE\n\n"
 		"Finds what the Ascend profiler guide teaches to look for in Trace View: a\n"
 		"dispatch-bound step, a per-parameter optimizer, TransData/Cast kernels and their\n"
-		"call sites, synchronisations that stall the task queue, the memory peak and growth,\n"
-		"and multi-stream overlap.  OUTPUT_DIR_OR_CAPTURE is a capture file, a\n"
-		"{run}_ascend_pt directory (its ascbpf/capture.ascb) or a directory holding one.\n\n"
+		"call sites, synchronisations that stall the task queue, the memory peak and\n"
+		"growth, and multi-stream overlap.  OUTPUT_DIR_OR_CAPTURE is a capture file, a\n"
+		"{run}_ascend_pt directory (its ascbpf/capture.ascb) or a directory holding\n"
+		"one.\n\n"
 		"  --json                 one JSON object instead of text\n"
 		"  --top N                kernels and memory holders listed (default %g)\n"
 		"  --threshold NAME=VAL   change a threshold (repeatable); a value exactly at a\n"
@@ -930,8 +935,8 @@ int cmd_report(int argc, char **argv)
 		return err;
 	if (!src.in.nr_kernels && !src.in.nr_apis && !src.in.nr_mem) {
 		if (src.damaged)
-			asc_err("report: %s is damaged (%s) and holds nothing to analyse before the "
-				"damage\n", capture, src.damage);
+			asc_err("report: %s is damaged (%s) and holds nothing to analyse "
+				"before the damage\n", capture, src.damage);
 		else
 			asc_err("report: %s holds no kernels, CANN calls or memory events to "
 				"analyse\n", capture);

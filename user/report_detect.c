@@ -83,7 +83,8 @@ int asc_rpt_threshold_set(struct asc_rpt_thresholds *t, const char *assignment)
 		for (i = 0; i < NR_THRESHOLDS && off < sizeof(known); i++)
 			off += (size_t)snprintf(known + off, sizeof(known) - off, "%s%s",
 						i ? ", " : "", threshold_defs[i].name);
-		asc_err("--threshold: unknown name '%.*s' (known: %s)\n", (int)len, assignment, known);
+		asc_err("--threshold: unknown name '%.*s' (known: %s)\n", (int)len, assignment,
+			known);
 		return -EINVAL;
 	}
 	errno = 0;
@@ -437,8 +438,8 @@ int asc_rpt_detect_steps(const struct asc_rpt_input *in, struct asc_rpt_result *
 
 	for (j = 0; j < n; j++) {
 		struct asc_rpt_step_split *sp = &res->steps[j];
-		uint64_t s = st[j].start_ns, e = st[j].end_ns, lo_start, first = UINT64_MAX, last = 0;
-		uint64_t busy;
+		uint64_t s = st[j].start_ns, e = st[j].end_ns, lo_start, busy;
+		uint64_t first = UINT64_MAX, last = 0;
 		size_t lo = 0, hi = nk, m = 0, mc = 0;
 
 		sp->step = st[j].id;
@@ -681,7 +682,8 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 	err = queue_stats(in, d);
 	if (err)
 		return err;
-	if ((d->compute_ns + d->copy_ns + d->idle_ns) > 0 && n > 0 && d->idle_share >= t->idle_share) {
+	if ((d->compute_ns + d->copy_ns + d->idle_ns) > 0 && n > 0 &&
+	    d->idle_share >= t->idle_share) {
 		d->by_gaps = d->gap_median_us >= t->gap_us;
 		d->by_queue = d->queue_measured && d->queue_depth_median >= t->queue_depth;
 	}
@@ -731,7 +733,8 @@ int asc_rpt_detect_top(const struct asc_rpt_input *in, const struct asc_rpt_thre
 	nk = compute_kernels(in, ks);
 	qsort(ks, nk, sizeof(*ks), cmp_kernel_type);
 	for (i = 0; i < nk; i++) {
-		uint64_t dur = ks[i]->end_ns > ks[i]->start_ns ? ks[i]->end_ns - ks[i]->start_ns : 0;
+		uint64_t dur = ks[i]->end_ns > ks[i]->start_ns ?
+			       ks[i]->end_ns - ks[i]->start_ns : 0;
 
 		if (!n || strcmp(st[n - 1].name, kernel_type(ks[i]))) {
 			st[n].name = kernel_type(ks[i]);
@@ -830,7 +833,8 @@ int asc_rpt_detect_optimizer(const struct asc_rpt_input *in, const struct asc_rp
 			if (win[j].step == k->step && win[j].stream == k->stream)
 				break;
 		if (j == nw) {
-			win[nw++] = (struct opt_window){ k->step, k->stream, k->start_ns, k->end_ns };
+			win[nw++] = (struct opt_window){ k->step, k->stream, k->start_ns,
+							 k->end_ns };
 			continue;
 		}
 		if (k->start_ns < win[j].first)
@@ -1027,7 +1031,8 @@ int asc_rpt_detect_syncs(const struct asc_rpt_input *in, const struct asc_rpt_th
 		starts[i] = in->kernels[i].start_ns;
 	qsort(starts, in->nr_kernels, sizeof(*starts), cmp_u64);
 	for (i = 0; i < in->nr_apis; i++)
-		if (asc_rpt_is_sync_api(in->apis[i].name) && !(in->apis[i].flags & ASC_RPT_API_INNER))
+		if (asc_rpt_is_sync_api(in->apis[i].name) &&
+		    !(in->apis[i].flags & ASC_RPT_API_INNER))
 			as[n++] = &in->apis[i];
 	qsort(as, n, sizeof(*as), cmp_api_key);
 	for (i = 0; i < n; i++) {
@@ -1242,7 +1247,8 @@ int asc_rpt_detect_mem_growth(const struct asc_rpt_input *in, const struct asc_r
 	}
 	g->nr_steps = m;
 	for (i = 1; i < m; i++) {
-		deltas[i - 1] = (int64_t)(g->steps[i].end_allocated - g->steps[i - 1].end_allocated);
+		deltas[i - 1] = (int64_t)(g->steps[i].end_allocated -
+					  g->steps[i - 1].end_allocated);
 		if (deltas[i - 1] > 0)
 			g->steps_grown++;
 	}

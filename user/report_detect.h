@@ -121,7 +121,8 @@ struct asc_rpt_thresholds {
 	double cast_per_step;		/* Cast kernels per step */
 	double sync_share;		/* host blocked in synchronisations / step time */
 	double mem_growth_mb;		/* median growth of allocated memory per step, MiB */
-	double overlap_share;		/* multi-stream: overlap / least busy stream below this = serialised */
+	double overlap_share;		/* multi-stream: overlap / least busy stream below
+					 * this = serialised */
 	double alloc_failures;		/* failed device-memory allocations */
 	double top;			/* number of kernels / holders listed */
 };
@@ -200,7 +201,7 @@ struct asc_rpt_kernel_stat {
 
 struct asc_rpt_optimizer {
 	uint64_t kernels;		/* optimizer kernels in all steps */
-	uint64_t fused_kernels;		/* of which fused / multi-tensor (Foreach*, Apply*, Fused*) */
+	uint64_t fused_kernels;		/* of which fused / multi-tensor (Foreach*, Apply*...) */
 	uint64_t per_param_kernels;	/* kernels - fused_kernels */
 	uint64_t steps;			/* steps with at least one optimizer kernel */
 	double per_param_per_step;	/* per_param_kernels / steps */
@@ -290,7 +291,7 @@ struct asc_rpt_overlap {
 	size_t nr_streams;
 	uint64_t busy_ns;	/* union over all streams */
 	uint64_t overlap_ns;	/* time with >= 2 streams busy */
-	double overlap_share;	/* overlap / busy time of the least busy stream (0 for one stream) */
+	double overlap_share;	/* overlap / busy time of the least busy stream (0: one stream) */
 	int serialised;		/* >= 2 streams and overlap_share < t.overlap_share */
 };
 

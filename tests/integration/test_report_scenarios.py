@@ -15,7 +15,8 @@ lines of the libraries), never with report's own output:
   mem-growth        memory_growth of 8 MiB per step, end-of-step allocated as the journal's
   multi-stream      two streams and their overlap as the card ran them
   oom               alloc_failed with ACL_ERROR_RT_MEMORY_ALLOCATION (207001)
-  launch-storm      dispatch_bound by the task queue standing full, its depth as the journal's
+  launch-storm      queue depth as the journal's; dispatch_bound by the queue exactly when the
+                    journal's depth reaches queue_depth (the depth varies with CPU sharing)
 """
 import collections
 import json
@@ -236,19 +237,32 @@ def queue_depths(journal, pid_tids):
 
 
 def test_launch_storm(tmp):
+    """
+    How deep the queue stands depends on how the two threads share the 2 CPUs
+    (it was seen from 9 to 2582 here), so the verdict is checked against the
+    journal's own depth and gaps under the stated rule, not assumed.
+    """
     rep, journal, pid, _ = trace("launch-storm", 1, tmp)
     if rep is None:
         return
-    f = finding(rep, "dispatch_bound")
-    check(f is not None and rep["dispatch"]["by_queue"],
-          "launch-storm: not dispatch-bound by the queue: %s" % rep["dispatch"])
+    d = rep["dispatch"]
     tids = {f["tid"] for k, f in journal if k == "queue" and f["side"] == "enqueue"}
     _, depths = queue_depths(journal, tids)
     med = nearest_rank(depths, 50)
-    print("launch-storm: queue depth median %s (journal %s), idle share %.3f" %
-          (rep["dispatch"]["queue_depth_median"], med, rep["dispatch"]["idle_share"]))
-    check(abs(rep["dispatch"]["queue_depth_median"] - med) <= 0.02 * med + 1,
-          "launch-storm: queue depth median %s, journal %s" % (rep["dispatch"]["queue_depth_median"], med))
+    gap = nearest_rank(Truth(journal, pid).gaps_us(), 50)
+    print("launch-storm: queue depth median %s (journal %s), median gap %s us (card %s), "
+          "idle share %.3f, findings %s" % (d["queue_depth_median"], med, d["gap_median_us"], gap,
+                                            d["idle_share"], sorted(ids(rep))))
+    check(abs(d["queue_depth_median"] - med) <= 0.02 * med + 1,
+          "launch-storm: queue depth median %s, journal %s" % (d["queue_depth_median"], med))
+    t = rep["thresholds"]
+    # the 2% / 1-slot tolerance above: a depth that close to the threshold decides nothing here
+    if abs(med - t["queue_depth"]) > 0.02 * med + 1 and d["idle_share"] >= t["idle_share"]:
+        want = med >= t["queue_depth"] or gap >= t["gap_us"]
+        check(d["dispatch_bound"] == want and ("dispatch_bound" in ids(rep)) == want,
+              "launch-storm: dispatch-bound %s, journal depth %s / gap %s say %s" %
+              (d["dispatch_bound"], med, gap, want))
+        check(d["by_queue"] == (med >= t["queue_depth"]), "launch-storm: by_queue %s" % d["by_queue"])
 
 
 def test_optimizers(tmp):

@@ -697,7 +697,8 @@ static void test_sync_stall_at_threshold(void **state)
 	struct asc_rpt_kernel ks[] = { kern(0, 250, 0, 1, "MatMul"), kern(350, 100, 0, 1, "Add"),
 				       kern(600, 100, 1, 1, "MatMul") };
 	struct asc_rpt_api as[] = {
-		{ US(100), US(300), 0, 1, 0, "aclrtSynchronizeStream", "aten::item", "train.py(9)", 0 },
+		{ US(100), US(300), 0, 1, 0, "aclrtSynchronizeStream", "aten::item", "train.py(9)",
+		  0 },
 		{ US(310), US(320), 0, 1, 0, "aclrtMemcpyAsync", NULL, NULL, 0 },
 		{ US(320), US(330), 0, 1, 0, "aclnnAdd", NULL, NULL, 0 },
 		{ US(460), US(480), 0, 1, 0, "aclrtSynchronizeDevice", "step_end", NULL, 0 },
@@ -777,7 +778,8 @@ static void test_mem_peak_holders(void **state)
 }
 
 /* steps of 100 us, one malloc per step leaving end-of-step allocated = base + growth[i] */
-static int growth_flag(const int64_t *growth, size_t n, double limit, struct asc_rpt_mem_growth *out)
+static int growth_flag(const int64_t *growth, size_t n, double limit,
+		       struct asc_rpt_mem_growth *out)
 {
 	struct asc_rpt_mem m[16];
 	struct asc_rpt_step st[16];
@@ -838,7 +840,8 @@ static void test_mem_growth_at_threshold(void **state)
 
 static void test_overlap(void **state)
 {
-	struct asc_rpt_kernel ks[] = { kern(0, 100, 0, 1, "MatMul"), kern(50, 100, 0, 2, "AllReduce"),
+	struct asc_rpt_kernel ks[] = { kern(0, 100, 0, 1, "MatMul"),
+				       kern(50, 100, 0, 2, "AllReduce"),
 				       kern(300, 10, 0, 1, "Add"), kern(305, 10, 0, 1, "Add") };
 	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 4 };
 	struct asc_rpt_thresholds t;
@@ -892,7 +895,8 @@ static void test_alloc_failures(void **state)
 		{ US(50), US(51), 1, 1, 0, "aclrtFree", NULL, NULL, 5 },
 		{ US(15), US(16), 0, 1, 0, "halMemAlloc", "aten::zeros", NULL, -12 },
 		/* inside the failing aclrtMallocAlign32: the same failure, not a second one */
-		{ US(20), US(21), 1, 1, ASC_RPT_API_INNER, "rtMalloc", "aten::empty", NULL, 207001 },
+		{ US(20), US(21), 1, 1, ASC_RPT_API_INNER, "rtMalloc", "aten::empty", NULL,
+		  207001 },
 	};
 	struct asc_rpt_input in = { .apis = as, .nr_apis = 7 };
 	struct asc_rpt_thresholds t;
