@@ -42,7 +42,7 @@ struct asc_cpu_stats {
 
 /* The 'Z' (davinci interface) ioctls. */
 #define ASC_DAVINCI_MAGIC	'Z'
-#define ASC_DAVINCI_OPEN	0x5a00u	/* _IO('Z', 0), arg: struct davinci_intf_open_arg * */
+#define ASC_DAVINCI_OPEN	0x5a00u	/* _IO('Z', 0), arg: davinci_intf_open_arg * */
 #define ASC_DAVINCI_CLOSE	0x5a01u
 #define ASC_DAVINCI_NAME_MAX	256	/* module_name[256] then int device_id */
 

@@ -84,7 +84,8 @@ int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size)
 
 int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t len)
 {
-	return snprintf(buf, len, "framework=%llu cann=%llu driver=%llu memory=%llu python=%llu other=%llu",
+	return snprintf(buf, len,
+			"framework=%llu cann=%llu driver=%llu memory=%llu python=%llu other=%llu",
 			(unsigned long long)c->by_layer[ASC_LAYER_FRAMEWORK],
 			(unsigned long long)c->by_layer[ASC_LAYER_CANN],
 			(unsigned long long)c->by_layer[ASC_LAYER_DRIVER],

@@ -279,7 +279,8 @@ static void write_clock(struct asc_devtime *dt)
 			 "cannot be converted\n", dt->dev_id);
 		freq = 0;
 	}
-	c.freq_hz = freq * 1000;	/* the driver answers in kHz (torch_npu divides by 1000 for MHz) */
+	/* the driver answers in kHz (torch_npu divides by 1000 for MHz) */
+	c.freq_hz = freq * 1000;
 	if (dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT, &cnt) == 0 &&
 	    dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT_MONO, &mono) == 0 &&
 	    mono > 0) {

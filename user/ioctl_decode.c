@@ -195,8 +195,9 @@ int asc_ioctl_format_args(uint32_t cmd, unsigned int module, const uint8_t *arg,
 			memcpy(&v32, arg + f->off, 4);
 			v = v32;
 		}
-		n = snprintf(buf + pos, pos < len ? len - pos : 0, f->hex ? "%s%s=0x%llx" : "%s%s=%llu",
-			     nr ? " " : "", f->name, (unsigned long long)v);
+		n = snprintf(buf + pos, pos < len ? len - pos : 0,
+			     f->hex ? "%s%s=0x%llx" : "%s%s=%llu", nr ? " " : "", f->name,
+			     (unsigned long long)v);
 		if (n > 0)
 			pos += n;
 		nr++;

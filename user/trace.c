@@ -72,7 +72,7 @@ struct devreader {
 	struct target *members[MAX_TARGETS];
 	int nr_members;
 };
-#define POLL_MS			100	/* consumer timer: the ring is drained at least this often */
+#define POLL_MS			100	/* consumer timer: the ring is drained this often */
 
 /* What a probe id stands for (index = id). */
 struct probe_info {
@@ -104,17 +104,17 @@ struct target {
 	int dev_started;		/* joined the device reader of its device */
 	int bind_dev;			/* 1 + device of a TSDRV bind seen, to join; 0: none */
 	int adopted;			/* from --comm / a fork: gate opened after its attach */
-	int from_adopt;			/* started after the trace: joins a card on its bind */
+	int from_adopt;			/* started after the trace: card from its bind */
 	uint32_t *threads_seen;
 	size_t nr_threads_seen;
 	int step_attached;		/* --step LIB:SYMBOL site attached */
 	int process_written;		/* PROCESS record (a child's only after its exec) */
 	struct asc_maps maps;		/* last snapshot, for symbolising stacks after exit */
 	int have_maps;
-	struct asc_pytorch *pt;		/* real PyTorch hooks (shapes, Python stacks), or NULL */
+	struct asc_pytorch *pt;		/* real PyTorch hooks (shapes, stacks), or NULL */
 	int pt_failed;			/* tried once and could not: do not retry */
 	struct asc_pystack_resolver *pyres;	/* PYSTACK -> PYFRAME while the target lives */
-	uint64_t *ips;			/* --with-stack: distinct user addresses seen (hash set) */
+	uint64_t *ips;			/* --with-stack: distinct addresses (hash set) */
 	size_t ips_cap, nr_ips;
 };
 
@@ -137,7 +137,7 @@ struct trace {
 	int created_outdir;
 	uint64_t unrouted;
 	uint64_t t_start_ns;
-	struct asc_pytorch *select_pt;	/* the target's PyTorch object while its plan attaches */
+	struct asc_pytorch *select_pt;	/* PyTorch object of the plan being attached */
 	int adopt_pending;		/* the BPF side announced a new process */
 	void **early;			/* records of processes not adopted yet (bounded) */
 	size_t nr_early;
@@ -174,7 +174,7 @@ static void trace_usage(FILE *f)
 "  -p, --pid PID            trace this running process (repeatable: one output each)\n"
 "      --comm NAME          trace every process named NAME, also ones that start later\n"
 "      --activities LIST    cpu,npu (default both): framework layer / CANN, driver, device\n"
-"      --level N            0: no ioctls; 1 (default): + driver ioctls; 2: same as 1, Level2 output\n"
+"      --level N            0: no ioctls; 1 (default): + driver ioctls; 2: as 1, Level2 output\n"
 "      --record-shapes      tensor shapes of aten ops (needs real PyTorch)\n"
 "      --profile-memory     allocator events (PTA, GE, APP)\n"
 "      --with-stack         user stack of every traced call, symbolised\n"
@@ -411,8 +411,8 @@ int asc_trace_parse_args(int argc, char **argv, struct asc_trace_opts *o)
 			o->duration_s = strtod(optarg, &end);
 			if (errno || *end || end == optarg || !(o->duration_s > 0) ||
 			    o->duration_s > 1e7) {
-				asc_err("trace: --duration: '%s' is not a positive number of seconds\n",
-					optarg);
+				asc_err("trace: --duration: '%s' is not a positive number of "
+					"seconds\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -422,8 +422,8 @@ int asc_trace_parse_args(int argc, char **argv, struct asc_trace_opts *o)
 			if (err)
 				return err;
 			if (v == 0 || v > 1024 || (v & (v - 1))) {
-				asc_err("trace: --ringbuf-size: %s MB is not a power of two in 1..1024\n",
-					optarg);
+				asc_err("trace: --ringbuf-size: %s MB is not a power of two in "
+					"1..1024\n", optarg);
 				return -EINVAL;
 			}
 			o->ringbuf_mb = v;
@@ -523,7 +523,8 @@ static int check_kernel(void)
 	}
 	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
 		asc_err("trace: this kernel has no uprobes "
-			"(/sys/bus/event_source/devices/uprobe): CONFIG_UPROBE_EVENTS=y is required\n");
+			"(/sys/bus/event_source/devices/uprobe): CONFIG_UPROBE_EVENTS=y is "
+			"required\n");
 		return -ENOSYS;
 	}
 	return 0;
@@ -1329,7 +1330,8 @@ static void write_symbols(struct target *tg)
 		base = strrchr(e->path, '/') + 1;
 		off = e->offset + (ip - e->start);
 		if (asc_maps_host_path(tg->pid, e->path, e->inode, host, sizeof(host)))
-			snprintf(host, sizeof(host), "%s", e->path);	/* the process is gone */
+			/* the process is gone: its own view of the path */
+			snprintf(host, sizeof(host), "%s", e->path);
 		if (!asc_elf_open(host, &elf) && !asc_elf_off_to_vaddr(elf, off, &vaddr))
 			sym = asc_elf_symbolize(elf, vaddr, &delta);
 		if (sym)
@@ -1900,7 +1902,7 @@ static void adopt_new_tgids(struct trace *t)
 		attach_loader_hook(t, tg->pid, tg->pid);
 		tg->adopted = 1;
 		tg->from_adopt = 1;
-		tg->rescan = 1;		/* plan and attach now, and after every library load */
+		tg->rescan = 1;		/* plan and attach now, and after each library load */
 	}
 }
 
@@ -2285,7 +2287,7 @@ int cmd_trace(int argc, char **argv)
 			break;
 		if (!targets_alive(t) && !t->o.comm) {
 			if (t->have_child)
-				adopt_new_tgids(t);	/* children forked just before the exit */
+				adopt_new_tgids(t);	/* children forked just before */
 			if (!targets_alive(t))
 				break;	/* --comm waits for processes that start later */
 		}

@@ -32,7 +32,7 @@ struct asc_trace_opts {
 	struct asc_sched sched;		/* enabled = 0 without --schedule */
 	const char *schedule_spec;
 	const char *step;		/* "LIB:SYMBOL", "none", or NULL (the table's step hook) */
-	const char *step_py;		/* --step-py FUNC: Python function entry = step boundary */
+	const char *step_py;		/* --step-py FUNC: its entry is a step boundary */
 	double duration_s;		/* 0: until stopped */
 	uint32_t ringbuf_mb;		/* power of two, default 16 */
 	const char *outdir;		/* default ./result */

@@ -156,7 +156,8 @@ static void test_many_pending_and_removal(void **state)
 	}
 	assert_int_equal(asc_devtime_pairer_pending(p), n);
 	for (i = 0; i < n; i++) {
-		uint32_t k = (i * 7919u) % n;	/* a permutation of 0..n-1 (7919 prime, n not a multiple) */
+		/* a permutation of 0..n-1: 7919 is prime and does not divide n */
+		uint32_t k = (i * 7919u) % n;
 
 		rec(&r, ACSQ_TASK_END_FUNC_TYPE, 0, k % 997, k / 997, k + 1000000);
 		assert_int_equal(asc_devtime_pair(p, &r, &t), 1);

@@ -62,7 +62,8 @@ static void test_reference_values(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(reference) / sizeof(reference[0]); i++) {
-		const struct asc_ioctl_desc *d = asc_ioctl_lookup(reference[i].cmd, reference[i].module);
+		const struct asc_ioctl_desc *d =
+			asc_ioctl_lookup(reference[i].cmd, reference[i].module);
 
 		if (!d)
 			fail_msg("0x%08x (%s) not found", reference[i].cmd, reference[i].name);

@@ -22,11 +22,15 @@ static void expect_steps(const struct asc_sched *s, const __u32 *want, int n)
 
 	for (i = 0; i < n; i++) {
 		if (asc_sched_action(s, i) != want[i])
-			fail_msg("step %d: action %u, expected %u", i, asc_sched_action(s, i), want[i]);
+			fail_msg("step %d: action %u, expected %u", i, asc_sched_action(s, i),
+				 want[i]);
 	}
 }
 
-/* ascend_output_format.md §8: wait=2, warmup=1, active=2, repeat=2, skip_first=1, skip_first_wait=1 */
+/*
+ * ascend_output_format.md §8: wait=2, warmup=1, active=2, repeat=2,
+ * skip_first=1, skip_first_wait=1
+ */
 static void test_reference_worked_example(void **state)
 {
 	struct asc_sched s = { .skip_first = 1, .skip_first_wait = 1, .wait = 2, .warmup = 1,

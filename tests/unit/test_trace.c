@@ -54,7 +54,8 @@ static void test_every_option(void **state)
 	assert_int_equal(PARSE(&o, "-p", "1", "--pid", "2", "--activities", "npu", "--level", "2",
 			       "--record-shapes", "--profile-memory", "--with-stack",
 			       "--schedule", "wait=1,warmup=1,active=3,repeat=2,skip_first=4",
-			       "--step", "libfoo.so:bar", "--duration", "2.5", "--ringbuf-size", "64",
+			       "--step", "libfoo.so:bar", "--duration", "2.5",
+			       "--ringbuf-size", "64",
 			       "-o", "/tmp/x", "--no-convert", "--force", "--worker-name", "w",
 			       "--rank-env", "MY_RANK", "-v", "--step-py", "train_step"), 0);
 	assert_int_equal(o.nr_pids, 2);
