@@ -1041,28 +1041,39 @@ NPU_NOINLINE rtError_t rtFreeHost(void *hostPtr)
 	return r;
 }
 
-/* Card memory size: the NPU_MODEL_CARD spec the daemon was started with, if exported. */
+/*
+ * Card memory: what the driver reports for the whole card (halGetDeviceInfo,
+ * npu-modeld's HBM total and used), as aclrtGetMemInfo does on a real host.
+ * A HAL without those info types: the NPU_MODEL_CARD spec's size minus this
+ * process's rtMalloc bytes.
+ */
 NPU_NOINLINE rtError_t rtMemGetInfo(uint64_t *freeSize, uint64_t *totalSize)
 {
 	struct npu_card_config cfg;
 	const char *spec = getenv("NPU_MODEL_CARD");
+	int64_t total = 0, used = 0;
 	rtError_t r = ACL_SUCCESS;
-	uint64_t used;
 	NPU_API_ENTER();
 
-	npu_card_config_default(&cfg);
-	if (spec)
-		npu_card_config_parse(&cfg, spec);
 	if (!freeSize || !totalSize) {
 		r = ACL_ERROR_RT_PARAM_INVALID;
 	} else if (rt_cur_dev < 0) {
 		r = ACL_ERROR_RT_CONTEXT_NULL;
+	} else if (!halGetDeviceInfo((uint32_t)rt_cur_dev, MODULE_TYPE_SYSTEM,
+				     NPU_INFO_TYPE_HBM_TOTAL, &total) &&
+		   !halGetDeviceInfo((uint32_t)rt_cur_dev, MODULE_TYPE_SYSTEM,
+				     NPU_INFO_TYPE_HBM_USED, &used) && total > 0) {
+		*totalSize = (uint64_t)total;
+		*freeSize = used < total ? (uint64_t)(total - used) : 0;
 	} else {
+		npu_card_config_default(&cfg);
+		if (spec)
+			npu_card_config_parse(&cfg, spec);
 		pthread_mutex_lock(&rt_lock);
-		used = rt_devices[rt_cur_dev].reserved;
+		used = (int64_t)rt_devices[rt_cur_dev].reserved;
 		pthread_mutex_unlock(&rt_lock);
 		*totalSize = cfg.hbm_bytes;
-		*freeSize = used < cfg.hbm_bytes ? cfg.hbm_bytes - used : 0;
+		*freeSize = (uint64_t)used < cfg.hbm_bytes ? cfg.hbm_bytes - (uint64_t)used : 0;
 	}
 	NPU_API_EXIT("cann", r, "");
 	return r;

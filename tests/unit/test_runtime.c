@@ -154,6 +154,21 @@ drvError_t halMemAlloc(void **pp, unsigned long long size, unsigned long long fl
 	return DRV_ERROR_NONE;
 }
 
+/* 64 GiB card with 1 GiB in use by "other processes" */
+drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t infoType, int64_t *value)
+{
+	(void)devId;
+	if (moduleType != MODULE_TYPE_SYSTEM)
+		return DRV_ERROR_NOT_SUPPORT;
+	if (infoType == NPU_INFO_TYPE_HBM_TOTAL)
+		*value = 64ll << 30;
+	else if (infoType == NPU_INFO_TYPE_HBM_USED)
+		*value = 1ll << 30;
+	else
+		return DRV_ERROR_NOT_SUPPORT;
+	return DRV_ERROR_NONE;
+}
+
 drvError_t halMemFree(void *pp)
 {
 	(void)pp;
@@ -389,6 +404,14 @@ static void test_memory(void **state)
 			 ACL_ERROR_RT_MEMORY_ALLOCATION);
 	fake_mem_oom = 0;
 	assert_int_equal(rtMalloc(&q, 0, RT_MEMORY_HBM, 0), ACL_ERROR_RT_PARAM_INVALID);
+	{
+		uint64_t free_b = 0, total_b = 0;
+
+		assert_int_equal(rtMemGetInfo(&free_b, &total_b), 0);
+		assert_int_equal(total_b, 64ull << 30);
+		assert_int_equal(free_b, 63ull << 30);
+		assert_int_equal(rtMemGetInfo(NULL, &total_b), ACL_ERROR_RT_PARAM_INVALID);
+	}
 	assert_int_equal(rtFree(p), 0);
 	assert_int_equal(rtFree(p), ACL_ERROR_RT_MEMORY_FREE);	/* double free refused */
 	assert_int_equal(rtFree((void *)0x1234), ACL_ERROR_RT_MEMORY_FREE);
