@@ -14,6 +14,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -139,6 +140,13 @@ static void call_site_function(const struct asc_probe_site *s, unsigned int time
 	}
 }
 
+/* A second thread of the process: probes attached with a pid filter must see it too. */
+static void *thread_calls(void *arg)
+{
+	call_site_function(arg, 5);
+	return NULL;
+}
+
 static void run_mode(bool multi)
 {
 	struct asc_probe_plan plan;
@@ -177,16 +185,23 @@ static void run_mode(bool multi)
 
 	for (i = 0; i < plan.nr_sites; i++)
 		call_site_function(&plan.sites[i], calls_for(&plan.sites[i]));
+	{
+		pthread_t th;
+
+		assert_int_equal(pthread_create(&th, NULL, thread_calls, &plan.sites[0]), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+	}
 	for (i = 0; i < plan.nr_sites; i++) {
 		const struct asc_probe_site *s = &plan.sites[i];
 		bool noret = s->spec->flags & ASC_SPEC_NO_RETPROBE;
+		unsigned int extra = i == 0 ? 5 : 0;	/* the second thread's calls */
 
-		if (hits(c.entry_fd, s->id) != calls_for(s))
+		if (hits(c.entry_fd, s->id) != calls_for(s) + extra)
 			fail_msg("%s site %u (%s, %s): %llu entry hits, expected %u",
 				 multi ? "multi" : "single", s->id, s->sym,
 				 s->flags & ASC_PROBE_SKIPPED_ENDBR ? "after endbr64" : "at entry",
-				 (unsigned long long)hits(c.entry_fd, s->id), calls_for(s));
-		assert_int_equal(hits(c.ret_fd, s->id), noret ? 0 : calls_for(s));
+				 (unsigned long long)hits(c.entry_fd, s->id), calls_for(s) + extra);
+		assert_int_equal(hits(c.ret_fd, s->id), noret ? 0 : calls_for(s) + extra);
 	}
 	/* no cookie that is not a site id */
 	assert_int_equal(map_entries(c.entry_fd), plan.nr_sites);
@@ -197,7 +212,8 @@ static void run_mode(bool multi)
 	for (i = 0; i < plan.nr_sites; i++)
 		call_site_function(&plan.sites[i], 2);
 	for (i = 0; i < plan.nr_sites; i++)
-		assert_int_equal(hits(c.entry_fd, plan.sites[i].id), calls_for(&plan.sites[i]));
+		assert_int_equal(hits(c.entry_fd, plan.sites[i].id),
+				 calls_for(&plan.sites[i]) + (i == 0 ? 5 : 0));
 	free(errs);
 	bpf_object__close(c.obj);
 	asc_probe_plan_free(&plan);
