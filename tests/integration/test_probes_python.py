@@ -18,8 +18,11 @@ import re
 import subprocess
 import sys
 
-TOP = os.environ.get("ASCBPF_TOP", os.path.join(os.path.dirname(__file__), "..", ".."))
-OUTPUT = os.environ.get("OUTPUT", os.path.join(TOP, "build"))
+TOP = os.environ.get("ASCBPF_TOP") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+OUTPUT = os.environ.get("OUTPUT") or os.path.join(TOP, "build")
+sys.path.insert(0, os.path.join(TOP, "tests", "probes"))
+from elfcheck import load_segments, mapped_path, nm_functions, vaddr_to_off  # noqa: E402
 ASCBPF = os.path.join(OUTPUT, "ascbpf")
 ATEN_GLOB = "_ZN2at4_ops*4callE*"
 
@@ -32,43 +35,6 @@ def fail(msg):
 def check(cond, msg):
     if not cond:
         fail(msg)
-
-
-def mapped_path(pid, base):
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            parts = line.split(None, 5)
-            if len(parts) == 6 and os.path.basename(parts[5].strip()).startswith(base):
-                return parts[5].strip()
-    return None
-
-
-def load_segments(path):
-    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True, check=True)
-    segs = []
-    for line in out.stdout.splitlines():
-        f = line.split()
-        if f and f[0] == "LOAD":
-            segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))  # offset, vaddr, filesz
-    return segs
-
-
-def vaddr_to_off(segs, v):
-    for off, vaddr, filesz in segs:
-        if vaddr <= v < vaddr + filesz:
-            return v - vaddr + off
-    return None
-
-
-def nm_functions(path):
-    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True,
-                         check=True)
-    funcs = {}
-    for line in out.stdout.splitlines():
-        f = line.split()
-        if len(f) == 3 and f[1] in ("T", "W", "t", "w"):
-            funcs[f[2]] = int(f[0], 16)
-    return funcs
 
 
 def run(args):
