@@ -2050,6 +2050,18 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 		return;
 	if (!tg->process_written)
 		write_process(t, tg);
+	if (!tg->nr_attached) {
+		char libs[512] = "";
+		size_t pos = 0, k;
+
+		for (k = 0; asc_probe_table[k].lib && pos < sizeof(libs) - 1; k++)
+			if ((asc_probe_table[k].family & t->families) &&
+			    !strstr(libs, asc_probe_table[k].lib))
+				pos += snprintf(libs + pos, sizeof(libs) - pos, "%s%s", pos ? ", " : "",
+						asc_probe_table[k].lib);
+		asc_warn("trace: pid %d (%s): no Ascend library was loaded, nothing traced; "
+			 "looked for: %s\n", tg->pid, tg->comm, libs);
+	}
 	for (i = 0; i < t->nr_readers; i++) {
 		struct devreader *r = t->readers[i];
 		struct asc_devtime_stats one;
@@ -2132,7 +2144,7 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace *t;
 	struct sigaction sa = {};
-	uint64_t drops = 0, ioctl_lost = 0, deadline = 0, bytes = 0;
+	uint64_t drops = 0, ioctl_lost = 0, deadline = 0, bytes = 0, next_threads_ns = 0;
 	char layers[192];
 	int err, i;
 
@@ -2283,6 +2295,16 @@ int cmd_trace(int argc, char **argv)
 			adopt_new_tgids(t);
 		}
 		do_rescans(t);
+		/* thread names (acl_thread ...) while the threads exist: once a second */
+		if (now_ns(CLOCK_MONOTONIC) >= next_threads_ns) {
+			next_threads_ns = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
+			pthread_mutex_lock(&capture_lock);
+			for (i = 0; i < t->nr_targets; i++)
+				if (t->targets[i].w && !t->targets[i].gone &&
+				    t->targets[i].process_written)
+					append_threads(&t->targets[i]);
+			pthread_mutex_unlock(&capture_lock);
+		}
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
 			break;
 		if (!targets_alive(t) && !t->o.comm) {
