@@ -563,6 +563,27 @@ def test_errors(tmp):
     open(corrupt, "wb").write(data)
     run([ASCBPF, "convert", corrupt, "-o", os.path.join(tmp, "outc")], expect_rc=1)
 
+    # a writer killed with SIGKILL mid-capture: readable up to its last whole frame
+    killed = os.path.join(tmp, "killed.ascb")
+    w = subprocess.Popen([MKCAP, "-o", killed, "--events", "50000000", "--ops", "50"])
+    import time
+    for _ in range(200):
+        if os.path.exists(killed) and os.path.getsize(killed) > 3 << 20:
+            break
+        time.sleep(0.02)
+    w.kill()
+    w.wait()
+    p = subprocess.run([ASCBPF, "dump", "--json", killed], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    check(p.returncode in (0, 1), "dump of a SIGKILLed capture exits %d" % p.returncode)
+    lines = p.stdout.decode().splitlines()
+    check(len(lines) > 10000 and all(json.loads(l)["type"] != "invalid" for l in lines),
+          "a SIGKILLed capture reads as whole valid records (%d)" % len(lines))
+    check(p.returncode == 0 or b"damaged" in p.stderr, "a torn last frame is reported")
+    out_k = os.path.join(tmp, "outk")
+    p = run([ASCBPF, "convert", killed, "-o", out_k, "--level", "1"], expect_rc=p.returncode)
+    check(os.path.isdir(out_k) and len(runs_in(out_k)) >= 1, "a SIGKILLed capture converts")
+
     # an unknown capture version is refused (exit 2) with a clear message
     data = bytearray(open(cap, "rb").read())
     data[8] = 99
