@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "log.h"
+#include "pytorch.h"
 #include "records.h"
 
 struct dumper {
@@ -228,6 +229,12 @@ static void dump_fields(struct dumper *d, const void *rec, size_t size)
 		fu(d, "dtype", t->dtype);
 		fu(d, "ndim", t->ndim);
 		fu(d, "flags", t->flags);
+		sep(d, "kind_name");
+		asc_json_cstr(d->o, t->kind == ASC_TENSOR_DEFINED ? "defined" :
+				    t->kind == ASC_TENSOR_UNDEFINED ? "undefined" :
+				    t->kind == ASC_TENSOR_UNREADABLE ? "unreadable" : "?");
+		sep(d, "dtype_name");
+		asc_json_cstr(d->o, asc_scalar_type_name(t->dtype) ? asc_scalar_type_name(t->dtype) : "");
 		arr_open(d, "dims");
 		for (i = 0; i < n; i++) {
 			if (i)

@@ -623,7 +623,8 @@ def test_dump_json(tmp):
     pr = next(r for r in recs if r["type"] == "probe" and r["symbol"] == "aclnnAdd")
     check(pr["kind_name"] == "call" and pr["layer_name"] == "cann", "probe fields by name")
     ten = next(r for r in recs if r["type"] == "tensor")
-    check(ten["dims"] == truth["tensors"][0][0]["dims"] and ten["dtype"] == 6, "tensor fields")
+    check(ten["dims"] == truth["tensors"][0][0]["dims"] and ten["dtype"] == 6 and
+          ten["dtype_name"] == "float" and ten["kind_name"] == "defined", "tensor fields")
     pf = next(r for r in recs if r["type"] == "pyframe")
     check(pf["text"] == "/work/model.py(12): forward" and pf["line"] == 12, "pyframe fields")
     text = run([ASCBPF, "dump", cap]).stdout.decode().splitlines()
