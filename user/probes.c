@@ -207,7 +207,7 @@ static int add_site(struct builder *b, const struct asc_elf_symbol *sym)
 	struct asc_probe_plan *plan = b->plan;
 	struct asc_probe_site *s;
 	struct asc_prologue pro;
-	uint8_t code[16];
+	uint8_t code[ASC_PROLOGUE_SCAN];
 	uint64_t off;
 	size_t i;
 	int n;
@@ -229,7 +229,8 @@ static int add_site(struct builder *b, const struct asc_elf_symbol *sym)
 		if (plan->sites[i].func_offset == off && !strcmp(plan->sites[i].path, b->host_path))
 			return 0;	/* an alias or an earlier entry has it */
 
-	n = asc_elf_read(b->elf, sym->vaddr, code, sizeof(code));
+	n = asc_elf_read(b->elf, sym->vaddr, code,
+			 sym->size && sym->size < sizeof(code) ? (size_t)sym->size : sizeof(code));
 	asc_prologue_analyze(asc_elf_machine(b->elf), code, n > 0 ? (size_t)n : 0, sym->size, &pro);
 
 	if (plan->nr_sites == b->cap_sites) {

@@ -105,6 +105,41 @@ other:
 	return 0;
 }
 
+/*
+ * Whether some byte sequence in code[from..len) decodes as a direct jmp/jcc
+ * (rel8 or rel32) whose target is offset `target` of the function.  A
+ * compiler may turn a self tail call into a loop whose head is right after
+ * the endbr64; a probe there would fire on every iteration.  This is a scan
+ * at every byte, not a decode, so it over-reports (data that looks like a
+ * jump), which only costs the skip: the safe direction.
+ */
+static bool x86_jumps_to(const uint8_t *code, size_t len, size_t from, size_t target)
+{
+	size_t i;
+
+	for (i = from; i + 2 <= len; i++) {
+		uint8_t op = code[i];
+		int64_t dst;
+
+		if (op == 0xeb || (op >= 0x70 && op <= 0x7f)) {
+			dst = (int64_t)i + 2 + (int8_t)code[i + 1];
+			if (dst == (int64_t)target)
+				return true;
+		}
+		if ((op == 0xe9 && i + 5 <= len) ||
+		    (op == 0x0f && code[i + 1] >= 0x80 && code[i + 1] <= 0x8f && i + 6 <= len)) {
+			size_t at = op == 0xe9 ? i + 1 : i + 2;
+			int32_t rel;
+
+			memcpy(&rel, code + at, 4);
+			dst = (int64_t)at + 4 + rel;
+			if (dst == (int64_t)target)
+				return true;
+		}
+	}
+	return false;
+}
+
 static int x86_analyze(const uint8_t *code, size_t len, uint64_t func_size,
 		       struct asc_prologue *out)
 {
@@ -116,7 +151,7 @@ static int x86_analyze(const uint8_t *code, size_t len, uint64_t func_size,
 	 * function (func_size > 4, or unknown size but bytes were read).
 	 */
 	if (ilen == 4 && !emulated && !strcmp(out->insn, "endbr64") && len > 4 &&
-	    (func_size == 0 || func_size > 4)) {
+	    (func_size == 0 || func_size > 4) && !x86_jumps_to(code, len, 4, 4)) {
 		out->skip = 4;
 		out->flags |= ASC_PROBE_SKIPPED_ENDBR;
 		emulated = x86_classify(code + 4, len - 4, out->insn, sizeof(out->insn), &ilen);

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define ASC_PROLOGUE_SCAN	4096	/* bytes of a function read for the analysis */
+
 struct asc_prologue {
 	uint32_t skip;		/* bytes to add to the function's offset */
 	uint32_t flags;		/* ASC_PROBE_SKIPPED_ENDBR, ASC_PROBE_SINGLESTEP (ascbpf_events.h) */
@@ -36,7 +38,10 @@ struct asc_prologue {
 /*
  * Analyses the first bytes of a function of func_size bytes (0 if unknown)
  * for ELF machine (EM_X86_64, EM_AARCH64).  len is how many bytes of code
- * were read.  Unknown machines, unknown instructions and short reads give
+ * were read: pass the whole function when it is small (probes.c reads up to
+ * ASC_PROLOGUE_SCAN bytes), so that an endbr64 is not skipped when the
+ * function jumps back to the instruction after it (a loop head there would
+ * make the probe fire per iteration).  Unknown machines, unknown instructions and short reads give
  * skip 0 and ASC_PROBE_SINGLESTEP: the safe, slow choice.  Returns 0, or
  * -EINVAL for NULL arguments.
  */

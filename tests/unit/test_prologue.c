@@ -66,6 +66,28 @@ static void test_endbr_alone_not_skipped(void **state)
 	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
 }
 
+static void test_endbr_loop_head_not_skipped(void **state)
+{
+	/* endbr64; nop; nop; jmp .-4 (rel8 back to offset 4): the loop head is after endbr64 */
+	struct asc_prologue p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x90, 0x90, 0xeb,
+							 0xfc), 8);
+
+	assert_int_equal(p.skip, 0);
+	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
+	/* endbr64; push %rbp; jmp rel32 to offset 4 */
+	p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0xe9, 0xfa, 0xff, 0xff, 0xff),
+		    10);
+	assert_int_equal(p.skip, 0);
+	/* endbr64; test; jne rel32 (0f 85) to offset 4 */
+	p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x85, 0xc0, 0x0f, 0x85, 0xf8, 0xff,
+				     0xff, 0xff), 12);
+	assert_int_equal(p.skip, 0);
+	/* a jump elsewhere (to offset 5) does not stop the skip */
+	p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x90, 0xeb, 0xfd), 8);
+	assert_int_equal(p.skip, 4);
+	assert_int_equal(p.flags, ASC_PROBE_SKIPPED_ENDBR);
+}
+
 static void test_push_variants(void **state)
 {
 	struct asc_prologue p = analyze(EM_X86_64, BYTES(0x55, 0x48, 0x89, 0xe5), 0);
@@ -192,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_endbr_then_push_rbp),
 		cmocka_unit_test(test_endbr_then_lea),
 		cmocka_unit_test(test_endbr_alone_not_skipped),
+		cmocka_unit_test(test_endbr_loop_head_not_skipped),
 		cmocka_unit_test(test_push_variants),
 		cmocka_unit_test(test_nops),
 		cmocka_unit_test(test_branches_emulated),
