@@ -378,8 +378,8 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 				       side ? "dequeue" : "enqueue",
 				       (unsigned long long)q->correlation_id);
 			if (matched)
-				flow(t, side ? "f" : "s", "enqueue_to_dequeue", q->correlation_id, pid,
-				     tid, s, "async_task_queue");
+				flow(t, side ? "f" : "s", "enqueue_to_dequeue", q->correlation_id,
+				     pid, tid, s, "async_task_queue");
 			ADD_TID(tid);
 			if (side)
 				deq_tid = tid;
@@ -558,7 +558,8 @@ static void write_npu_half(struct conv *v, struct trace *t)
 
 			snprintf(name, sizeof(name), "Stream %u", streams[j]);
 			meta(t, "thread_name", hw, streams[j], "name", name, 0, 0);
-			meta(t, "thread_sort_index", hw, streams[j], "sort_index", NULL, streams[j], 0);
+			meta(t, "thread_sort_index", hw, streams[j], "sort_index", NULL,
+			     streams[j], 0);
 		}
 		meta(t, "process_labels", hw, 0, "labels", "NPU", 0, 0);
 		meta(t, "process_sort_index", hw, 0, "sort_index", NULL, SORT_HARDWARE, 0);
@@ -1613,7 +1614,8 @@ static int convert_cycle(struct conv *v, const char *capture)
 	if (link(capture, sub)) {
 		err = copy_file(capture, sub);
 		if (err) {
-			asc_err("convert: cannot copy the capture to %s: %s\n", sub, strerror(-err));
+			asc_err("convert: cannot copy the capture to %s: %s\n", sub,
+				strerror(-err));
 			return err;
 		}
 	}
@@ -1785,7 +1787,8 @@ int cmd_convert(int argc, char **argv)
 		asc_warn("convert: the tracer lost records (%llu ring-buffer drops, %llu device "
 			 "records, %llu other): the output is incomplete\n",
 			 (unsigned long long)c->info.bpf_drops,
-			 (unsigned long long)c->info.devtask_drops, (unsigned long long)c->info.lost);
+			 (unsigned long long)c->info.devtask_drops,
+			 (unsigned long long)c->info.lost);
 	if (c->info.damaged) {
 		asc_err("convert: %s is damaged (%s): converted up to the last good frame, "
 			"%llu bytes after it were lost\n", argv[optind], c->info.damage,

@@ -460,7 +460,8 @@ static size_t framework_op_name(const char *sym, char *out, size_t outlen)
 		last = end;
 		lastn = n;
 		if (!npu && len + n + 3 < outlen) {
-			len += snprintf(out + len, outlen - len, "%s%.*s", len ? "::" : "", (int)n, end);
+			len += snprintf(out + len, outlen - len, "%s%.*s", len ? "::" : "",
+					(int)n, end);
 		}
 		p = end + n;
 	}
@@ -500,7 +501,8 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 		pi->name = pi->sym;
 	if (pr->layer == ASC_LAYER_CANN) {
 		pi->level = !strncmp(sym, "rt", 2) ? ASC_CORR_LEVEL_RUNTIME : ASC_CORR_LEVEL_ACL;
-		pi->is_launch_api = (!strncmp(sym, "aclnn", 5) && !strstr(sym, "GetWorkspaceSize")) ||
+		pi->is_launch_api = (!strncmp(sym, "aclnn", 5) &&
+				     !strstr(sym, "GetWorkspaceSize")) ||
 				    !strncmp(sym, "aclopCompileAndExecute", 22) ||
 				    !strncmp(sym, "aclopExecute", 12);
 	}
@@ -1418,7 +1420,8 @@ static int finish(struct asc_corr *c, struct priv *p)
 		struct asc_corr_op *o;
 		char name[40];
 		int64_t end = i + 1 < c->nr_steps ? c->steps[i + 1].start_ns :
-			      (c->info.end_mono_ns > p->max_mono ? c->info.end_mono_ns : p->max_mono);
+			      (c->info.end_mono_ns > p->max_mono ? c->info.end_mono_ns :
+							       p->max_mono);
 
 		c->steps[i].end_ns = end > c->steps[i].start_ns ? end : c->steps[i].start_ns;
 		if (!asc_sched_recording(c->steps[i].state))
@@ -1602,7 +1605,8 @@ static int finish(struct asc_corr *c, struct priv *p)
 		c->calls[i].step = step_id_at(c, c->calls[i].start_ns);
 	for (i = 0; i < c->nr_queues; i++)
 		c->queues[i].step = step_id_at(c, c->queues[i].enq_start_ns ?
-					       c->queues[i].enq_start_ns : c->queues[i].deq_start_ns);
+					       c->queues[i].enq_start_ns :
+					       c->queues[i].deq_start_ns);
 	for (i = 0; i < c->nr_mems; i++) {
 		c->mems[i].op = remap(opmap, c->mems[i].op);
 		c->mems[i].step = step_id_at(c, c->mems[i].ts_ns);

@@ -68,7 +68,7 @@ struct asc_corr_kernel {
 	uint32_t flags;			/* ASC_CORR_K_* */
 };
 #define ASC_CORR_K_MATCHED	0x1	/* a submission (SQE) was found for it */
-#define ASC_CORR_K_COMPUTE	0x2	/* AI_CORE / AI_VECTOR_CORE / AI_CPU: a kernel_details row */
+#define ASC_CORR_K_COMPUTE	0x2	/* AI_CORE / AI_VECTOR_CORE / AI_CPU: kernel_details row */
 
 /* One framework op range (ASC_PK_ATEN_OP) or ProfilerStep#N. */
 struct asc_corr_op {
@@ -78,7 +78,7 @@ struct asc_corr_op {
 	int64_t seq;			/* sequence number, -1 if unknown */
 	int32_t parent;			/* enclosing op on the same thread, or -1 */
 	int32_t step;			/* step id or -1 */
-	uint32_t stack;			/* string id of the call stack ("frame;\r\nframe"), 0 none */
+	uint32_t stack;			/* string id: call stack ("frame;\r\nframe"), 0 none */
 	uint32_t depth;			/* nesting depth on its thread, 0 = outermost */
 	int64_t device_self_ns;		/* sum of kernel durations launched directly */
 	int64_t device_total_ns;	/* ... by this op and its children */
@@ -111,7 +111,7 @@ struct asc_corr_call {
 	int32_t parent;			/* enclosing CANN call on the same thread, or -1 */
 	int32_t op;			/* aten op it runs for (through the queue), or -1 */
 	int32_t step;
-	uint32_t opname;		/* string id: OPNAME captured inside it (aclop op type), 0 */
+	uint32_t opname;		/* string id: OPNAME captured inside it (aclop type), 0 */
 };
 #define ASC_CORR_LEVEL_ACL	1	/* acl*: "AscendCL@", api_statistic level "acl" */
 #define ASC_CORR_LEVEL_RUNTIME	2	/* rt*: "Runtime@", level "runtime" */
@@ -120,7 +120,7 @@ struct asc_corr_call {
 struct asc_corr_queue {
 	uint64_t correlation_id;
 	int64_t enq_start_ns, enq_end_ns;	/* Enqueue call; 0 if not captured */
-	int64_t deq_start_ns, deq_end_ns;	/* Dequeue-side call (AsncExecFunc); 0 if not captured */
+	int64_t deq_start_ns, deq_end_ns;	/* Dequeue side (AsncExecFunc); 0 if not captured */
 	uint32_t enq_tid, deq_tid;
 	uint32_t name;			/* string id: op name of the slot (RunOpApi OPNAME), 0 */
 	uint32_t param_type;		/* QueueParamType */
@@ -209,7 +209,7 @@ void asc_corr_free(struct asc_corr *c);
 /* The string for a string id ("" for 0 or an unknown id). */
 const char *asc_corr_str(const struct asc_corr *c, uint32_t id);
 
-/* Trace "Task Type": "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "EVENT_RECORD_SQE", ... of a STARS SQE type. */
+/* Trace "Task Type" of a STARS SQE type: "AI_CORE", "AI_VECTOR_CORE", "EVENT_RECORD_SQE", ... */
 const char *asc_corr_task_type_name(uint32_t task_type);
 
 /* Thread name of tid ("" if unknown). */

@@ -234,7 +234,11 @@ static void dump_fields(struct dumper *d, const void *rec, size_t size)
 				    t->kind == ASC_TENSOR_UNDEFINED ? "undefined" :
 				    t->kind == ASC_TENSOR_UNREADABLE ? "unreadable" : "?");
 		sep(d, "dtype_name");
-		asc_json_cstr(d->o, asc_scalar_type_name(t->dtype) ? asc_scalar_type_name(t->dtype) : "");
+		{
+			const char *tn = asc_scalar_type_name(t->dtype);
+
+			asc_json_cstr(d->o, tn ? tn : "");
+		}
 		arr_open(d, "dims");
 		for (i = 0; i < n; i++) {
 			if (i)
