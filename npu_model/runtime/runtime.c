@@ -64,10 +64,11 @@ struct rt_event {
 	int32_t dev;
 	uint32_t id;			/* halResourceIdAlloc(DRV_EVENT_ID) */
 	uint32_t flags;
-	pthread_mutex_t lock;
 	struct rt_stream *stream;	/* of the latest record, NULL if never recorded */
 	uint64_t seq;			/* stream task count that completes the record */
 	uint64_t done_ns;		/* when first seen complete, 0 if not yet */
+	int unstamped;			/* in rt_unstamped[] */
+	struct rt_event *next;		/* rt_events list */
 };
 
 struct rt_kernel {
@@ -92,6 +93,23 @@ static unsigned int rt_batch = 1;
 static uint64_t rt_tasks_total, rt_kernels_total;
 
 static rtError_t rt_sync_all_streams(int32_t dev);
+
+/*
+ * Event times.  The model's card reports no event timestamps, so an event
+ * is stamped with the host time of the first SQ-head poll of its stream
+ * that shows it complete.  Every event query, synchronize and elapsed-time
+ * call polls the streams of all events not yet stamped, so events complete
+ * at the same moment get stamps within one poll of each other and causally
+ * ordered records (B waited for A) never come out reversed.
+ * rt_ev_lock guards the stream / seq / done_ns of every event; lock order:
+ * a stream's lock, then rt_ev_lock.
+ */
+#define RT_MAX_UNSTAMPED 1024
+static pthread_mutex_t rt_ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rt_event *rt_unstamped[RT_MAX_UNSTAMPED];
+static int rt_nr_unstamped;
+static struct rt_event *rt_events;	/* every live event */
+static void poll_event_streams(void);
 
 /* ptr -> (size, dev) of live rtMalloc blocks, for rtFree and the GE totals. */
 struct rt_block {
@@ -177,6 +195,26 @@ static int stream_ok(const struct rt_stream *s)
 	return s && s->magic == RT_STREAM_MAGIC;
 }
 
+/* Stamps the events of stream s that its completed count now covers.  Caller holds s->lock. */
+static void stamp_events_locked(struct rt_stream *s)
+{
+	uint64_t now = npu_now_ns();
+
+	pthread_mutex_lock(&rt_ev_lock);
+	for (int i = 0; i < rt_nr_unstamped;) {
+		struct rt_event *e = rt_unstamped[i];
+
+		if (e->stream == s && e->seq <= s->done) {
+			e->done_ns = now;
+			e->unstamped = 0;
+			rt_unstamped[i] = rt_unstamped[--rt_nr_unstamped];
+			continue;
+		}
+		i++;
+	}
+	pthread_mutex_unlock(&rt_ev_lock);
+}
+
 /* Reads the SQ head and updates s->done.  Caller holds s->lock. */
 static rtError_t stream_poll_locked(struct rt_stream *s)
 {
@@ -197,6 +235,8 @@ static rtError_t stream_poll_locked(struct rt_stream *s)
 		return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
 	s->done = (uint64_t)done;
 	s->head = q.value[0];
+	if (rt_nr_unstamped)
+		stamp_events_locked(s);
 	return ACL_SUCCESS;
 }
 
@@ -327,6 +367,9 @@ static rtError_t stream_wait(struct rt_stream *s, uint64_t target)
 	rtError_t r;
 
 	for (;;) {
+		/* Other streams' events first, so causally earlier events get earlier stamps. */
+		if (rt_nr_unstamped)
+			poll_event_streams();
 		pthread_mutex_lock(&s->lock);
 		if (!target)
 			target = s->queued;
@@ -405,6 +448,26 @@ static void stream_release(struct rt_stream *s)
 {
 	struct halSqCqFreeInfo f;
 	struct halResourceIdInputInfo rin;
+	uint64_t now = npu_now_ns();
+
+	/* Events last recorded here: complete (the stream was drained), and forget s. */
+	pthread_mutex_lock(&rt_ev_lock);
+	for (struct rt_event *e = rt_events; e; e = e->next) {
+		if (e->stream != s)
+			continue;
+		if (!e->done_ns)
+			e->done_ns = now;
+		e->stream = NULL;
+	}
+	for (int i = 0; i < rt_nr_unstamped;) {
+		if (!rt_unstamped[i]->stream) {
+			rt_unstamped[i]->unstamped = 0;
+			rt_unstamped[i] = rt_unstamped[--rt_nr_unstamped];
+			continue;
+		}
+		i++;
+	}
+	pthread_mutex_unlock(&rt_ev_lock);
 
 	memset(&f, 0, sizeof(f));
 	f.type = DRV_NORMAL_TYPE;
@@ -728,7 +791,10 @@ NPU_NOINLINE rtError_t rtEventCreateWithFlag(rtEvent_t *evt, uint32_t flag)
 	e->dev = rt_cur_dev;
 	e->id = rout.resourceId;
 	e->flags = flag;
-	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_lock(&rt_ev_lock);
+	e->next = rt_events;
+	rt_events = e;
+	pthread_mutex_unlock(&rt_ev_lock);
 	*evt = e;
 out:
 	NPU_API_EXIT("cann", r, "\tevent=%p", (void *)e);
@@ -764,11 +830,15 @@ NPU_NOINLINE rtError_t rtEventRecord(rtEvent_t evt, rtStream_t stm)
 	sqe.event_id = e->id;
 	r = stream_submit(s, &sqe, RT_STARS_SQE_TYPE_EVENT_RECORD, 0, "EVENT_RECORD", &seq);
 	if (!r) {
-		pthread_mutex_lock(&e->lock);
+		pthread_mutex_lock(&rt_ev_lock);
 		e->stream = s;
 		e->seq = seq;
 		e->done_ns = 0;
-		pthread_mutex_unlock(&e->lock);
+		if (!e->unstamped && rt_nr_unstamped < RT_MAX_UNSTAMPED) {
+			e->unstamped = 1;
+			rt_unstamped[rt_nr_unstamped++] = e;
+		}
+		pthread_mutex_unlock(&rt_ev_lock);
 	}
 out:
 	NPU_API_EXIT("cann", r, "\tevent=%p\tstream=%p", evt, stm);
@@ -778,7 +848,7 @@ out:
 NPU_NOINLINE rtError_t rtStreamWaitEvent(rtStream_t stm, rtEvent_t evt)
 {
 	struct rt_event *e = evt;
-	struct rt_stream *s = stream_of(stm);
+	struct rt_stream *s = stream_of(stm), *rs;
 	struct npu_sqe sqe;
 	rtError_t r;
 	NPU_API_ENTER();
@@ -788,10 +858,13 @@ NPU_NOINLINE rtError_t rtStreamWaitEvent(rtStream_t stm, rtEvent_t evt)
 		goto out;
 	}
 	/* The record must reach the card before the wait can be satisfied by it. */
-	if (e->stream && e->stream != s) {
-		pthread_mutex_lock(&e->stream->lock);
-		r = stream_flush_locked(e->stream);
-		pthread_mutex_unlock(&e->stream->lock);
+	pthread_mutex_lock(&rt_ev_lock);
+	rs = e->stream;
+	pthread_mutex_unlock(&rt_ev_lock);
+	if (rs && rs != s) {
+		pthread_mutex_lock(&rs->lock);
+		r = stream_flush_locked(rs);
+		pthread_mutex_unlock(&rs->lock);
 		if (r)
 			goto out;
 	}
@@ -805,22 +878,47 @@ out:
 	return r;
 }
 
-/* 0: complete; 1: not yet; <0 never recorded (complete by definition); else an rt error. */
+/* Polls the stream of every event not stamped yet (stamp_events_locked does the rest). */
+static void poll_event_streams(void)
+{
+	struct rt_stream *list[16];
+	int n = 0;
+
+	pthread_mutex_lock(&rt_ev_lock);
+	for (int i = 0; i < rt_nr_unstamped && n < 16; i++) {
+		int seen = 0;
+
+		for (int j = 0; j < n; j++)
+			seen |= list[j] == rt_unstamped[i]->stream;
+		if (!seen)
+			list[n++] = rt_unstamped[i]->stream;
+	}
+	pthread_mutex_unlock(&rt_ev_lock);
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_lock(&list[i]->lock);
+		if (!stream_flush_locked(list[i]))
+			stream_poll_locked(list[i]);
+		pthread_mutex_unlock(&list[i]->lock);
+	}
+}
+
+/* 0: complete (or never recorded); 1: not yet; else an rt error. */
 static rtError_t event_check(struct rt_event *e, int wait)
 {
 	struct rt_stream *s;
 	uint64_t seq;
 	rtError_t r;
 
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&rt_ev_lock);
 	s = e->stream;
 	seq = e->seq;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&rt_ev_lock);
 	if (!s)
 		return ACL_SUCCESS;
 	if (wait) {
 		r = stream_wait(s, seq);
 	} else {
+		poll_event_streams();
 		pthread_mutex_lock(&s->lock);
 		r = stream_flush_locked(s);
 		if (!r && s->done < seq)
@@ -828,12 +926,6 @@ static rtError_t event_check(struct rt_event *e, int wait)
 		if (!r && s->done < seq)
 			r = 1;
 		pthread_mutex_unlock(&s->lock);
-	}
-	if (!r) {
-		pthread_mutex_lock(&e->lock);
-		if (!e->done_ns && e->seq == seq)
-			e->done_ns = npu_now_ns();
-		pthread_mutex_unlock(&e->lock);
 	}
 	return r;
 }
@@ -868,7 +960,8 @@ NPU_NOINLINE rtError_t rtEventElapsedTime(float *timeInterval, rtEvent_t startEv
 	rtError_t r;
 	NPU_API_ENTER();
 
-	if (!timeInterval || !event_ok(a) || !event_ok(b) || !a->stream || !b->stream) {
+	if (!timeInterval || !event_ok(a) || !event_ok(b) || (!a->stream && !a->done_ns) ||
+	    (!b->stream && !b->done_ns)) {
 		r = ACL_ERROR_RT_PARAM_INVALID;
 		goto out;
 	}
@@ -879,8 +972,11 @@ NPU_NOINLINE rtError_t rtEventElapsedTime(float *timeInterval, rtEvent_t startEv
 		r = ACL_ERROR_RT_PARAM_INVALID;	/* not complete yet: CANN refuses too */
 		goto out;
 	}
-	if (!r)
+	if (!r) {
+		pthread_mutex_lock(&rt_ev_lock);
 		*timeInterval = (float)((double)((int64_t)b->done_ns - (int64_t)a->done_ns) / 1e6);
+		pthread_mutex_unlock(&rt_ev_lock);
+	}
 out:
 	NPU_API_EXIT("cann", r, "");
 	return r;
@@ -900,8 +996,21 @@ NPU_NOINLINE rtError_t rtEventDestroy(rtEvent_t evt)
 		rin.type = DRV_EVENT_ID;
 		rin.resourceId = e->id;
 		halResourceIdFree((uint32_t)e->dev, &rin);
+		pthread_mutex_lock(&rt_ev_lock);
+		for (int i = 0; i < rt_nr_unstamped; i++) {
+			if (rt_unstamped[i] == e) {
+				rt_unstamped[i] = rt_unstamped[--rt_nr_unstamped];
+				break;
+			}
+		}
+		for (struct rt_event **pp = &rt_events; *pp; pp = &(*pp)->next) {
+			if (*pp == e) {
+				*pp = e->next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&rt_ev_lock);
 		e->magic = 0;
-		pthread_mutex_destroy(&e->lock);
 		free(e);
 	}
 	NPU_API_EXIT("cann", r, "\tevent=%p", evt);

@@ -15,6 +15,13 @@ $(NPU_TRAIN): $(MODEL_OBJ_DIR)/workloads/npu_train.o $(MODEL_LIB_DIR)/libtorch_n
 	$(Q)$(CC) $(MODEL_EXE_LDFLAGS) $< -ltorch_npu -ltorch_cpu -lascendcl -lruntime \
 		-lnpu_common -o $@
 
-ALL_TARGETS	+= $(NPU_TRAIN)
-MODEL_BIN	+= $(NPU_TRAIN)
+# npu_aclclient: AscendCL used directly, as a CANN sample would (tests/integration).
+NPU_ACLCLIENT	:= $(MODEL_BIN_DIR)/npu_aclclient
+$(NPU_ACLCLIENT): $(MODEL_OBJ_DIR)/workloads/npu_aclclient.o $(MODEL_LIB_DIR)/libacl_op_compiler.so \
+		  | $(MODEL_BIN_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(MODEL_EXE_LDFLAGS) $< -lacl_op_compiler -lascendcl -o $@
+
+ALL_TARGETS	+= $(NPU_TRAIN) $(NPU_ACLCLIENT)
+MODEL_BIN	+= $(NPU_TRAIN) $(NPU_ACLCLIENT)
 endif
