@@ -381,6 +381,12 @@ static void text_report(struct report *r)
 	if (src->damaged)
 		asc_out_printf(o, "capture DAMAGED: %s (the report covers what was read)\n",
 			       src->damage);
+	if (src->nr_only_steps) {
+		asc_out_printf(o, "run directory: only its %zu steps (", src->nr_only_steps);
+		for (i = 0; i < src->nr_only_steps; i++)
+			asc_out_printf(o, "%s%lld", i ? " " : "", (long long)src->only_steps[i]);
+		asc_out_puts(o, ") of the capture's steps\n");
+	}
 	asc_out_puts(o, "thresholds:");
 	for (i = 0; (name = asc_rpt_threshold_get(r->t, i, &v)); i++)
 		asc_out_printf(o, " %s=%g", name, v);
@@ -636,6 +642,10 @@ static void json_report(struct report *r)
 	jw_int(&w, "lost", (int64_t)src->lost);
 	jw_int(&w, "unmatched_kernels", (int64_t)src->unmatched_kernels);
 	jw_close(&w, '}');
+	jw_open(&w, "run_steps", '[');
+	for (i = 0; i < src->nr_only_steps; i++)
+		jw_int(&w, NULL, src->only_steps[i]);
+	jw_close(&w, ']');
 	jw_open(&w, "counts", '{');
 	jw_int(&w, "steps", (int64_t)src->in.nr_steps);
 	jw_int(&w, "kernels", (int64_t)src->in.nr_kernels);
@@ -891,6 +901,8 @@ int cmd_report(int argc, char **argv)
 	struct asc_rpt_source src;
 	struct asc_rpt_result res;
 	char capture[4096], arg[64];
+	int64_t *run_steps = NULL;
+	size_t nr_run_steps = 0;
 	struct asc_out o;
 	int c, json = 0, err;
 
@@ -930,9 +942,18 @@ int cmd_report(int argc, char **argv)
 	err = asc_rpt_find_capture(argv[optind], capture, sizeof(capture));
 	if (err)
 		return err;
-	err = asc_rpt_source_load(capture, &src);
+	/* a {run}_ascend_pt directory holds one cycle: report its steps only */
+	err = asc_rpt_run_steps(capture, &run_steps, &nr_run_steps);
 	if (err)
 		return err;
+	memset(&src, 0, sizeof(src));
+	src.only_steps = run_steps;
+	src.nr_only_steps = nr_run_steps;
+	err = asc_rpt_source_load(capture, &src);
+	if (err) {
+		free(run_steps);
+		return err;
+	}
 	if (!src.in.nr_kernels && !src.in.nr_apis && !src.in.nr_mem) {
 		if (src.damaged)
 			asc_err("report: %s is damaged (%s) and holds nothing to analyse "
@@ -941,12 +962,14 @@ int cmd_report(int argc, char **argv)
 			asc_err("report: %s holds no kernels, CANN calls or memory events to "
 				"analyse\n", capture);
 		asc_rpt_source_free(&src);
+		free(run_steps);
 		return -ENODATA;
 	}
 	err = asc_rpt_analyse(&src.in, &t, &res);
 	if (err) {
 		asc_err("report: analysis failed: %s\n", strerror(-err));
 		asc_rpt_source_free(&src);
+		free(run_steps);
 		return err;
 	}
 	memset(&rep, 0, sizeof(rep));
@@ -981,5 +1004,6 @@ int cmd_report(int argc, char **argv)
 	}
 	asc_rpt_result_free(&res);
 	asc_rpt_source_free(&src);
+	free(run_steps);
 	return err;
 }

@@ -373,11 +373,18 @@ struct asc_rpt_source {
 	int32_t rank, device;		/* -1 if unknown */
 	uint64_t steps_in_capture;	/* step records, recorded or not */
 	uint64_t kernels_in_capture;	/* device tasks, compute or not */
-	uint64_t unmatched_kernels;	/* device tasks without a launch */
+	uint64_t unmatched_kernels;	/* of the kernels taken, those without a launch */
 	uint64_t bpf_drops, devtask_drops, lost;
 	int mem_component;		/* ASC_MEM_* used for the memory detectors, -1 none */
 	int damaged;
 	char damage[128];
+	/*
+	 * Set by the caller before loading (and owned by it): only these steps
+	 * (a run directory's cycle) and the events in them are taken; none =
+	 * the whole capture.
+	 */
+	const int64_t *only_steps;
+	size_t nr_only_steps;
 	void *priv;			/* the correlation view and the strings made here */
 };
 
@@ -391,6 +398,15 @@ struct asc_rpt_source {
 int asc_rpt_find_capture(const char *path, char *out, size_t size);
 
 /*
+ * The steps of the run a capture path belongs to: for
+ * {run}_ascend_pt/ascbpf/capture.ascb (one copy per cycle, all of the same
+ * capture), the Step column of {run}_ascend_pt/ASCEND_PROFILER_OUTPUT/
+ * step_trace_time.csv.  *n = 0 when the path is not inside a run directory
+ * or the file has no steps.  0 or -ENOMEM; *steps is malloc'ed.
+ */
+int asc_rpt_run_steps(const char *capture, int64_t **steps, size_t *n);
+
+/*
  * Reads the capture through the correlation layer (user/correlate.h) and
  * fills src->in: compute kernels, CANN calls, queue slots, allocator events
  * of one component (PTA, else GE, else APP) and the recorded steps.  The
@@ -399,7 +415,7 @@ int asc_rpt_find_capture(const char *path, char *out, size_t size);
  */
 int asc_rpt_source_load(const char *capture, struct asc_rpt_source *src);
 
-/* The same from a view built elsewhere; src takes no ownership of c. */
+/* The same from a view built elsewhere; src takes no ownership of c (only_steps kept). */
 int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *src);
 
 void asc_rpt_source_free(struct asc_rpt_source *src);

@@ -177,6 +177,66 @@ static const char *plain_name(const char *name, char *out, size_t size)
 	return out;
 }
 
+int asc_rpt_run_steps(const char *capture, int64_t **steps, size_t *n)
+{
+	static const char suffix[] = "/ascbpf/capture.ascb";
+	char path[4096], line[4096];
+	size_t len = strlen(capture), cap = 0, col = 0, k;
+	int64_t *v = NULL;
+	char *tok, *save;
+	FILE *f;
+
+	*steps = NULL;
+	*n = 0;
+	if (len < sizeof(suffix) || strcmp(capture + len - (sizeof(suffix) - 1), suffix))
+		return 0;
+	snprintf(path, sizeof(path), "%.*s/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+		 (int)(len - (sizeof(suffix) - 1)), capture);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	/* the header names the column: "Step,..." before 7.1, "Device_id,Step,..." after */
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return 0;
+	}
+	for (tok = strtok_r(line, ",\r\n", &save), k = 0; tok;
+	     tok = strtok_r(NULL, ",\r\n", &save), k++)
+		if (!strcmp(tok, "Step"))
+			break;
+	if (!tok) {
+		fclose(f);
+		return 0;
+	}
+	col = k;
+	while (fgets(line, sizeof(line), f)) {
+		char *end, *p = line;
+
+		for (k = 0; k < col && p; k++) {
+			p = strchr(p, ',');
+			if (p)
+				p++;
+		}
+		if (!p || *p < '0' || *p > '9')
+			continue;
+		if (*n == cap) {
+			int64_t *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				fclose(f);
+				*n = 0;
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[(*n)++] = strtoll(p, &end, 10);
+	}
+	fclose(f);
+	*steps = v;
+	return 0;
+}
+
 /* "outer > ... > inner" for op i (step ranges left out); NULL for -1 or on ENOMEM. */
 static const char *op_path(struct source_priv *p, int32_t i)
 {
@@ -284,12 +344,57 @@ static int64_t last_step_end(const struct asc_corr *c, int64_t start, int64_t en
 	return last < end ? last + 1 : end;
 }
 
+static int build(const struct asc_corr *c, struct asc_rpt_source *src);
+
+static int step_kept(const struct asc_rpt_source *src, int64_t step)
+{
+	size_t i;
+
+	/* events outside every step (start-up, teardown) belong to every run */
+	if (!src->nr_only_steps || step < 0)
+		return 1;
+	for (i = 0; i < src->nr_only_steps; i++)
+		if (src->only_steps[i] == step)
+			return 1;
+	return 0;
+}
+
 int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *src)
+{
+	const int64_t *only = src->only_steps;
+	size_t nr_only = src->nr_only_steps;
+
+	memset(src, 0, sizeof(*src));
+	src->only_steps = only;
+	src->nr_only_steps = nr_only;
+	return build(c, src);
+}
+
+static int is_recorded_step(const struct asc_rpt_source *src, int64_t step)
+{
+	size_t i;
+
+	for (i = 0; i < src->in.nr_steps; i++)
+		if (src->in.steps[i].id == step)
+			return 1;
+	return 0;
+}
+
+static int in_recorded_step(const struct asc_rpt_source *src, int64_t ts)
+{
+	size_t i;
+
+	for (i = 0; i < src->in.nr_steps; i++)
+		if ((uint64_t)ts >= src->in.steps[i].start_ns && (uint64_t)ts < src->in.steps[i].end_ns)
+			return 1;
+	return 0;
+}
+
+static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 {
 	struct source_priv *p;
 	size_t i, n, compute = 0;
 
-	memset(src, 0, sizeof(*src));
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -311,12 +416,29 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 	src->device = c->info.device;
 	src->steps_in_capture = c->nr_steps;
 	src->kernels_in_capture = c->nr_kernels;
-	src->unmatched_kernels = c->info.unmatched_kernels;
+
 	src->bpf_drops = c->info.bpf_drops;
 	src->devtask_drops = c->info.devtask_drops;
 	src->lost = c->info.lost;
 	src->damaged = c->info.damaged;
 	snprintf(src->damage, sizeof(src->damage), "%s", c->info.damage);
+
+	for (i = 0, n = 0; i < c->nr_steps; i++) {
+		const struct asc_corr_step *s = &c->steps[i];
+		int64_t end = s->end_ns;
+
+		if (!asc_sched_recording(s->state) || s->start_ns < 0 || s->end_ns <= s->start_ns ||
+		    !step_kept(src, (int64_t)s->step))
+			continue;
+		if (i == c->nr_steps - 1)
+			end = last_step_end(c, s->start_ns, s->end_ns);
+		p->steps[n].id = (int64_t)s->step;
+		p->steps[n].start_ns = (uint64_t)s->start_ns;
+		p->steps[n].end_ns = (uint64_t)end;
+		n++;
+	}
+	src->in.steps = p->steps;
+	src->in.nr_steps = n;
 
 	for (i = 0; i < c->nr_kernels; i++)
 		if (c->kernels[i].flags & ASC_CORR_K_COMPUTE)
@@ -337,7 +459,16 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 			out->kind = ASC_RPT_K_COPY;
 		else
 			continue;
-		if (k->start_ns < 0 || k->end_ns < k->start_ns)
+		if (k->start_ns < 0 || k->end_ns < k->start_ns || !step_kept(src, k->step))
+			continue;
+		/*
+		 * Tasks of steps the schedule did not record reach the capture
+		 * through the device channel, without a launch: only the
+		 * recorded steps' tasks are taken (one without a step when it
+		 * ran inside a recorded step).
+		 */
+		if (src->in.nr_steps && (k->step < 0 ? !in_recorded_step(src, k->start_ns)
+						     : !is_recorded_step(src, k->step)))
 			continue;
 		if (op < 0 && k->api >= 0 && (size_t)k->api < c->nr_calls)
 			op = c->calls[k->api].op;
@@ -351,6 +482,8 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 		out->stack = op_stack(c, op);
 		if (k->api >= 0 && (size_t)k->api < c->nr_calls)
 			out->api = str_or_null(c, c->calls[k->api].name);
+		if (!(k->flags & ASC_CORR_K_MATCHED))
+			src->unmatched_kernels++;
 		n++;
 	}
 	src->in.kernels = p->kernels;
@@ -359,7 +492,7 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 	for (i = 0, n = 0; i < c->nr_calls; i++) {
 		const struct asc_corr_call *a = &c->calls[i];
 
-		if (a->start_ns < 0 || a->end_ns < a->start_ns)
+		if (a->start_ns < 0 || a->end_ns < a->start_ns || !step_kept(src, a->step))
 			continue;
 		p->apis[n].start_ns = (uint64_t)a->start_ns;
 		p->apis[n].end_ns = (uint64_t)a->end_ns;
@@ -382,22 +515,25 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 	src->in.apis = p->apis;
 	src->in.nr_apis = n;
 
-	for (i = 0; i < c->nr_queues; i++) {
-		p->queue[i].enqueue_ns = c->queues[i].enq_start_ns > 0 ?
+	for (i = 0, n = 0; i < c->nr_queues; i++) {
+		if (!step_kept(src, c->queues[i].step))
+			continue;
+		p->queue[n].enqueue_ns = c->queues[i].enq_start_ns > 0 ?
 					 (uint64_t)c->queues[i].enq_start_ns : 0;
-		p->queue[i].dequeue_ns = c->queues[i].deq_start_ns > 0 ?
+		p->queue[n].dequeue_ns = c->queues[i].deq_start_ns > 0 ?
 					 (uint64_t)c->queues[i].deq_start_ns : 0;
-		p->queue[i].correlation_id = c->queues[i].correlation_id;
+		p->queue[n].correlation_id = c->queues[i].correlation_id;
+		n++;
 	}
 	src->in.queue = p->queue;
-	src->in.nr_queue = c->nr_queues;
+	src->in.nr_queue = n;
 
 	src->mem_component = pick_mem_component(c);
 	for (i = 0, n = 0; i < c->nr_mems; i++) {
 		const struct asc_corr_mem *m = &c->mems[i];
 		int64_t size = m->size;
 
-		if (m->component != src->mem_component || m->ts_ns < 0)
+		if (m->component != src->mem_component || m->ts_ns < 0 || !step_kept(src, m->step))
 			continue;
 		if (m->data_type != ASC_MEM_MALLOC && size > 0)
 			size = -size;
@@ -412,32 +548,21 @@ int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *sr
 	src->in.mem = p->mem;
 	src->in.nr_mem = n;
 
-	for (i = 0, n = 0; i < c->nr_steps; i++) {
-		const struct asc_corr_step *s = &c->steps[i];
-		int64_t end = s->end_ns;
-
-		if (!asc_sched_recording(s->state) || s->start_ns < 0 || s->end_ns <= s->start_ns)
-			continue;
-		if (i == c->nr_steps - 1)
-			end = last_step_end(c, s->start_ns, s->end_ns);
-		p->steps[n].id = (int64_t)s->step;
-		p->steps[n].start_ns = (uint64_t)s->start_ns;
-		p->steps[n].end_ns = (uint64_t)end;
-		n++;
-	}
-	src->in.steps = p->steps;
-	src->in.nr_steps = n;
 	return 0;
 }
 
 int asc_rpt_source_load(const char *capture, struct asc_rpt_source *src)
 {
+	const int64_t *only = src->only_steps;
+	size_t nr_only = src->nr_only_steps;
 	struct asc_capture_reader *r;
 	struct source_priv *p;
 	struct asc_corr *c;
 	int err;
 
 	memset(src, 0, sizeof(*src));
+	src->only_steps = only;
+	src->nr_only_steps = nr_only;
 	r = asc_capture_open(capture);
 	if (!r) {
 		err = -errno;
@@ -451,7 +576,7 @@ int asc_rpt_source_load(const char *capture, struct asc_rpt_source *src)
 		asc_err("report: %s: %s\n", capture, strerror(-err));
 		return err;
 	}
-	err = asc_rpt_source_from_corr(c, src);
+	err = build(c, src);
 	if (err) {
 		asc_corr_free(c);
 		return err;

@@ -207,6 +207,24 @@ def test_inputs(tmp, cap):
     p = run([os.path.join(tmp, "res")], expect_rc=2)
     check("2 captures" in p.stderr, "two runs: %r" % p.stderr)
 
+    # a run directory of one cycle: only the steps its step_trace_time.csv lists
+    t = json.load(open(os.path.join(tmp, "a.json")))
+    recorded = [i for i, s in enumerate(t["steps"]) if s in (2, 3)]
+    keep = recorded[1:3]
+    os.makedirs(os.path.join(run_dir, "ASCEND_PROFILER_OUTPUT"))
+    with open(os.path.join(run_dir, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w") as f:
+        f.write("Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,"
+                "Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing\r\n")
+        for st in keep:
+            f.write("0,%d,1.0,0.0,0.0,0.0,1.0,2.0,0,0.0,1.0\r\n" % st)
+    d = report_json([run_dir])
+    check([s["step"] for s in d["steps"]] == keep, "run steps %s, csv %s" % ([s["step"] for s in d["steps"]], keep))
+    check(d["run_steps"] == keep, "run_steps %s" % d["run_steps"])
+    n = len([k for k in t["kernels"] if k["step"] in keep])
+    check(d["counts"]["kernels"] == n, "run kernels %d, truth %d in steps %s" % (d["counts"]["kernels"], n, keep))
+    whole = report_json([cap])
+    check(whole["run_steps"] == [] and len(whole["steps"]) == len(recorded), "whole capture steps")
+
     # the tracer's own capture in a result directory wins over the converted copies
     shutil.copy(cap, os.path.join(tmp, "res", "ascbpf-4242.cap"))
     c = report_json([os.path.join(tmp, "res")])
