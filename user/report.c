@@ -58,6 +58,15 @@ struct report {
 	struct asc_out *o;
 };
 
+static size_t count_kind(const struct asc_rpt_source *src, uint32_t kind)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < src->in.nr_kernels; i++)
+		n += src->in.kernels[i].kind == kind;
+	return n;
+}
+
 static double thr(const struct asc_rpt_thresholds *t, const char *name)
 {
 	const char *n;
@@ -368,8 +377,9 @@ static void text_report(struct report *r)
 
 	asc_out_printf(o, "ascbpf report: %s\n", src->capture);
 	asc_out_printf(o, "process %u, rank %d, device %d: %zu recorded steps, %zu kernels, %zu "
-		       "CANN calls, %zu queue slots, %zu memory events\n",
-		       src->pid, src->rank, src->device, src->in.nr_steps, src->in.nr_kernels,
+		       "copies, %zu CANN calls, %zu queue slots, %zu memory events\n",
+		       src->pid, src->rank, src->device, src->in.nr_steps,
+		       count_kind(src, ASC_RPT_K_COMPUTE), count_kind(src, ASC_RPT_K_COPY),
 		       src->in.nr_apis, src->in.nr_queue, src->in.nr_mem);
 	if (src->bpf_drops || src->devtask_drops || src->lost || src->unmatched_kernels)
 		asc_out_printf(o, "capture losses: %llu BPF drops, %llu device records lost, %llu "
@@ -648,7 +658,8 @@ static void json_report(struct report *r)
 	jw_close(&w, ']');
 	jw_open(&w, "counts", '{');
 	jw_int(&w, "steps", (int64_t)src->in.nr_steps);
-	jw_int(&w, "kernels", (int64_t)src->in.nr_kernels);
+	jw_int(&w, "kernels", (int64_t)count_kind(src, ASC_RPT_K_COMPUTE));
+	jw_int(&w, "copies", (int64_t)count_kind(src, ASC_RPT_K_COPY));
 	jw_int(&w, "calls", (int64_t)src->in.nr_apis);
 	jw_int(&w, "queue_slots", (int64_t)src->in.nr_queue);
 	jw_int(&w, "memory_events", (int64_t)src->in.nr_mem);

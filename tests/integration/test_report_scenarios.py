@@ -15,6 +15,7 @@ lines of the libraries), never with report's own output:
   mem-growth        memory_growth of 8 MiB per step, end-of-step allocated as the journal's
   multi-stream      two streams and their overlap as the card ran them
   oom               alloc_failed with ACL_ERROR_RT_MEMORY_ALLOCATION (207001)
+  (schedule)        two cycles: each run directory reports its own steps and their kernels
   launch-storm      queue depth as the journal's; dispatch_bound by the queue exactly when the
                     journal's depth reaches queue_depth (the depth varies with CPU sharing)
 """
@@ -200,6 +201,42 @@ def test_baseline(tmp):
                   "baseline: the output directory's capture reports differently")
 
 
+def test_cycles(tmp):
+    """A two-cycle schedule: each run directory reports its own steps and their kernels."""
+    out = os.path.join(tmp, "cycles")
+    with ModelDaemon(cards=1, journal=True) as m:
+        r = subprocess.run([ASCBPF, "trace", "-o", out, "--schedule",
+                            "wait=1,warmup=1,active=2,repeat=2", "--", m.bin("npu_train"),
+                            "--scenario", "fused-optimizer", "--steps", "9"],
+                           env=m.env(NPU_MODEL_JOURNAL=m.journal_dir), capture_output=True,
+                           text=True, timeout=240)
+        if not check(r.returncode == 0, "cycles: trace exited %d: %s" % (r.returncode, r.stderr)):
+            return
+        m.proc.send_signal(signal.SIGTERM)
+        m.proc.wait(timeout=30)
+        journal = read_journal(m.journal_dir)
+    pid = [f for f in os.listdir(out) if f.endswith(".cap")][0][len("ascbpf-"):-len(".cap")]
+    truth = Truth(journal, pid)
+    per_step = collections.Counter(truth.step_of(e) for e in truth.compute())
+    runs = sorted(d for d in os.listdir(out) if d.endswith("_ascend_pt"))
+    check(len(runs) == 2, "cycles: runs %s" % runs)
+    seen = []
+    for run in runs:
+        p = subprocess.run([ASCBPF, "report", "--json", os.path.join(out, run)],
+                           capture_output=True, text=True)
+        if not check(p.returncode == 0, "cycles: report %s: %s" % (run, p.stderr)):
+            continue
+        d = json.loads(p.stdout)
+        steps = [s["step"] for s in d["steps"]]
+        seen += steps
+        want = sum(per_step[s] for s in steps)
+        print("cycles: %s steps %s, %d kernels (card %d)" % (run, steps, d["counts"]["kernels"], want))
+        check(steps == d["run_steps"] and len(steps) == 2, "cycles: %s steps %s" % (run, steps))
+        check(d["counts"]["kernels"] == want, "cycles: %s kernels %d, the card ran %d in steps %s"
+              % (run, d["counts"]["kernels"], want, steps))
+    check(seen == [2, 3, 6, 7], "cycles: steps recorded %s, the schedule's are [2, 3, 6, 7]" % seen)
+
+
 def test_dispatch_bound(tmp):
     rep, journal, pid, _ = trace("dispatch-bound", 3, tmp)
     if rep is None:
@@ -368,7 +405,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ascbpf-report-sc-")
     try:
         for t in (test_baseline, test_dispatch_bound, test_optimizers, test_transdata,
-                  test_mem_growth, test_multi_stream, test_oom, test_launch_storm):
+                  test_mem_growth, test_multi_stream, test_oom, test_launch_storm, test_cycles):
             print("---", t.__name__)
             t(tmp)
     finally:
