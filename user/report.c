@@ -965,6 +965,13 @@ int cmd_report(int argc, char **argv)
 		free(run_steps);
 		return err;
 	}
+	if (nr_run_steps && !src.in.nr_steps) {
+		asc_err("report: %s: its run directory lists %zu steps (step_trace_time.csv) that "
+			"the capture does not record\n", capture, nr_run_steps);
+		asc_rpt_source_free(&src);
+		free(run_steps);
+		return -ENODATA;
+	}
 	if (!src.in.nr_kernels && !src.in.nr_apis && !src.in.nr_mem) {
 		if (src.damaged)
 			asc_err("report: %s is damaged (%s) and holds nothing to analyse "

@@ -222,6 +222,15 @@ def test_inputs(tmp, cap):
     check(d["run_steps"] == keep, "run_steps %s" % d["run_steps"])
     n = len([k for k in t["kernels"] if k["step"] in keep])
     check(d["counts"]["kernels"] == n, "run kernels %d, truth %d in steps %s" % (d["counts"]["kernels"], n, keep))
+    # a run directory whose steps the capture does not hold: an error, not a guess
+    bad_run = os.path.join(tmp, "badrun_ascend_pt")
+    os.makedirs(os.path.join(bad_run, "ascbpf"))
+    os.makedirs(os.path.join(bad_run, "ASCEND_PROFILER_OUTPUT"))
+    shutil.copy(cap, os.path.join(bad_run, "ascbpf", "capture.ascb"))
+    with open(os.path.join(bad_run, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w") as f:
+        f.write("Step,Computing\n9999,1.0\n")
+    p = run([bad_run])
+    check(p.returncode == 1 and "does not record" in p.stderr, "bad run dir: %d %r" % (p.returncode, p.stderr))
     whole = report_json([cap])
     check(whole["run_steps"] == [] and len(whole["steps"]) == len(recorded), "whole capture steps")
 
