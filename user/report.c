@@ -512,7 +512,7 @@ static void text_report(struct report *r)
 
 		asc_out_printf(o, "%-28s %6llu calls from %s: host blocked %.1f us, device drained "
 			       "%.1f us (%.1f%% of step time)\n", s->name ? s->name : "?",
-			       (unsigned long long)s->count, s->op ? s->op : "(no op)",
+			       (unsigned long long)s->count, s->op ? s->op : "(outside any op)",
 			       us(s->blocked_ns), us(s->drained_ns), 100.0 * s->share);
 	}
 
@@ -530,7 +530,7 @@ static void text_report(struct report *r)
 			asc_out_printf(o, "  %10.2f MiB in %6llu blocks  %s\n",
 				       p->holders[i].bytes / MB,
 				       (unsigned long long)p->holders[i].blocks,
-				       p->holders[i].op ? p->holders[i].op : "(no op)");
+				       p->holders[i].op ? p->holders[i].op : "(outside any op)");
 		if (p->unattributed_bytes)
 			asc_out_printf(o, "  %10.2f MiB allocated before the capture started\n",
 				       p->unattributed_bytes / MB);
