@@ -344,8 +344,6 @@ static int64_t last_step_end(const struct asc_corr *c, int64_t start, int64_t en
 	return last < end ? last + 1 : end;
 }
 
-static int build(const struct asc_corr *c, struct asc_rpt_source *src);
-
 static int step_kept(const struct asc_rpt_source *src, int64_t step)
 {
 	size_t i;
@@ -357,17 +355,6 @@ static int step_kept(const struct asc_rpt_source *src, int64_t step)
 		if (src->only_steps[i] == step)
 			return 1;
 	return 0;
-}
-
-int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *src)
-{
-	const int64_t *only = src->only_steps;
-	size_t nr_only = src->nr_only_steps;
-
-	memset(src, 0, sizeof(*src));
-	src->only_steps = only;
-	src->nr_only_steps = nr_only;
-	return build(c, src);
 }
 
 static int is_recorded_step(const struct asc_rpt_source *src, int64_t step)
@@ -549,6 +536,17 @@ static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 	src->in.nr_mem = n;
 
 	return 0;
+}
+
+int asc_rpt_source_from_corr(const struct asc_corr *c, struct asc_rpt_source *src)
+{
+	const int64_t *only = src->only_steps;
+	size_t nr_only = src->nr_only_steps;
+
+	memset(src, 0, sizeof(*src));
+	src->only_steps = only;
+	src->nr_only_steps = nr_only;
+	return build(c, src);
 }
 
 int asc_rpt_source_load(const char *capture, struct asc_rpt_source *src)
