@@ -135,15 +135,25 @@ static __always_inline void fill_hdr(struct asc_hdr *h, __u16 type, __u16 size, 
 	h->ts_ns = ts;
 }
 
-/* The gate: traced tgid and open window.  Returns the state or NULL. */
-static __always_inline struct asc_tgid_state *gate(__u64 pid_tgid)
+/*
+ * The gate fast path: the first traced process (the common case of one -p or
+ * one -- CMD) is answered from two .bss words, without a map lookup.  The
+ * loader sets fast_tgid and keeps fast_open equal to that process's
+ * tgids entry; the step program updates both together.  fast_tgid 0: none.
+ */
+__u32 fast_tgid = 0;
+__u32 fast_open = 0;
+
+/* The gate: traced tgid and open window.  Returns 1 if the caller may record. */
+static __always_inline int gate(__u64 pid_tgid)
 {
 	__u32 tgid = pid_tgid >> 32;
-	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
+	struct asc_tgid_state *st;
 
-	if (!st || !st->open)
-		return NULL;
-	return st;
+	if (tgid == *(volatile __u32 *)&fast_tgid)
+		return *(volatile __u32 *)&fast_open;
+	st = bpf_map_lookup_elem(&tgids, &tgid);
+	return st && st->open;
 }
 
 /*
@@ -446,6 +456,8 @@ int BPF_KPROBE(asc_step_enter)
 	s.reserved = 0;
 	action = asc_sched_action(&s, step);
 	st->open = asc_sched_recording(action);
+	if (tgid == fast_tgid)
+		fast_open = st->open;
 	r = reserve(sizeof(*r));
 	if (!r)
 		return 0;

@@ -1750,8 +1750,14 @@ static int set_tgid(struct trace *t, pid_t pid, int open)
 	__u32 key = pid;
 
 	st.open = open && !t->o.sched.enabled;
-	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &key, &st, BPF_ANY) ? -errno
-											   : 0;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &key, &st, BPF_ANY))
+		return -errno;
+	/* the first process is the BPF gate's fast path (.bss, no lookup) */
+	if (!t->skel->bss->fast_tgid || t->skel->bss->fast_tgid == (__u32)pid) {
+		t->skel->bss->fast_open = st.open;
+		__atomic_store_n(&t->skel->bss->fast_tgid, pid, __ATOMIC_RELEASE);
+	}
+	return 0;
 }
 
 /*
@@ -1770,6 +1776,8 @@ static int set_gate(struct trace *t, pid_t pid, int open)
 	was = st.open;
 	st.open = open;
 	bpf_map_update_elem(fd, &key, &st, BPF_EXIST);
+	if (t->skel->bss->fast_tgid == key)
+		__atomic_store_n(&t->skel->bss->fast_open, open, __ATOMIC_RELEASE);
 	return was;
 }
 
@@ -1784,6 +1792,8 @@ static void clear_tgids(struct trace *t)
 	int fd = bpf_map__fd(t->skel->maps.tgids);
 	__u32 key, next;
 
+	__atomic_store_n(&t->skel->bss->fast_open, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->skel->bss->fast_tgid, 0, __ATOMIC_RELEASE);
 	while (!bpf_map_get_next_key(fd, NULL, &next)) {
 		key = next;
 		if (bpf_map_delete_elem(fd, &key))
