@@ -121,6 +121,7 @@ def main():
     ap.add_argument("--wait-file")
     ap.add_argument("--profile")
     ap.add_argument("--bench", type=int, default=0)
+    ap.add_argument("--bench-out", help="write the --bench result here too")
     ap.add_argument("--linger", type=float, default=0,
                     help="seconds to stay alive after the last step (a tracer resolves "
                     "Python frames from our memory while we live)")
@@ -143,6 +144,9 @@ def main():
             run(args, net, opt, x, y)
             t1 = time.monotonic_ns()
         print(t1 - t0)
+        if args.bench_out:
+            with open(args.bench_out, "w") as f:
+                f.write("%d\n" % (t1 - t0))
         return 0
     if args.profile:
         profile(args, net, opt, x, y)

@@ -12,7 +12,8 @@
  * user/probes.c and user/attach.c), creates FILE when attached (the target
  * may wait for it), drains until PID exits or SIGINT/SIGTERM, and writes one
  * JSON object per record to OUT (default stdout): probe, enter, exit, tensor,
- * pystack (frames resolved while the target lives), step.  stderr gets
+ * pystack (frames resolved while the target lives), step; with OUT
+ * /dev/null records are only counted (benchmarks).  stderr gets
  * "attach: N sites in T ms (multi|single)" and the drop count.
  */
 #include <errno.h>
@@ -93,6 +94,8 @@ static int on_rec(void *ctx, void *data, size_t size)
 	(void)ctx;
 	(void)size;
 	nrec++;
+	if (!out)
+		return 0;	/* --json /dev/null: count only (benchmarks) */
 	switch (h->type) {
 	case ASC_REC_ENTER:
 	case ASC_REC_EXIT:
@@ -208,10 +211,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pt_trace: -p PID of a running process is required\n");
 		return 2;
 	}
-	out = json ? fopen(json, "w") : stdout;
-	if (!out) {
-		perror(json);
-		return 2;
+	if (json && !strcmp(json, "/dev/null")) {
+		out = NULL;
+	} else {
+		out = json ? fopen(json, "w") : stdout;
+		if (!out) {
+			perror(json);
+			return 2;
+		}
 	}
 	if (getenv("PT_TRACE_DEBUG"))
 		asc_log_set_level(ASC_LOG_DEBUG);
@@ -263,7 +270,7 @@ int main(int argc, char **argv)
 		if (!resolver)
 			fprintf(stderr, "pt_trace: Python frames of pid %d cannot be resolved\n", pid);
 	}
-	for (i = 0; i < plan.nr_sites; i++) {
+	for (i = 0; out && i < plan.nr_sites; i++) {
 		if (!plan.sites[i].spec || plan.sites[i].spec->kind != ASC_PK_ATEN_OP)
 			continue;
 		fprintf(out, "{\"type\": \"probe\", \"kind_name\": \"aten_op\", \"probe_id\": %u, "
@@ -292,7 +299,7 @@ int main(int argc, char **argv)
 	asc_pystack_resolver_free(resolver);
 	asc_pytorch_close(pt);
 	asc_probe_plan_free(&plan);
-	if (out != stdout)
+	if (out && out != stdout)
 		fclose(out);
 	return 0;
 }
