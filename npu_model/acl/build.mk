@@ -11,7 +11,6 @@ $(MODEL_OBJ_DIR)/acl/%.o: npu_model/acl/%.c | $(MODEL_OBJ_DIR)/acl
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(MODEL_LIB_CFLAGS) -c $< -o $@
 
-ifneq ($(wildcard npu_model/hal/build.mk),)
 $(LIBASCENDCL): $(MODEL_OBJ_DIR)/acl/acl.o $(MODEL_LIB_DIR)/libruntime.so $(LIBNPU_COMMON)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(MODEL_SO_LDFLAGS) -Wl,-soname,libascendcl.so $< -lruntime -lnpu_common \
@@ -24,4 +23,3 @@ $(LIBACLOP): $(MODEL_OBJ_DIR)/acl/aclop.o $(LIBASCENDCL)
 
 ALL_TARGETS	+= $(LIBASCENDCL) $(LIBACLOP)
 MODEL_LIB	+= $(LIBASCENDCL) $(LIBACLOP)
-endif

@@ -12,7 +12,6 @@ $(MODEL_OBJ_DIR)/opapi/%.o: npu_model/opapi/%.c | $(MODEL_OBJ_DIR)/opapi
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(MODEL_LIB_CFLAGS) -c $< -o $@
 
-ifneq ($(wildcard npu_model/hal/build.mk),)
 $(LIBNNOPBASE): $(MODEL_OBJ_DIR)/opapi/nnopbase.o $(MODEL_LIB_DIR)/libascendcl.so
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(MODEL_SO_LDFLAGS) -Wl,-soname,libnnopbase.so $< -lascendcl -lnpu_common \
@@ -25,4 +24,3 @@ $(LIBOPAPI): $(MODEL_OBJ_DIR)/opapi/opapi.o $(LIBNNOPBASE)
 
 ALL_TARGETS	+= $(LIBNNOPBASE) $(LIBOPAPI)
 MODEL_LIB	+= $(LIBNNOPBASE) $(LIBOPAPI)
-endif

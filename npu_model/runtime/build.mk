@@ -16,8 +16,6 @@ $(MODEL_OBJ_DIR)/runtime/%.o: npu_model/runtime/%.c | $(MODEL_OBJ_DIR)/runtime
 TEST_OBJS_test_runtime := $(RUNTIME_OBJS) $(COMMON_OBJS_FOR_TESTS)
 TEST_LIBS_test_runtime := -lpthread -lm
 
-# Linking needs B's libascend_hal.so; until its fragment exists, skip the library.
-ifneq ($(wildcard npu_model/hal/build.mk),)
 $(LIBRUNTIME): $(RUNTIME_OBJS) $(LIBNPU_COMMON) $(MODEL_LIB_DIR)/libascend_hal.so | $(MODEL_LIB_DIR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(MODEL_SO_LDFLAGS) -Wl,-soname,libruntime.so $(RUNTIME_OBJS) \
@@ -25,4 +23,3 @@ $(LIBRUNTIME): $(RUNTIME_OBJS) $(LIBNPU_COMMON) $(MODEL_LIB_DIR)/libascend_hal.s
 
 ALL_TARGETS	+= $(LIBRUNTIME)
 MODEL_LIB	+= $(LIBRUNTIME)
-endif

@@ -18,7 +18,6 @@ TEST_LIBS_test_taskqueue := -lpthread
 TEST_OBJS_test_allocator := $(MODEL_OBJ_DIR)/torch_npu/allocator.o $(COMMON_OBJS_FOR_TESTS)
 TEST_LIBS_test_allocator := -lpthread
 
-ifneq ($(wildcard npu_model/hal/build.mk),)
 $(LIBTORCH_NPU): $(TORCH_NPU_OBJS) $(LIBTORCH_CPU) $(MODEL_LIB_DIR)/libascendcl.so \
 		 $(MODEL_LIB_DIR)/libacl_op_compiler.so $(MODEL_LIB_DIR)/libnnopbase.so
 	$(call msg,LINK,$@)
@@ -27,4 +26,3 @@ $(LIBTORCH_NPU): $(TORCH_NPU_OBJS) $(LIBTORCH_CPU) $(MODEL_LIB_DIR)/libascendcl.
 
 ALL_TARGETS	+= $(LIBTORCH_NPU)
 MODEL_LIB	+= $(LIBTORCH_NPU)
-endif

@@ -9,7 +9,6 @@ $(MODEL_OBJ_DIR)/workloads/%.o: npu_model/workloads/%.c | $(MODEL_OBJ_DIR)/workl
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(MODEL_CFLAGS) -c $< -o $@
 
-ifneq ($(wildcard npu_model/hal/build.mk),)
 $(NPU_TRAIN): $(MODEL_OBJ_DIR)/workloads/npu_train.o $(MODEL_LIB_DIR)/libtorch_npu.so | $(MODEL_BIN_DIR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(MODEL_EXE_LDFLAGS) $< -ltorch_npu -ltorch_cpu -lascendcl -lruntime \
@@ -24,4 +23,3 @@ $(NPU_ACLCLIENT): $(MODEL_OBJ_DIR)/workloads/npu_aclclient.o $(MODEL_LIB_DIR)/li
 
 ALL_TARGETS	+= $(NPU_TRAIN) $(NPU_ACLCLIENT)
 MODEL_BIN	+= $(NPU_TRAIN) $(NPU_ACLCLIENT)
-endif
