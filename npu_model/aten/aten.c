@@ -857,32 +857,43 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops8addcdiv_4callERNS_6TensorERKS2_S5_RKN
 	return self;
 }
 
-/* void at::_ops::_foreach_mul__Scalar::call(TensorList self, const Scalar &scalar): one kernel */
+/*
+ * void at::_ops::_foreach_mul__Scalar::call(TensorList self, const Scalar &scalar):
+ * one multi-tensor kernel per chunk of up to 15 tensors (torch_npu's foreach
+ * ops split long lists the same way).
+ */
 NPU_NOINLINE void _ZN2at4_ops20_foreach_mul__Scalar4callEN3c108ArrayRefINS_6TensorEEERKNS2_6ScalarE(
 	struct c10_tensor_list self, const struct c10_scalar *scalar)
 {
 	const struct at_tensor *ins[16];
-	struct at_tensor s, outs[15];
-	size_t n = self.len < 15 ? self.len : 15;
+	struct at_tensor s = { NULL }, outs[15];
+	double x = scalar ? scalar->v : 1.0;
 	int r = -1;
 	NPU_API_ENTER();
 
-	if (!n || !self.data)
+	if (!self.len || !self.data || !defined(&self.data[0])) {
+		npu_aten_set_error(ACL_ERROR_INVALID_PARAM);
 		goto out;
+	}
 	/* The scalar travels as a one-element tensor, as torch_npu passes it to aclnn. */
 	s = npu_tensor_empty((const int64_t[]){ 1 }, 1, ACL_FLOAT, self.data[0].impl->device);
 	if (!s.impl)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		ins[i] = &self.data[i];
-		outs[i] = npu_tensor_ref(&self.data[i]);
+	r = 0;
+	for (size_t at = 0; at < self.len && !r; at += 15) {
+		size_t n = self.len - at < 15 ? self.len - at : 15;
+
+		for (size_t i = 0; i < n; i++) {
+			ins[i] = &self.data[at + i];
+			outs[i] = npu_tensor_ref(&self.data[at + i]);
+		}
+		ins[n] = &s;
+		r = dispatch("foreach_mul_scalar_", outs, 1, ins, (int)n + 1, &x, 1);
+		if (!r)
+			npu_tensor_release(&outs[0]);
+		for (size_t i = 1; i < n; i++)
+			npu_tensor_release(&outs[i]);
 	}
-	ins[n] = &s;
-	r = dispatch("foreach_mul_scalar_", outs, 1, ins, (int)n + 1, &scalar->v, 1);
-	if (!r)
-		npu_tensor_release(&outs[0]);
-	for (size_t i = 1; i < n; i++)
-		npu_tensor_release(&outs[i]);
 	npu_tensor_release(&s);
 out:
 	ATEN_EXIT(r, "_foreach_mul_");

@@ -320,18 +320,13 @@ static void optimizer_step(struct params *p, enum optim kind)
 	const double lr = 1e-3, b1 = 0.9, b2 = 0.999, wd = 0.01, eps = 1e-8;
 
 	if (kind == OPT_FOREACH_FUSED) {
-		/* gradient scaling first: one multi-tensor kernel per chunk of gradients */
+		/* gradient scaling first: multi-tensor kernels over all gradients */
 		struct c10_scalar clip = { 0.5 };
 
-		for (int i = 0; i < p->n; i += 15) {
-			int n = p->n - i < 15 ? p->n - i : 15;
-
-			host_time();
-			NPU_ATEN_FOREACH_MUL_SCALAR((struct c10_tensor_list){ &p->g[i], (size_t)n },
-						    &clip);
-			if (npu_aten_last_error())
-				die("aten::_foreach_mul_", -1);
-		}
+		host_time();
+		NPU_ATEN_FOREACH_MUL_SCALAR((struct c10_tensor_list){ p->g, (size_t)p->n }, &clip);
+		if (npu_aten_last_error())
+			die("aten::_foreach_mul_", -1);
 	}
 	if (kind == OPT_NATIVE) {
 		/* torch.optim.AdamW(foreach=False): several small kernels per parameter */
