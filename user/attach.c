@@ -58,7 +58,7 @@ static int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_
 		.cookies = (__u64)(unsigned long)cookies,
 		.cnt = cnt,
 		.um_flags = flags,
-		.pid = pid > 0 ? (__u32)pid : 0,
+		.pid = (__u32)pid,
 	};
 	int fd;
 
@@ -67,6 +67,14 @@ static int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_
 	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
+
+/*
+ * Kernels 6.6 to 6.9 filtered uprobe_multi links by thread, not process,
+ * when given a pid (fixed together with a pid < 0 check).  Where the fix is
+ * missing we pass no pid: the programs filter by tgid anyway (the pid only
+ * saves the other processes the breakpoint).
+ */
+static int multi_pid_filter_ok = 1;
 
 int asc_uprobe_multi_supported(void)
 {
@@ -100,8 +108,15 @@ int asc_uprobe_multi_supported(void)
 	if (fd >= 0)
 		close(fd);
 	cached = fd == -EBADF || fd >= 0;
-	asc_dbg("uprobe_multi: %s (probe answered %d)\n", cached ? "supported" : "not supported",
-		fd);
+	if (cached) {
+		/* A fixed kernel rejects pid -1 before looking at the path; an old one does not. */
+		fd = uprobe_multi_link_create(prog_fd, "/", &offset, NULL, 1, 0, -1);
+		if (fd >= 0)
+			close(fd);
+		multi_pid_filter_ok = fd == -EINVAL;
+	}
+	asc_dbg("uprobe_multi: %s%s\n", cached ? "supported" : "not supported",
+		cached && !multi_pid_filter_ok ? " (without pid filter: thread-filtering kernel)" : "");
 	close(prog_fd);
 	return cached;
 }
@@ -227,7 +242,8 @@ static int attach_group(struct asc_attach_set *set, int prog_fd, bool retprobe, 
 		cookies[i] = sites[idx[i]].cookie;
 	}
 	fd = uprobe_multi_link_create(prog_fd, sites[idx[0]].path, offsets, cookies, (uint32_t)n,
-				      retprobe ? ASC_BPF_F_UPROBE_MULTI_RETURN : 0, pid);
+				      retprobe ? ASC_BPF_F_UPROBE_MULTI_RETURN : 0,
+				      pid > 0 && multi_pid_filter_ok ? pid : 0);
 	free(offsets);
 	free(cookies);
 	if (fd < 0)
