@@ -21,6 +21,7 @@ struct load_seg {
 	uint64_t offset;
 	uint64_t filesz;
 	uint64_t memsz;
+	uint32_t flags;		/* PF_X | PF_W | PF_R */
 };
 
 struct asc_elf {
@@ -37,9 +38,9 @@ struct asc_elf {
 	char build_id[2 * 64 + 1];
 	struct load_seg *segs;
 	size_t nr_segs;
-	struct asc_elf_sym *syms;	/* sorted by name */
+	struct asc_elf_symbol *syms;	/* sorted by name */
 	size_t nr_syms;
-	struct asc_elf_sym **by_addr;	/* sorted by vaddr */
+	struct asc_elf_symbol **by_addr;	/* sorted by vaddr */
 };
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,7 +58,7 @@ bool asc_glob_match(const char *pattern, const char *str)
 
 static int cmp_sym_name(const void *a, const void *b)
 {
-	const struct asc_elf_sym *x = a, *y = b;
+	const struct asc_elf_symbol *x = a, *y = b;
 	int c = strcmp(x->name, y->name);
 
 	if (c)
@@ -67,8 +68,8 @@ static int cmp_sym_name(const void *a, const void *b)
 
 static int cmp_sym_addr(const void *a, const void *b)
 {
-	const struct asc_elf_sym *x = *(const struct asc_elf_sym * const *)a;
-	const struct asc_elf_sym *y = *(const struct asc_elf_sym * const *)b;
+	const struct asc_elf_symbol *x = *(const struct asc_elf_symbol * const *)a;
+	const struct asc_elf_symbol *y = *(const struct asc_elf_symbol * const *)b;
 
 	if (x->vaddr != y->vaddr)
 		return x->vaddr < y->vaddr ? -1 : 1;
@@ -98,6 +99,7 @@ static int load_segments(struct asc_elf *elf)
 			s->offset = ph.p_offset;
 			s->filesz = ph.p_filesz;
 			s->memsz = ph.p_memsz;
+			s->flags = ph.p_flags;
 		} else if (ph.p_type == PT_NOTE && !elf->build_id[0]) {
 			Elf_Data *d = elf_getdata_rawchunk(elf->e, ph.p_offset, ph.p_filesz,
 							   ELF_T_NHDR);
@@ -138,7 +140,7 @@ static int load_symtab(struct asc_elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint8_t
 	for (i = 1; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
-		struct asc_elf_sym *out;
+		struct asc_elf_symbol *out;
 		int type;
 
 		if (!gelf_getsym(d, i, &s))
@@ -195,7 +197,7 @@ static int load_symbols(struct asc_elf *elf)
 	qsort(elf->syms, elf->nr_syms, sizeof(*elf->syms), cmp_sym_name);
 	/* Merge the copies a symbol has in both tables (same name and value). */
 	for (i = 0, j = 1; j < elf->nr_syms; j++) {
-		struct asc_elf_sym *a = &elf->syms[i], *b = &elf->syms[j];
+		struct asc_elf_symbol *a = &elf->syms[i], *b = &elf->syms[j];
 
 		if (!strcmp(a->name, b->name) && a->vaddr == b->vaddr) {
 			a->source |= b->source;
@@ -348,7 +350,7 @@ size_t asc_elf_nr_syms(const struct asc_elf *elf)
 	return elf->nr_syms;
 }
 
-const struct asc_elf_sym *asc_elf_sym(const struct asc_elf *elf, size_t i)
+const struct asc_elf_symbol *asc_elf_sym(const struct asc_elf *elf, size_t i)
 {
 	return i < elf->nr_syms ? &elf->syms[i] : NULL;
 }
@@ -370,7 +372,7 @@ static size_t lower_bound(const struct asc_elf *elf, const char *key, size_t ple
 	return lo;
 }
 
-const struct asc_elf_sym *asc_elf_find(const struct asc_elf *elf, const char *name)
+const struct asc_elf_symbol *asc_elf_find(const struct asc_elf *elf, const char *name)
 {
 	size_t i = lower_bound(elf, name, 0);
 
@@ -381,7 +383,7 @@ const struct asc_elf_sym *asc_elf_find(const struct asc_elf *elf, const char *na
 }
 
 int asc_elf_for_each_match(const struct asc_elf *elf, const char *pattern,
-			   int (*fn)(const struct asc_elf_sym *sym, void *ctx), void *ctx)
+			   int (*fn)(const struct asc_elf_symbol *sym, void *ctx), void *ctx)
 {
 	/* Names are sorted: only the range sharing the pattern's literal prefix can match. */
 	size_t plen = strcspn(pattern, "*?[\\");
@@ -389,7 +391,7 @@ int asc_elf_for_each_match(const struct asc_elf *elf, const char *pattern,
 	int count = 0, ret;
 
 	for (; i < elf->nr_syms; i++) {
-		const struct asc_elf_sym *s = &elf->syms[i];
+		const struct asc_elf_symbol *s = &elf->syms[i];
 
 		if (plen && strncmp(s->name, pattern, plen))
 			break;
@@ -416,6 +418,19 @@ int asc_elf_vaddr_to_off(const struct asc_elf *elf, uint64_t vaddr, uint64_t *of
 		}
 	}
 	return -ENOENT;
+}
+
+bool asc_elf_vaddr_is_code(const struct asc_elf *elf, uint64_t vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < elf->nr_segs; i++) {
+		const struct load_seg *s = &elf->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
+			return s->flags & PF_X;
+	}
+	return false;
 }
 
 int asc_elf_off_to_vaddr(const struct asc_elf *elf, uint64_t off, uint64_t *vaddr)
@@ -445,11 +460,11 @@ int asc_elf_read(const struct asc_elf *elf, uint64_t vaddr, void *buf, size_t le
 	return n < 0 ? -errno : (int)n;
 }
 
-const struct asc_elf_sym *asc_elf_symbolize(const struct asc_elf *elf, uint64_t vaddr,
+const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64_t vaddr,
 					    uint64_t *delta)
 {
 	size_t lo = 0, hi = elf->nr_syms;
-	const struct asc_elf_sym *s;
+	const struct asc_elf_symbol *s;
 	uint64_t o1, o2;
 
 	/* Last symbol with vaddr <= addr. */

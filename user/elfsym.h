@@ -23,7 +23,7 @@
 #define ASC_SYM_DYNSYM	0x1	/* present in .dynsym */
 #define ASC_SYM_SYMTAB	0x2	/* present in .symtab */
 
-struct asc_elf_sym {
+struct asc_elf_symbol {
 	const char *name;	/* valid while the asc_elf is open */
 	uint64_t vaddr;		/* st_value */
 	uint64_t size;		/* st_size (0 if unknown) */
@@ -47,10 +47,10 @@ uint16_t asc_elf_machine(const struct asc_elf *elf);	/* EM_X86_64, EM_AARCH64, .
 
 /* Function symbols (deduplicated across .dynsym and .symtab), sorted by name. */
 size_t asc_elf_nr_syms(const struct asc_elf *elf);
-const struct asc_elf_sym *asc_elf_sym(const struct asc_elf *elf, size_t i);
+const struct asc_elf_symbol *asc_elf_sym(const struct asc_elf *elf, size_t i);
 
 /* Exact name lookup; NULL + errno = ENOENT if absent. */
-const struct asc_elf_sym *asc_elf_find(const struct asc_elf *elf, const char *name);
+const struct asc_elf_symbol *asc_elf_find(const struct asc_elf *elf, const char *name);
 
 /*
  * Calls fn for every function symbol whose name matches the glob pattern
@@ -58,7 +58,7 @@ const struct asc_elf_sym *asc_elf_find(const struct asc_elf *elf, const char *na
  * stop; that value is returned.  Otherwise returns the number of matches.
  */
 int asc_elf_for_each_match(const struct asc_elf *elf, const char *pattern,
-			   int (*fn)(const struct asc_elf_sym *sym, void *ctx), void *ctx);
+			   int (*fn)(const struct asc_elf_symbol *sym, void *ctx), void *ctx);
 
 /*
  * vaddr <-> file offset through the PT_LOAD segment containing it (its file
@@ -68,6 +68,9 @@ int asc_elf_for_each_match(const struct asc_elf *elf, const char *pattern,
 int asc_elf_vaddr_to_off(const struct asc_elf *elf, uint64_t vaddr, uint64_t *off);
 int asc_elf_off_to_vaddr(const struct asc_elf *elf, uint64_t off, uint64_t *vaddr);
 
+/* Whether vaddr lies in the file part of an executable (PF_X) PT_LOAD segment. */
+bool asc_elf_vaddr_is_code(const struct asc_elf *elf, uint64_t vaddr);
+
 /* Reads up to len bytes of the file at vaddr; returns the count read or -errno. */
 int asc_elf_read(const struct asc_elf *elf, uint64_t vaddr, void *buf, size_t len);
 
@@ -76,7 +79,7 @@ int asc_elf_read(const struct asc_elf *elf, uint64_t vaddr, void *buf, size_t le
  * of unknown size, the nearest one below within the same segment), with
  * *delta = vaddr - sym->vaddr.  NULL + errno = ENOENT if none.
  */
-const struct asc_elf_sym *asc_elf_symbolize(const struct asc_elf *elf, uint64_t vaddr,
+const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64_t vaddr,
 					    uint64_t *delta);
 
 /*

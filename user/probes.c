@@ -219,10 +219,12 @@ static int add_site(struct builder *b, const struct asc_elf_symbol *sym)
 					   sym->name);
 		return 0;
 	}
-	if (asc_elf_vaddr_to_off(b->elf, sym->vaddr, &off)) {
+	/* A breakpoint anywhere but at an instruction of mapped code would corrupt the target. */
+	if (asc_elf_vaddr_to_off(b->elf, sym->vaddr, &off) ||
+	    !asc_elf_vaddr_is_code(b->elf, sym->vaddr)) {
 		if (!asc_glob_is_pattern(b->spec->sym))
-			return add_missing(b, b->spec, "address 0x%" PRIx64 " is in no loaded segment",
-					   sym->vaddr);
+			return add_missing(b, b->spec, "address 0x%" PRIx64 " is not in an "
+					   "executable segment", sym->vaddr);
 		return 0;
 	}
 	for (i = 0; i < plan->nr_sites; i++)

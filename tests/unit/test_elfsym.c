@@ -68,6 +68,7 @@ static void check_variant(const char *path, bool has_symtab)
 		assert_int_equal(!!(s->source & ASC_SYM_SYMTAB), has_symtab);
 		assert_int_equal(asc_elf_vaddr_to_off(elf, s->vaddr, &off), 0);
 		assert_true(off == file_offset_of(addr));
+		assert_true(asc_elf_vaddr_is_code(elf, s->vaddr));
 		assert_int_equal(asc_elf_off_to_vaddr(elf, off, &vaddr), 0);
 		assert_true(vaddr == s->vaddr);
 		/* the bytes read from the file are the bytes the process runs */
@@ -118,6 +119,9 @@ static void test_offset_segment(void **state)
 	assert_true(s->vaddr - off == 0x10000);
 	/* an address in no segment */
 	assert_int_equal(asc_elf_vaddr_to_off(elf, 0x10, &off), -ENOENT);
+	assert_false(asc_elf_vaddr_is_code(elf, 0x10));
+	/* the first segment (ELF header, read-only) is not code */
+	assert_false(asc_elf_vaddr_is_code(elf, 0x10000));
 	asc_elf_close(elf);
 	check_variant(FIX("libasctest-offset.so"), true);
 }
