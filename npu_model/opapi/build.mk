@@ -24,3 +24,8 @@ $(LIBOPAPI): $(MODEL_OBJ_DIR)/opapi/opapi.o $(LIBNNOPBASE)
 
 ALL_TARGETS	+= $(LIBNNOPBASE) $(LIBOPAPI)
 MODEL_LIB	+= $(LIBNNOPBASE) $(LIBOPAPI)
+
+# The unit test links both modules with fake AscendCL launches of its own.
+TEST_OBJS_test_opapi := $(MODEL_OBJ_DIR)/opapi/opapi.o $(MODEL_OBJ_DIR)/opapi/nnopbase.o \
+			$(COMMON_OBJS_FOR_TESTS)
+TEST_LIBS_test_opapi := -lpthread
