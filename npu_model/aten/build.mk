@@ -16,3 +16,7 @@ $(LIBTORCH_CPU): $(MODEL_OBJ_DIR)/aten/aten.o $(LIBNPU_COMMON) | $(MODEL_LIB_DIR
 
 ALL_TARGETS	+= $(LIBTORCH_CPU)
 MODEL_LIB	+= $(LIBTORCH_CPU)
+
+# The unit test links the module with a fake NPU backend of its own.
+TEST_OBJS_test_aten := $(MODEL_OBJ_DIR)/aten/aten.o $(COMMON_OBJS_FOR_TESTS)
+TEST_LIBS_test_aten := -lpthread
