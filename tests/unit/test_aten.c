@@ -142,14 +142,16 @@ static void test_matmul_and_conv_shapes(void **state)
 	assert_int_equal(npu_aten_last_error(), ACL_ERROR_INVALID_PARAM);
 	NPU_ATEN_CONVOLUTION(&y, &x, &k, &nob, (struct c10_int_array_ref){ st, 2 },
 			     (struct c10_int_array_ref){ pd, 2 },
-			     (struct c10_int_array_ref){ one, 2 }, false, (struct c10_int_array_ref){ zero, 2 }, 1);
+			     (struct c10_int_array_ref){ one, 2 }, false,
+			     (struct c10_int_array_ref){ zero, 2 }, 1);
 	shape_is(&y, 4, 2, 16, 16, 16);
 	assert_int_equal(last_nin, 2);
 	assert_true(last_args[0] == 2 && last_args[1] == 1);
 	npu_tensor_release(&y);
 	NPU_ATEN_CONVOLUTION(&y, &x, &k, &nob, (struct c10_int_array_ref){ st, 2 },
 			     (struct c10_int_array_ref){ pd, 2 },
-			     (struct c10_int_array_ref){ one, 2 }, true, (struct c10_int_array_ref){ zero, 2 }, 1);
+			     (struct c10_int_array_ref){ one, 2 }, true,
+			     (struct c10_int_array_ref){ zero, 2 }, 1);
 	assert_null(y.impl);
 	npu_tensor_release(&a);
 	npu_tensor_release(&w);
