@@ -22,14 +22,16 @@ need() {	# need LIB SYMBOL...
 	done
 	readelf -d "$lib" | grep -q "Library soname: \[$(basename "$lib")\]" ||
 		bad "$(basename "$lib"): soname"
-	readelf -d "$lib" | grep -q 'Library runpath: \[\$ORIGIN\]' || bad "$(basename "$lib"): runpath"
+	readelf -d "$lib" | grep -q 'Library runpath: \[\$ORIGIN\]' ||
+		bad "$(basename "$lib"): runpath"
 }
 
 need libascendcl.so aclInit aclFinalize aclrtSetDevice aclrtResetDevice aclrtGetDevice \
 	aclrtGetDeviceCount aclrtCreateStream aclrtCreateStreamWithConfig aclrtDestroyStream \
 	aclrtSynchronizeStream aclrtStreamGetId aclrtStreamWaitEvent aclrtCreateEvent \
 	aclrtCreateEventWithFlag aclrtRecordEvent aclrtSynchronizeEvent aclrtQueryEvent \
-	aclrtQueryEventStatus aclrtEventElapsedTime aclrtDestroyEvent aclrtMalloc aclrtMallocAlign32 \
+	aclrtQueryEventStatus aclrtEventElapsedTime aclrtDestroyEvent aclrtMalloc \
+	aclrtMallocAlign32 \
 	aclrtMallocHost aclrtFree aclrtFreeHost aclrtMemcpy aclrtMemcpyAsync aclrtMemset \
 	aclrtGetMemInfo aclrtSynchronizeDevice aclrtLaunchKernel aclrtLaunchKernelWithHostArgs \
 	aclrtBinaryLoadFromData aclrtBinaryGetFunction aclCreateTensorDesc aclCreateDataBuffer \
@@ -40,7 +42,8 @@ need libnnopbase.so aclCreateTensor aclDestroyTensor aclCreateScalar aclDestroyS
 	aclDestroyAclOpExecutor aclSetAclOpExecutorRepeatable
 ops="Add Mul Addmm Matmul Relu Gelu Softmax LayerNorm Convolution Cast NpuFormatCast ApplyAdamWV2
 	ForeachMulScalar GeluBackward SoftmaxBackward LayerNormBackward ConvolutionBackward
-	ThresholdBackward ReduceSum Nonzero InplaceMuls InplaceAdds InplaceAddcmul InplaceAddcdiv Sqrt"
+	ThresholdBackward ReduceSum Nonzero InplaceMuls InplaceAdds InplaceAddcmul InplaceAddcdiv
+	Sqrt"
 aclnn=()
 for o in $ops; do aclnn+=("aclnn${o}GetWorkspaceSize" "aclnn$o"); done
 need libopapi.so "${aclnn[@]}"
@@ -67,16 +70,20 @@ dm=$(c++filt _ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_string
 [ "$dm" = "at_npu::native::OpCommand::RunOpApiV2(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, std::function<int ()> const&, bool)" ] ||
 	bad "RunOpApiV2 demangles to '$dm'"
 dm=$(c++filt _ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE)
-[ "$dm" = "at::_ops::add_Tensor::call(at::Tensor const&, at::Tensor const&, c10::Scalar const&)" ] ||
+want="at::_ops::add_Tensor::call(at::Tensor const&, at::Tensor const&, c10::Scalar const&)"
+[ "$dm" = "$want" ] ||
 	bad "add_Tensor demangles to '$dm'"
-n=$(nm -D --defined-only "$LIB/libtorch_cpu.so" | awk '$2 == "T" && $3 ~ /^_ZN2at4_ops.*4callE/' | wc -l)
+n=$(nm -D --defined-only "$LIB/libtorch_cpu.so" |
+	awk '$2 == "T" && $3 ~ /^_ZN2at4_ops.*4callE/' | wc -l)
 [ "$n" -ge 25 ] || bad "libtorch_cpu.so exports only $n at::_ops::*::call entry points"
 
 # libopapi is dlopen'ed, never NEEDED.
 for l in "$LIB"/*.so; do
-	readelf -d "$l" | grep -q 'NEEDED.*\[libopapi.so\]' && bad "$(basename "$l") links libopapi.so"
+	readelf -d "$l" | grep -q 'NEEDED.*\[libopapi.so\]' &&
+		bad "$(basename "$l") links libopapi.so"
 done
-readelf -d "$OUT/npu_model/bin/npu_train" | grep -q 'NEEDED.*\[libopapi.so\]' && bad "npu_train links libopapi.so"
+readelf -d "$OUT/npu_model/bin/npu_train" | grep -q 'NEEDED.*\[libopapi.so\]' &&
+	bad "npu_train links libopapi.so"
 
 # No model library exports more than its API by accident: nothing static-looking.
 for l in libascendcl.so libruntime.so libopapi.so; do
