@@ -353,13 +353,14 @@ static void test_deleted_library(void **state)
 }
 
 static const struct asc_probe_spec ct_table[] = {
-	{ "libasctest-late.so", "asc_test_counted_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libasctest-ct.so", "asc_test_counted_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
 	{ NULL, NULL, 0, 0, 0, 0 },
 };
 
 /*
  * The container: own mount namespace, a tmpfs root holding only
- * /lib/libasctest-late.so, pivot_root into it.  It dlopen()s the library,
+ * /lib/libasctest-ct.so (a copy of libasctest.so under a name no other test
+ * maps), pivot_root into it.  It dlopen()s the library,
  * says so on `ready`, waits for a byte on `go`, calls counted function i
  * (i + 1) * 3 times, reports on `ready` again and waits to be killed.
  */
@@ -377,12 +378,12 @@ static void container_child(const char *root, int ready, int go)
 	snprintf(old, sizeof(old), "%s/old", root);
 	if (mkdir(lib_path, 0755) || mkdir(old, 0755))
 		_exit(11);
-	snprintf(lib_path, sizeof(lib_path), "%s/lib/libasctest-late.so", root);
-	if (copy_file(FIX("libasctest-late.so"), lib_path))
+	snprintf(lib_path, sizeof(lib_path), "%s/lib/libasctest-ct.so", root);
+	if (copy_file(FIX("libasctest.so"), lib_path))
 		_exit(12);
 	if (syscall(SYS_pivot_root, root, old) || chdir("/") || umount2("/old", MNT_DETACH))
 		_exit(13);
-	h = dlopen("/lib/libasctest-late.so", RTLD_NOW | RTLD_LOCAL);
+	h = dlopen("/lib/libasctest-ct.so", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		_exit(14);
 	if (write(ready, "r", 1) != 1 || read(go, &b, 1) != 1)
@@ -426,10 +427,10 @@ static void test_container_process(void **state)
 		fail_msg("container child failed to start (exit %d)", WEXITSTATUS(status));
 	}
 
-	/* the container sees /lib/libasctest-late.so; we open it through its root */
+	/* the container sees /lib/libasctest-ct.so; we open it through its root */
 	assert_int_equal(asc_probe_plan_build_table(child, ct_table, ASC_FAM_ALL, 1, &plan), 0);
 	assert_int_equal(plan.nr_sites, ASC_TEST_NR_COUNTED);
-	snprintf(prefix, sizeof(prefix), "/proc/%d/root/lib/libasctest-late.so", (int)child);
+	snprintf(prefix, sizeof(prefix), "/proc/%d/root/lib/libasctest-ct.so", (int)child);
 	assert_string_equal(plan.sites[0].path, prefix);
 	assert_string_equal(plan.libs_seen[0], prefix);
 
@@ -459,6 +460,56 @@ static void test_container_process(void **state)
 	rmdir(root);
 }
 
+static const struct asc_probe_spec late_table[] = {
+	{ "libasctest.so", "asc_test_counted_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libasctest-late.so", "asc_test_counted_*", ASC_LAYER_DRIVER, ASC_PK_CALL, ASC_FAM_DRIVER,
+	  0 },
+	{ NULL, NULL, 0, 0, 0, 0 },
+};
+
+/* The dlopen flow: plan, attach, dlopen, update, attach only the new sites. */
+static void test_attach_after_update(void **state)
+{
+	struct asc_probe_plan plan;
+	struct asc_attach_set *set;
+	struct counter c;
+	size_t first, i;
+	void *late;
+
+	assert_int_equal(asc_probe_plan_build_table(getpid(), late_table, ASC_FAM_ALL, 1, &plan), 0);
+	assert_int_equal(plan.nr_sites, ASC_TEST_NR_COUNTED);
+	counter_open(&c, true);
+	set = asc_attach_set_new();
+	assert_int_equal(asc_attach_plan(set, &plan, 0, select_both, &c, getpid(), NULL),
+			 ASC_TEST_NR_COUNTED);
+	late = dlopen(FIX("libasctest-late.so"), RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(late);
+	assert_int_equal(asc_probe_plan_update(&plan, &first), ASC_TEST_NR_COUNTED);
+	assert_int_equal(first, ASC_TEST_NR_COUNTED);
+	assert_int_equal(asc_attach_plan(set, &plan, first, select_both, &c, getpid(), NULL),
+			 ASC_TEST_NR_COUNTED);
+	for (i = 0; i < plan.nr_sites; i++) {
+		void *h = i < first ? lib : late;
+		long (*fn)(long) = (long (*)(long))dlsym(h, plan.sites[i].sym);
+
+		assert_non_null(fn);
+		for (unsigned int k = 0; k < calls_for(&plan.sites[i]); k++)
+			fn(k);
+	}
+	/* each site once: the old ones were not attached a second time */
+	for (i = 0; i < plan.nr_sites; i++) {
+		assert_int_equal(hits(c.entry_fd, plan.sites[i].id), calls_for(&plan.sites[i]));
+		assert_int_equal(hits(c.ret_fd, plan.sites[i].id), calls_for(&plan.sites[i]));
+	}
+	assert_int_equal(asc_attach_plan(set, &plan, plan.nr_sites, select_both, &c, 0, NULL), 0);
+	assert_int_equal(asc_attach_plan(set, &plan, plan.nr_sites + 1, select_both, &c, 0, NULL),
+			 -EINVAL);
+	asc_attach_set_free(set);
+	bpf_object__close(c.obj);
+	asc_probe_plan_free(&plan);
+	dlclose(late);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +518,7 @@ int main(void)
 		cmocka_unit_test(test_multi_group_fallback),
 		cmocka_unit_test(test_multi_switch),
 		cmocka_unit_test(test_deleted_library),
+		cmocka_unit_test(test_attach_after_update),
 		cmocka_unit_test(test_container_process),
 	};
 
