@@ -478,6 +478,58 @@ int asc_probe_plan_update(struct asc_probe_plan *plan, size_t *first_new)
 	return (int)added;
 }
 
+static bool is_loader_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
+	       !strncmp(base, "ld.so", 5) || !strncmp(base, "ld-2.", 5);
+}
+
+int asc_probe_find_loader(pid_t pid, char *path, size_t len, uint64_t *offset, uint32_t *flags)
+{
+	const struct asc_elf_symbol *sym;
+	struct asc_prologue pro;
+	struct asc_elf *elf = NULL;
+	struct asc_maps maps;
+	uint8_t code[16];
+	uint64_t off;
+	size_t i;
+	int err, n;
+
+	err = asc_maps_read(pid, &maps);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (i = 0; i < maps.nr; i++) {
+		const struct asc_map_entry *e = &maps.entries[i];
+
+		if (e->inode && e->path && e->path[0] == '/' && is_loader_name(e->path)) {
+			err = asc_maps_entry_host_path(pid, e, path, len);
+			break;
+		}
+	}
+	asc_maps_free(&maps);
+	if (err)
+		return err;
+	err = asc_elf_open(path, &elf);
+	if (err)
+		return err;
+	sym = asc_elf_find(elf, "_dl_debug_state");
+	if (!sym || asc_elf_vaddr_to_off(elf, sym->vaddr, &off) ||
+	    !asc_elf_vaddr_is_code(elf, sym->vaddr)) {
+		asc_elf_close(elf);
+		return -ENOENT;
+	}
+	n = asc_elf_read(elf, sym->vaddr, code, sizeof(code));
+	asc_prologue_analyze(asc_elf_machine(elf), code, n > 0 ? (size_t)n : 0, sym->size, &pro);
+	asc_elf_close(elf);
+	*offset = off + pro.skip;
+	*flags = pro.flags;
+	return 0;
+}
+
 /* ---- ascbpf probes ---- */
 
 static void probes_usage(FILE *f)
@@ -563,7 +615,15 @@ static const char *layer_label(unsigned int layer)
 	}
 }
 
-static void print_text(const struct asc_probe_plan *plan, const char *comm)
+struct loader_info {
+	int err;
+	char path[4096];
+	uint64_t offset;
+	uint32_t flags;
+};
+
+static void print_text(const struct asc_probe_plan *plan, const char *comm,
+		       const struct loader_info *ld)
 {
 	static const unsigned int layers[] = {
 		ASC_LAYER_FRAMEWORK, ASC_LAYER_CANN, ASC_LAYER_DRIVER, ASC_LAYER_MEMORY,
@@ -574,6 +634,12 @@ static void print_text(const struct asc_probe_plan *plan, const char *comm)
 		nss += !!(plan->sites[i].flags & ASC_PROBE_SINGLESTEP);
 	printf("pid %d (%s): %zu probe sites in %zu libraries, %zu single-stepped, %zu missing\n",
 	       (int)plan->pid, comm, plan->nr_sites, plan->nr_libs, nss, plan->nr_missing);
+	if (!ld->err)
+		printf("dlopen watch: %s _dl_debug_state 0x%" PRIx64 "  %s\n", ld->path, ld->offset,
+		       asc_prologue_choice(ld->flags));
+	else
+		printf("dlopen watch: none (%s): libraries loaded later are not seen\n",
+		       strerror(-ld->err));
 	for (l = 0; l < sizeof(layers) / sizeof(layers[0]); l++) {
 		const char *cur = NULL;
 		size_t count = 0;
@@ -640,7 +706,8 @@ static void print_text(const struct asc_probe_plan *plan, const char *comm)
 	}
 }
 
-static int print_json(const struct asc_probe_plan *plan, const char *comm)
+static int print_json(const struct asc_probe_plan *plan, const char *comm,
+		      const struct loader_info *ld)
 {
 	struct asc_out o;
 	size_t i;
@@ -656,7 +723,16 @@ static int print_json(const struct asc_probe_plan *plan, const char *comm)
 			asc_out_putc(&o, ',');
 		asc_json_cstr(&o, plan->libs_seen[i]);
 	}
-	asc_out_puts(&o, "],\"sites\":[");
+	asc_out_puts(&o, "],\"loader\":");
+	if (ld->err) {
+		asc_out_puts(&o, "null");
+	} else {
+		asc_out_puts(&o, "{\"library\":");
+		asc_json_cstr(&o, ld->path);
+		asc_out_printf(&o, ",\"symbol\":\"_dl_debug_state\",\"attach_offset\":%" PRIu64
+			       ",\"prologue\":\"%s\"}", ld->offset, asc_prologue_choice(ld->flags));
+	}
+	asc_out_puts(&o, ",\"sites\":[");
 	for (i = 0; i < plan->nr_sites; i++) {
 		const struct asc_probe_site *s = &plan->sites[i];
 
@@ -704,6 +780,7 @@ int cmd_probes(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static struct loader_info ld;
 	struct asc_probe_plan plan;
 	uint32_t families = ASC_FAM_ALL;
 	bool json = false, have_pid = false;
@@ -771,10 +848,11 @@ int cmd_probes(int argc, char **argv)
 			strerror(-err));
 		return err;
 	}
+	ld.err = asc_probe_find_loader(pid, ld.path, sizeof(ld.path), &ld.offset, &ld.flags);
 	if (json)
-		err = print_json(&plan, comm);
+		err = print_json(&plan, comm, &ld);
 	else
-		print_text(&plan, comm);
+		print_text(&plan, comm, &ld);
 	if (!json && fflush(stdout))
 		err = -errno;
 	asc_probe_plan_free(&plan);

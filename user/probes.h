@@ -114,6 +114,16 @@ int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, ui
  */
 int asc_probe_plan_update(struct asc_probe_plan *plan, size_t *first_new);
 
+/*
+ * The dynamic loader's hook of PID: _dl_debug_state in its ld.so, which the
+ * loader calls before and after every dlopen/dlclose changes the link map
+ * (glibc's r_brk; musl has the same symbol).  path gets the host path (as
+ * for sites), *offset the file offset to attach at, *flags the prologue
+ * choice (ASC_PROBE_*).  -ENOENT if no loader is mapped (static binary) or
+ * it lacks the symbol, -ESRCH if PID does not exist.
+ */
+int asc_probe_find_loader(pid_t pid, char *path, size_t len, uint64_t *offset, uint32_t *flags);
+
 /* "framework", "cann", "driver", "memory", "step" for one family bit, else "?". */
 const char *asc_probe_family_name(uint32_t family);
 /* Parses "framework,cann,..." or "all" into family bits; -EINVAL naming the bad word. */

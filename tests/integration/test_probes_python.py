@@ -118,6 +118,19 @@ def main():
             check((lib, sym) in miss, f"{lib} {sym} not listed missing")
             check(miss[(lib, sym)]["reason"] == "library not mapped", str(miss[(lib, sym)]))
 
+        # the dlopen watch: _dl_debug_state of the ld.so the process maps
+        ld = plan["loader"]
+        check(ld is not None, "no loader hook found")
+        ldpath = mapped_path(pid, "ld-linux-x86-64.so.2")
+        check(ld["library"] == ldpath, f"loader {ld['library']} vs maps {ldpath}")
+        dbg = nm_functions(ldpath).get("_dl_debug_state")
+        check(dbg is not None, "nm finds no _dl_debug_state")
+        with open(ldpath, "rb") as f:
+            f.seek(vaddr_to_off(load_segments(ldpath), dbg))
+            skip = 4 if f.read(4) == b"\xf3\x0f\x1e\xfa" else 0
+        check(ld["attach_offset"] == vaddr_to_off(load_segments(ldpath), dbg) + skip,
+              f"loader hook offset {ld['attach_offset']:#x}")
+
         # the text listing says the same
         t = run(["probes", "-p", str(pid)])
         check(t.returncode == 0, f"probes exited {t.returncode}: {t.stderr}")
@@ -131,6 +144,9 @@ def main():
         for name in list(got)[:50]:
             check(re.search(r"\b%s\b" % re.escape(name), t.stdout), f"{name} not in text listing")
         check("after endbr64" in t.stdout or "emulated" in t.stdout, "no prologue choices shown")
+        check(t.stdout.splitlines()[1].startswith(f"dlopen watch: {ldpath} _dl_debug_state "
+                                                  f"{ld['attach_offset']:#x}"),
+              t.stdout.splitlines()[1])
 
         # --families narrows the plan
         r = run(["probes", "-p", str(pid), "--json", "--families", "memory"])

@@ -45,7 +45,7 @@ def nm_functions(path):
     for line in out.stdout.splitlines():
         f = line.split()
         if len(f) == 3 and f[1] in ("T", "W", "t", "w"):
-            funcs[f[2]] = int(f[0], 16)
+            funcs[f[2].split("@")[0]] = int(f[0], 16)  # without the version (@@GLIBC_...)
     return funcs
 
 
