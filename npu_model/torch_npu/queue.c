@@ -583,7 +583,7 @@ _ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_tr
 		npu_aten_set_error(r);
 	if (sync)
 		npu_queue_drain();
-	NPU_API_EXIT("framework", r, "\top=%s", op_name->data);
+	NPU_API_EXIT("framework", 0, "\top=%s\tstatus=%d", op_name->data, r);
 }
 
 /* Model helpers for the other payload types (torch_npu's copy_, record/wait event). */
