@@ -24,7 +24,7 @@
 #include "report_detect.h"
 
 #define MB		(1024.0 * 1024.0)
-#define STEP_ROW	"%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %8llu %s\n"
+#define STEP_ROW	"%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %7.0f %8llu %s\n"
 #define MAX_FINDINGS	64
 #define MAX_EVIDENCE	12
 
@@ -418,9 +418,9 @@ static void text_report(struct report *r)
 
 	asc_out_puts(o, "\n== Step time (us): device compute / copy only / device idle / "
 		     "host-only ==\n");
-	asc_out_printf(o, "%8s %12s %12s %10s %12s %12s %7s %10s %8s %s\n", "step", "total",
-		       "compute", "copy", "idle", "host-only", "idle%", "gap-med", "kernels",
-		       "verdict");
+	asc_out_printf(o, "%8s %12s %12s %10s %12s %12s %7s %10s %7s %8s %s\n", "step", "total",
+		       "compute", "copy", "idle", "host-only", "idle%", "gap-med", "q-med",
+		       "kernels", "verdict");
 	for (i = 0; i < res->nr_steps; i++) {
 		const struct asc_rpt_step_split *s = &res->steps[i];
 		uint64_t d = s->end_ns - s->start_ns;
@@ -432,7 +432,7 @@ static void text_report(struct report *r)
 			snprintf(id, sizeof(id), "%lld", (long long)s->step);
 		asc_out_printf(o, STEP_ROW, id, us(d), us(s->compute_ns), us(s->copy_ns),
 			       us(s->idle_ns), us(s->host_only_ns),
-			       100.0 * s->idle_share, s->gap_median_us,
+			       100.0 * s->idle_share, s->gap_median_us, s->queue_depth_median,
 			       (unsigned long long)s->kernels,
 			       s->dispatch_bound ? "dispatch-bound" : "-");
 		tot += d;
@@ -444,8 +444,8 @@ static void text_report(struct report *r)
 	}
 	asc_out_printf(o, STEP_ROW, "all",
 		       us(tot), us(comp), us(copy), us(idle), us(host),
-		       100.0 * res->dispatch.idle_share,
-		       res->dispatch.gap_median_us, (unsigned long long)kern,
+		       100.0 * res->dispatch.idle_share, res->dispatch.gap_median_us,
+		       res->dispatch.queue_depth_median, (unsigned long long)kern,
 		       res->dispatch.dispatch_bound ? "dispatch-bound" : "-");
 	asc_out_printf(o, "gaps between consecutive kernels on a stream: %llu, median %.1f us, "
 		       "p99 %.1f us\n", (unsigned long long)res->dispatch.nr_gaps,
@@ -710,6 +710,8 @@ static void json_report(struct report *r)
 		jw_int(&w, "kernels", (int64_t)s->kernels);
 		jw_int(&w, "gaps", (int64_t)s->nr_gaps);
 		jw_num(&w, "gap_median_us", s->gap_median_us);
+		jw_int(&w, "queue_slots", (int64_t)s->queue_slots);
+		jw_num(&w, "queue_depth_median", s->queue_depth_median);
 		jw_bool(&w, "dispatch_bound", s->dispatch_bound);
 		jw_close(&w, '}');
 		tot += s->end_ns - s->start_ns;

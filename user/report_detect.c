@@ -510,8 +510,66 @@ static int cmp_kernel_stream_start(const void *a, const void *b)
 	return 0;
 }
 
-static int queue_stats(const struct asc_rpt_input *in, struct asc_rpt_dispatch *d)
+struct step_gap {
+	int64_t step;
+	uint64_t gap;
+};
+
+static int cmp_step_gap(const void *a, const void *b)
 {
+	const struct step_gap *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return x->gap < y->gap ? -1 : x->gap > y->gap;
+}
+
+/* Index into res->steps of the step holding ts, or -1. */
+static long step_index(const struct asc_rpt_result *res, uint64_t ts)
+{
+	size_t j;
+
+	for (j = 0; j < res->nr_steps; j++)
+		if (ts >= res->steps[j].start_ns && ts < res->steps[j].end_ns)
+			return (long)j;
+	return -1;
+}
+
+/*
+ * Per-step queue depth medians: the depth samples taken by the enqueues that
+ * fall in each step.  depth[] is in enqueue order (enq[] sorted).  Best
+ * effort: without memory the per-step depths stay 0.
+ */
+static void step_depths(struct asc_rpt_result *res, const uint64_t *enq, const uint64_t *depth,
+			size_t n)
+{
+	struct step_gap *sd = calloc(n + 1, sizeof(*sd));
+	size_t i, k, m = 0;
+
+	if (!sd)
+		return;
+	for (i = 0; i < n; i++) {
+		long j = step_index(res, enq[i]);
+
+		if (j < 0)
+			continue;
+		sd[m].step = j;
+		sd[m].gap = depth[i];
+		m++;
+	}
+	qsort(sd, m, sizeof(*sd), cmp_step_gap);
+	for (i = 0; i < m; i = k) {
+		for (k = i; k < m && sd[k].step == sd[i].step; k++)
+			;
+		res->steps[sd[i].step].queue_slots = k - i;
+		res->steps[sd[i].step].queue_depth_median = (double)sd[i + rank_index(k - i, 50)].gap;
+	}
+	free(sd);
+}
+
+static int queue_stats(const struct asc_rpt_input *in, struct asc_rpt_result *res)
+{
+	struct asc_rpt_dispatch *d = &res->dispatch;
 	uint64_t *enq, *deq, *depth, *wait;
 	size_t i, n = 0, di = 0;
 
@@ -548,6 +606,7 @@ static int queue_stats(const struct asc_rpt_input *in, struct asc_rpt_dispatch *
 				di++;
 			depth[i] = i > di ? i - di : 0;
 		}
+		step_depths(res, enq, depth, n);
 		qsort(depth, n, sizeof(*depth), cmp_u64);
 		d->queue_depth_median = (double)depth[rank_index(n, 50)];
 		d->queue_depth_max = (double)depth[n - 1];
@@ -560,28 +619,12 @@ static int queue_stats(const struct asc_rpt_input *in, struct asc_rpt_dispatch *
 	return 0;
 }
 
-struct step_gap {
-	int64_t step;
-	uint64_t gap;
-};
-
-static int cmp_step_gap(const void *a, const void *b)
-{
-	const struct step_gap *x = a, *y = b;
-
-	if (x->step != y->step)
-		return x->step < y->step ? -1 : 1;
-	return x->gap < y->gap ? -1 : x->gap > y->gap;
-}
-
 /*
- * Per-step verdicts: the same rule as the overall one on each step's own
- * idle share and gaps.  ks[] is sorted by (stream, start).  Best effort: a
- * failed allocation leaves the per-step gaps at 0 (the overall verdict does
- * not depend on them).
+ * Per-step idle shares and gaps, for the per-step verdicts.  ks[] is sorted
+ * by (stream, start).  Best effort: a failed allocation leaves the per-step
+ * gaps at 0 (the overall verdict does not depend on them).
  */
-static void step_gaps(size_t nk, const struct asc_rpt_thresholds *t,
-		      const struct asc_rpt_kernel **ks, struct asc_rpt_result *res)
+static void step_gaps(size_t nk, const struct asc_rpt_kernel **ks, struct asc_rpt_result *res)
 {
 	struct step_gap *sg = calloc(nk + 1, sizeof(*sg));
 	size_t i, j, k, n = 0;
@@ -615,8 +658,6 @@ static void step_gaps(size_t nk, const struct asc_rpt_thresholds *t,
 				continue;
 			sp->nr_gaps = k - i;
 			sp->gap_median_us = (double)sg[i + rank_index(k - i, 50)].gap / NS_PER_US;
-			sp->dispatch_bound = sp->idle_share >= t->idle_share &&
-					     sp->gap_median_us >= t->gap_us;
 		}
 	}
 	free(sg);
@@ -670,7 +711,7 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 		gaps[n++] = b->start_ns > a->end_ns ? b->start_ns - a->end_ns : 0;
 	}
 	d->nr_gaps = n;
-	step_gaps(nk, t, ks, res);
+	step_gaps(nk, ks, res);
 	if (n) {
 		qsort(gaps, n, sizeof(*gaps), cmp_u64);
 		d->gap_median_us = (double)gaps[rank_index(n, 50)] / NS_PER_US;
@@ -679,7 +720,7 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 	free(ks);
 	free(gaps);
 
-	err = queue_stats(in, d);
+	err = queue_stats(in, res);
 	if (err)
 		return err;
 	if ((d->compute_ns + d->copy_ns + d->idle_ns) > 0 && n > 0 &&
@@ -688,10 +729,14 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 		d->by_queue = d->queue_measured && d->queue_depth_median >= t->queue_depth;
 	}
 	d->dispatch_bound = d->by_gaps || d->by_queue;
-	/* the queue is not split by step: a full queue holds for every idle step */
-	for (i = 0; i < res->nr_steps; i++)
-		if (d->by_queue && res->steps[i].idle_share >= t->idle_share)
-			res->steps[i].dispatch_bound = 1;
+	/* the same rule on each step's own share, gaps and queue depth */
+	for (i = 0; i < res->nr_steps; i++) {
+		struct asc_rpt_step_split *sp = &res->steps[i];
+
+		sp->dispatch_bound = sp->idle_share >= t->idle_share &&
+				     ((sp->nr_gaps && sp->gap_median_us >= t->gap_us) ||
+				      (sp->queue_slots && sp->queue_depth_median >= t->queue_depth));
+	}
 	return 0;
 }
 

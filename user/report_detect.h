@@ -154,6 +154,8 @@ struct asc_rpt_step_split {
 	uint64_t kernels;	/* kernels that intersect the step */
 	uint64_t nr_gaps;	/* per-step dispatch evidence (asc_rpt_detect_dispatch) */
 	double gap_median_us;
+	uint64_t queue_slots;	/* enqueues inside the step */
+	double queue_depth_median;
 	double idle_share;	/* idle / (compute + copy + idle) */
 	int dispatch_bound;	/* same rule as the overall verdict, on this step alone */
 };

@@ -331,9 +331,9 @@ static void test_dispatch_by_queue_depth(void **state)
 		at += 10 + (i % 4 == 3 ? 300 : 0);
 	}
 	st.end_ns = ks[15].end_ns;
-	/* 11 slots enqueued 1 us apart, all dequeued later: depths 0..10, median 5 */
+	/* 11 slots enqueued 1 us apart in the step, all dequeued later: depths 0..10, median 5 */
 	for (i = 0; i < 11; i++)
-		q[i] = (struct asc_rpt_queue){ US(500 + i), US(2000 + i), (uint64_t)i + 1 };
+		q[i] = (struct asc_rpt_queue){ US(1000 + i), US(2000 + i), (uint64_t)i + 1 };
 	asc_rpt_thresholds_default(&t);
 	t.queue_depth = 5;
 	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
@@ -344,6 +344,8 @@ static void test_dispatch_by_queue_depth(void **state)
 	assert_true(r.dispatch.by_queue);
 	assert_false(r.dispatch.by_gaps);
 	assert_true(r.steps[0].dispatch_bound);
+	assert_int_equal(r.steps[0].queue_slots, 11);
+	assert_true(r.steps[0].queue_depth_median == 5);
 	asc_rpt_result_free(&r);
 
 	t.queue_depth = 5.001;
