@@ -592,7 +592,7 @@ static void jw_num(struct jw *w, const char *key, double v)
 {
 	jw_key(w, key);
 	if (isfinite(v))
-		asc_out_printf(w->o, "%.17g", v);	/* round-trips: thresholds can be set to it */
+		asc_out_printf(w->o, "%.17g", v);	/* round-trips into --threshold */
 	else
 		asc_out_puts(w->o, "null");
 }

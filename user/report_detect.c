@@ -562,7 +562,8 @@ static void step_depths(struct asc_rpt_result *res, const uint64_t *enq, const u
 		for (k = i; k < m && sd[k].step == sd[i].step; k++)
 			;
 		res->steps[sd[i].step].queue_slots = k - i;
-		res->steps[sd[i].step].queue_depth_median = (double)sd[i + rank_index(k - i, 50)].gap;
+		res->steps[sd[i].step].queue_depth_median =
+			(double)sd[i + rank_index(k - i, 50)].gap;
 	}
 	free(sd);
 }
@@ -733,9 +734,10 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 	for (i = 0; i < res->nr_steps; i++) {
 		struct asc_rpt_step_split *sp = &res->steps[i];
 
-		sp->dispatch_bound = sp->idle_share >= t->idle_share &&
-				     ((sp->nr_gaps && sp->gap_median_us >= t->gap_us) ||
-				      (sp->queue_slots && sp->queue_depth_median >= t->queue_depth));
+		int late = sp->nr_gaps && sp->gap_median_us >= t->gap_us;
+		int full = sp->queue_slots && sp->queue_depth_median >= t->queue_depth;
+
+		sp->dispatch_bound = sp->idle_share >= t->idle_share && (late || full);
 	}
 	return 0;
 }

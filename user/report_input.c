@@ -372,7 +372,8 @@ static int in_recorded_step(const struct asc_rpt_source *src, int64_t ts)
 	size_t i;
 
 	for (i = 0; i < src->in.nr_steps; i++)
-		if ((uint64_t)ts >= src->in.steps[i].start_ns && (uint64_t)ts < src->in.steps[i].end_ns)
+		if ((uint64_t)ts >= src->in.steps[i].start_ns &&
+		    (uint64_t)ts < src->in.steps[i].end_ns)
 			return 1;
 	return 0;
 }
