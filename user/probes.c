@@ -145,10 +145,9 @@ int asc_probe_families_parse(const char *list, uint32_t *families)
 struct builder {
 	struct asc_probe_plan *plan;
 	size_t cap_sites, cap_missing, cap_libs;
-	const struct asc_probe_spec *spec;
-	const char *host_path;
+	const struct asc_probe_spec *spec;	/* the entry being resolved */
+	const char *host_path;			/* its library, as we open it */
 	struct asc_elf *elf;
-	int err;			/* first allocation error */
 };
 
 static int add_missing(struct builder *b, const struct asc_probe_spec *spec, const char *fmt, ...)
@@ -384,8 +383,8 @@ int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, ui
 			err = asc_maps_entry_host_path(pid, e, host, sizeof(host));
 			if (!err)
 				err = add_lib(&b, host);
-			if (err == -ENOMEM)
-				goto out;
+			if (err == -ENOMEM || err == -ESRCH)
+				goto out;	/* out of memory, or the process is gone */
 			if (!err)
 				err = asc_elf_open(host, &b.elf);
 			if (err) {
