@@ -187,9 +187,20 @@ static void run_mode(bool multi)
 		call_site_function(&plan.sites[i], calls_for(&plan.sites[i]));
 	{
 		pthread_t th;
+		pid_t other;
+		int status;
 
 		assert_int_equal(pthread_create(&th, NULL, thread_calls, &plan.sites[0]), 0);
 		assert_int_equal(pthread_join(th, NULL), 0);
+		/* another process (a fork, same code) is outside the pid filter: not counted */
+		other = fork();
+		assert_true(other >= 0);
+		if (other == 0) {
+			call_site_function(&plan.sites[1], 7);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(other, &status, 0), other);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
 	for (i = 0; i < plan.nr_sites; i++) {
 		const struct asc_probe_site *s = &plan.sites[i];
