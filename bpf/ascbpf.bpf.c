@@ -634,7 +634,13 @@ int asc_ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!in.traced && in.cmd != ASC_DAVINCI_OPEN)
 		return 0;
 	in.ts_ns = bpf_ktime_get_ns();
-	bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY);
+	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY)) {
+		__u32 zero = 0;
+		struct asc_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
+
+		if (s)
+			s->ioctl_lost++;	/* more threads inside ioctls than the map holds */
+	}
 	return 0;
 }
 

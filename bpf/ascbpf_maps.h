@@ -37,7 +37,7 @@ struct asc_fd_key {
 /* stats map (per-CPU array, one slot): counters the hot path bumps only on failure. */
 struct asc_cpu_stats {
 	__u64 drops;		/* bpf_ringbuf_reserve failures */
-	__u64 ioctl_lost;	/* ioctl exits without a stashed entry (map full) */
+	__u64 ioctl_lost;	/* traced ioctls not stashed at entry (inflight map full) */
 };
 
 /* The 'Z' (davinci interface) ioctls. */

@@ -2106,7 +2106,7 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 	if (drops)
 		append_text(tg, ASC_REC_LOST, drops, "ring buffer reserve failures (all CPUs)");
 	if (lost)
-		append_text(tg, ASC_REC_LOST, lost, "ioctl exits without their entry");
+		append_text(tg, ASC_REC_LOST, lost, "ioctls not recorded (in-flight table full)");
 	append_clock(tg, ASC_CLOCK_END);
 }
 
@@ -2370,6 +2370,10 @@ int cmd_trace(int argc, char **argv)
 	for (i = 0; i < t->nr_targets; i++)
 		printf("ascbpf: pid %d rank %d: %s\n", t->targets[i].pid, t->targets[i].rank,
 		       t->targets[i].capture_path);
+	if (t->unrouted + t->nr_early)
+		asc_warn("trace: %llu records of processes that ended before they could be "
+			 "adopted were not written\n",
+			 (unsigned long long)(t->unrouted + t->nr_early));
 	fflush(stdout);
 	if (t->have_child && t->child.exited) {
 		/* the command's own failure is not ours, but say so */
