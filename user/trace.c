@@ -570,6 +570,70 @@ static int env_int(pid_t pid, const char *name)
 	return v;
 }
 
+/*
+ * NAME from the live environment: a variable set with setenv() after a fork
+ * (launchers that fork their ranks) is not in /proc/PID/environ, which shows
+ * what the process was exec'ed with.  Reads libc's __environ array from the
+ * target's memory (/proc/PID/mem).  -1 if absent or unreadable.
+ */
+static int live_env_int(pid_t pid, const char *name)
+{
+	char host[PATH_MAX], path[64], buf[256];
+	struct asc_elf_sym sym;
+	struct asc_maps maps;
+	const char *libc = NULL;
+	uint64_t start = 0, lb, envp, p, addr;
+	size_t i, nl = strlen(name);
+	int fd, v = -1, k;
+
+	if (asc_maps_read(pid, &maps))
+		return -1;
+	for (i = 0; i < maps.nr && !libc; i++) {
+		const char *q = maps.entries[i].path, *b;
+
+		if (!q || q[0] != '/' || maps.entries[i].offset)
+			continue;
+		b = strrchr(q, '/') + 1;
+		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5)) {
+			libc = q;
+			start = maps.entries[i].start;
+			if (asc_maps_host_path(pid, q, maps.entries[i].inode, host, sizeof(host)))
+				libc = NULL;
+		}
+	}
+	asc_maps_free(&maps);
+	if (!libc || asc_elf_lookup(host, "__environ", &sym) || asc_elf_load_base(host, &lb))
+		return -1;
+	addr = start - lb + sym.vaddr;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &envp, sizeof(envp), addr) != sizeof(envp))
+		goto out;
+	for (k = 0; k < 4096 && envp; k++, envp += sizeof(p)) {
+		ssize_t n;
+
+		if (pread(fd, &p, sizeof(p), envp) != sizeof(p) || !p)
+			break;
+		n = pread(fd, buf, sizeof(buf) - 1, p);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		if (!strncmp(buf, name, nl) && buf[nl] == '=') {
+			char *end;
+			long x = strtol(buf + nl + 1, &end, 10);
+
+			if (end != buf + nl + 1 && !*end && x >= 0 && x < INT32_MAX)
+				v = x;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return v;
+}
+
 /* ---------------------------------------------------------------- probes */
 
 static int probe_add(struct trace *t, uint32_t id, const struct asc_probe_site *s,
@@ -1353,6 +1417,8 @@ static void write_process(struct trace *t, struct target *tg)
 	if (read_file(path, tg->comm, sizeof(tg->comm)) > 0)
 		tg->comm[strcspn(tg->comm, "\n")] = 0;
 	tg->rank = env_int(tg->pid, t->o.rank_env);
+	if (tg->rank < 0)
+		tg->rank = live_env_int(tg->pid, t->o.rank_env);
 	tg->device = env_int(tg->pid, "ASCEND_DEVICE_ID");
 	append_process(tg);
 	append_threads(tg);

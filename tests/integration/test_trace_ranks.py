@@ -38,6 +38,7 @@ try:
                           env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
         tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
     caps = sorted(os.listdir(out))
+    seen_ranks = []
     tc.check(len(caps) == 3, "expected the launcher and two ranks, got %s" % caps)
     ranks = 0
     for c in caps:
@@ -47,6 +48,9 @@ try:
         if not sqes:
             continue			# the launcher: forks and waits
         ranks += 1
+        proc = [x for x in recs if x["type"] == "process"]
+        tc.check(len(proc) == 1, "pid %d: %d process records" % (pid, len(proc)))
+        seen_ranks.append(proc[0]["rank"])
         tc.check(tc.stats(recs)["drops"] == 0, "pid %d: drops" % pid)
         ccalls, unpaired = tc.calls(recs)
         # half-recorded calls only where probes were being attached: at the adoption
@@ -96,6 +100,8 @@ try:
         print("rank pid %d card %s: %d calls, %d steps, %d/%d device records" %
               (pid, binds, len(ccalls), len(steps), len(dev), len(keys)))
     tc.check(ranks == 2, "%d rank captures" % ranks)
+    # the launcher sets RANK with setenv() after its fork: read from the live environment
+    tc.check(sorted(seen_ranks) == [0, 1], "ranks %s, expected [0, 1]" % seen_ranks)
     print("PASS")
 finally:
     shutil.rmtree(d, ignore_errors=True)
