@@ -426,6 +426,218 @@ int BPF_KPROBE(asc_mem_report_enter, void *rep)
 }
 
 /*
+ * ---- segment (GE) and driver (APP) allocations ----
+ * rtMalloc(void **devPtr, uint64_t size, rtMemType_t, uint16_t moduleId) and
+ * halMemAlloc(void **pp, unsigned long long size, unsigned long long flag):
+ * the entry stashes the out-pointer and size per (thread, component); the
+ * return, when it succeeded, reads the pointer and emits one MEM record
+ * (size, totals of this process on that device after the event, as npu_model
+ * journals them).  rtFree / halMemFree emit the MEM free at entry with the
+ * size the block was allocated with.  A GE allocation's device is the one
+ * of the halMemAlloc it makes (rtMalloc has no device argument); host
+ * memory (MEM_HOST) is not device memory and is not recorded.
+ */
+struct alloc_stash {
+	__u64 out;		/* void ** of the caller */
+	__u64 size;
+	__u32 probe_id;
+	__u32 device;
+};
+
+struct stash_key {
+	__u32 tid;
+	__u32 component;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASC_MAX_INFLIGHT);
+	__type(key, struct stash_key);
+	__type(value, struct alloc_stash);
+} alloc_inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASC_MAX_ALLOCS);
+	__type(key, struct asc_alloc_key);
+	__type(value, struct asc_alloc_val);
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct asc_memtot_key);
+	__type(value, __u64);
+} memtot SEC(".maps");
+
+#define MEM_TYPE_MASK	(0xfull << 10)
+#define MEM_TYPE_HOST	(2ull << 10)
+
+static __always_inline __u64 memtot_add(__u32 tgid, __u32 component, __u32 device, __s64 delta)
+{
+	struct asc_memtot_key k = { .tgid = tgid, .component = component, .device = device };
+	__u64 zero = 0, *t;
+
+	t = bpf_map_lookup_elem(&memtot, &k);
+	if (!t) {
+		bpf_map_update_elem(&memtot, &k, &zero, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&memtot, &k);
+		if (!t)
+			return 0;
+	}
+	return __sync_fetch_and_add(t, delta) + delta;
+}
+
+static __always_inline void emit_mem(__u64 pid_tgid, __u32 id, __u64 ts, __u64 ptr, __s64 size,
+				     __u64 total, __u32 component, __u32 device, __u32 data_type)
+{
+	struct asc_mem *m = reserve(sizeof(*m));
+
+	if (!m)
+		return;
+	fill_hdr(&m->hdr, ASC_REC_MEM, sizeof(*m), pid_tgid, id, ts);
+	m->ptr = ptr;
+	m->size = size;
+	m->total_allocated = total;
+	m->total_reserved = total;
+	m->total_active = total;
+	m->stream = 0;
+	m->device = device;
+	m->component = component;
+	m->data_type = data_type;
+	m->reserved = 0;
+	submit(m);
+}
+
+static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 component)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	struct stash_key k = { .tid = (__u32)pid_tgid, .component = component };
+	struct alloc_stash st = {};
+
+	if (!gate(pid_tgid))
+		return 0;
+	emit_enter(ctx, pid_tgid, id, bpf_ktime_get_ns());
+	if (component == ASC_MEM_APP) {
+		__u64 flag = PT_REGS_PARM3(ctx);
+		struct stash_key ge = { .tid = (__u32)pid_tgid, .component = ASC_MEM_GE };
+		struct alloc_stash *outer;
+
+		if ((flag & MEM_TYPE_MASK) == MEM_TYPE_HOST)
+			return 0;
+		st.device = flag & 0x3ff;
+		/* inside rtMalloc: that segment lives on this device */
+		outer = bpf_map_lookup_elem(&alloc_inflight, &ge);
+		if (outer)
+			outer->device = st.device;
+	}
+	st.out = PT_REGS_PARM1(ctx);
+	st.size = PT_REGS_PARM2(ctx);
+	st.probe_id = id;
+	bpf_map_update_elem(&alloc_inflight, &k, &st, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int alloc_exit(struct pt_regs *ctx, __u32 component)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx), tgid = pid_tgid >> 32;
+	struct stash_key k = { .tid = (__u32)pid_tgid, .component = component };
+	struct asc_alloc_key ak = { .tgid = tgid, .component = component };
+	struct asc_alloc_val av = {};
+	struct alloc_stash *st;
+	struct asc_exit *x;
+	__u64 ts, ret, total;
+
+	if (!gate(pid_tgid))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	ret = PT_REGS_RC(ctx);
+	x = reserve(sizeof(*x));
+	if (x) {
+		fill_hdr(&x->hdr, ASC_REC_EXIT, sizeof(*x), pid_tgid, id, ts);
+		x->ret = ret;
+		submit(x);
+	}
+	st = bpf_map_lookup_elem(&alloc_inflight, &k);
+	if (!st || st->probe_id != id)
+		return 0;
+	av.size = st->size;
+	av.component = component;
+	av.device = st->device;
+	if ((__u32)ret == 0 && bpf_probe_read_user(&ak.ptr, sizeof(ak.ptr), (void *)st->out) == 0) {
+		bpf_map_update_elem(&allocs, &ak, &av, BPF_ANY);
+		total = memtot_add(tgid, component, av.device, av.size);
+		emit_mem(pid_tgid, id, ts, ak.ptr, av.size, total, component, av.device,
+			 ASC_MEM_MALLOC);
+	}
+	bpf_map_delete_elem(&alloc_inflight, &k);
+	return 0;
+}
+
+static __always_inline int free_enter(struct pt_regs *ctx, __u32 component)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx), tgid = pid_tgid >> 32;
+	struct asc_alloc_key ak = { .tgid = tgid, .component = component,
+				    .ptr = PT_REGS_PARM1(ctx) };
+	struct asc_alloc_val *av;
+	__u64 ts = bpf_ktime_get_ns(), total;
+	__s64 size;
+	__u32 device;
+
+	if (!gate(pid_tgid))
+		return 0;
+	emit_enter(ctx, pid_tgid, id, ts);
+	av = bpf_map_lookup_elem(&allocs, &ak);
+	if (!av)
+		return 0;	/* not seen allocated (before the trace), or host memory */
+	size = av->size;
+	device = av->device;
+	bpf_map_delete_elem(&allocs, &ak);
+	total = memtot_add(tgid, component, device, -size);
+	emit_mem(pid_tgid, id, ts, ak.ptr, -size, total, component, device, ASC_MEM_FREE);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_ge_alloc_enter)
+{
+	return alloc_enter(ctx, ASC_MEM_GE);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_ge_alloc_exit)
+{
+	return alloc_exit(ctx, ASC_MEM_GE);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_ge_free_enter)
+{
+	return free_enter(ctx, ASC_MEM_GE);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_app_alloc_enter)
+{
+	return alloc_enter(ctx, ASC_MEM_APP);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_app_alloc_exit)
+{
+	return alloc_exit(ctx, ASC_MEM_APP);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_app_free_enter)
+{
+	return free_enter(ctx, ASC_MEM_APP);
+}
+
+/*
  * ---- step boundary ----
  * Each hit starts step next_step; the schedule decides whether that step is
  * recorded, and the gate of this tgid follows.  The STEP record is emitted

@@ -34,6 +34,31 @@ struct asc_fd_key {
 	__u32 fd;
 };
 
+/*
+ * Segment (GE: rtMalloc/rtFree) and driver (APP: halMemAlloc/halMemFree of
+ * device memory) allocations: the live blocks and per-device totals that
+ * their MEM records carry, per process.
+ */
+struct asc_alloc_key {
+	__u32 tgid;
+	__u32 component;	/* a GE segment and the APP block inside it share the pointer */
+	__u64 ptr;
+};
+
+struct asc_alloc_val {
+	__u64 size;
+	__u32 component;	/* ASC_MEM_GE / ASC_MEM_APP */
+	__u32 device;
+};
+
+struct asc_memtot_key {
+	__u32 tgid;
+	__u16 component;
+	__u16 device;
+};
+
+#define ASC_MAX_ALLOCS		65536	/* live GE + APP blocks over all traced processes */
+
 /* stats map (per-CPU array, one slot): counters the hot path bumps only on failure. */
 struct asc_cpu_stats {
 	__u64 drops;		/* bpf_ringbuf_reserve failures */

@@ -709,6 +709,27 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 	unsigned int kind = site->spec ? site->spec->kind : ASC_PK_CALL;
 
 	*ret = (spec_flags & ASC_SPEC_NO_RETPROBE) ? NULL : sk->progs.asc_call_exit;
+	/* --profile-memory: segment (GE) and driver (APP) allocations as MEM records too */
+	if (t->o.profile_memory && kind == ASC_PK_CALL && site->sym) {
+		if (!strcmp(site->sym, "rtMalloc")) {
+			*entry = sk->progs.asc_ge_alloc_enter;
+			*ret = sk->progs.asc_ge_alloc_exit;
+			return 0;
+		}
+		if (!strcmp(site->sym, "halMemAlloc")) {
+			*entry = sk->progs.asc_app_alloc_enter;
+			*ret = sk->progs.asc_app_alloc_exit;
+			return 0;
+		}
+		if (!strcmp(site->sym, "rtFree")) {
+			*entry = sk->progs.asc_ge_free_enter;
+			return 0;
+		}
+		if (!strcmp(site->sym, "halMemFree")) {
+			*entry = sk->progs.asc_app_free_enter;
+			return 0;
+		}
+	}
 	switch (kind) {
 	case ASC_PK_OPNAME_STDSTR:
 		*entry = sk->progs.asc_opname_stdstr_enter;

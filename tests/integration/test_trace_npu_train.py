@@ -11,8 +11,9 @@ the scenarios of the workload table.  Per scenario:
   (absent from `nm -D`), never an exported API;
 * queue: the Enqueue/Dequeue records carry the same (side, correlation id,
   stream, type) as the journal's queue lines;
-* memory (--profile-memory): one MEM record per caching-allocator event with
-  the same pointer, size, totals and kind;
+* memory (--profile-memory): one MEM record per caching-allocator (PTA),
+  segment (GE) and driver (APP) event with the same pointer, size, totals,
+  kind and device;
 * tasks: the SQE headers hold the journal's (stream, task id) of every task
   submitted, and every task the card executed has one DEVTASK with its
   counter values (device records join the submissions);
@@ -120,17 +121,26 @@ def run(scenario, steps):
         tc.check(jq == cq, "%s: queue records differ: %s / %s" %
                  (scenario, list((jq - cq).items())[:3], list((cq - jq).items())[:3]))
 
-        # caching allocator
+        # memory: caching allocator (PTA), segments (GE, rtMalloc/rtFree), driver (APP,
+        # halMemAlloc/halMemFree of device memory): pointer, size, totals, kind, device
         kinds = {"malloc": 0, "free": 1, "block_free": 2}
-        jm = collections.Counter((int(x["ptr"], 0), int(x["size"]), int(x["total_allocated"]),
-                                  int(x["total_reserved"]), int(x["total_active"]),
-                                  kinds[x["op"]])
-                                 for k, x in j if k == "mem" and x["component"] == "PTA")
-        cm = collections.Counter((r["ptr"], r["size"], r["total_allocated"], r["total_reserved"],
-                                  r["total_active"], r["data_type"])
-                                 for r in recs if r["type"] == "mem" and r["component"] == 0)
-        tc.check(jm == cm, "%s: PTA memory events differ: %s / %s" %
-                 (scenario, list((jm - cm).items())[:3], list((cm - jm).items())[:3]))
+        comps = {"PTA": 0, "GE": 1, "APP": 2}
+        for comp, cid in comps.items():
+            jm = collections.Counter((int(x["ptr"], 0), int(x["size"]), int(x["total_allocated"]),
+                                      int(x["total_reserved"]), int(x["total_active"]),
+                                      kinds[x["op"]], int(x["device"]))
+                                     for k, x in j if k == "mem" and x["component"] == comp)
+            cm = collections.Counter((r["ptr"], r["size"], r["total_allocated"],
+                                      r["total_reserved"], r["total_active"], r["data_type"],
+                                      r["device"])
+                                     for r in recs if r["type"] == "mem" and r["component"] == cid)
+            tc.check(jm == cm, "%s: %s memory events differ: %s / %s" %
+                     (scenario, comp, list((jm - cm).items())[:3], list((cm - jm).items())[:3]))
+            if comp == "PTA":
+                npta = sum(cm.values())
+            else:
+                tc.check(sum(cm.values()) > 0, "%s: no %s memory event" % (scenario, comp))
+        cm = collections.Counter(r["component"] for r in recs if r["type"] == "mem")
 
         # submissions and device records
         jt = collections.Counter((int(x["stream"]), int(x["task"])) for k, x in j if k == "task")
@@ -165,6 +175,7 @@ def run(scenario, steps):
         print("%-18s %5d calls %5d queue %5d mem %5d tasks %5d device %4d ioctls: all match" %
               (scenario, len(ccalls), sum(cq.values()), sum(cm.values()), sum(jt.values()),
                sum(dev.values()), ci))
+        print("%18s memory: PTA %d, GE %d, APP %d events match" % ("", cm[0], cm[1], cm[2]))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
