@@ -17,6 +17,9 @@ trap cleanup EXIT
 
 git clone -q "$top" "$work/ascbpf"
 cd "$work/ascbpf"
+# The clone builds into its own build/: drop the build directory the test
+# runner exported for the tree under test.
+unset OUTPUT MAKEFLAGS MFLAGS
 
 check_output() {
 	local n=$1 d
