@@ -475,3 +475,39 @@ int BPF_KRETPROBE(asc_aten_exit)
 	submit(x);
 	return 0;
 }
+
+/*
+ * c10::reportMemoryUsageToProfiler(void *ptr, int64_t alloc_size,
+ * int64_t total_allocated, int64_t total_reserved, c10::Device device):
+ * PyTorch's allocators report every block here (torch_npu's caching
+ * allocator always; CPU PyTorch only while a profiler records memory).  The
+ * entry has the arguments; what the function then does is irrelevant.
+ * Device is {int8 type, int8 index} in the low bytes of r8.
+ */
+SEC("uprobe")
+int BPF_KPROBE(asc_c10_mem_enter, void *ptr, __s64 alloc_size, __s64 total_allocated,
+	       __s64 total_reserved, __u64 device)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct asc_mem *m;
+
+	if (!gate(pid_tgid))
+		return 0;
+	m = reserve(sizeof(*m));
+	if (!m)
+		return 0;
+	fill_hdr(&m->hdr, ASC_REC_MEM, sizeof(*m), pid_tgid, bpf_get_attach_cookie(ctx),
+		 bpf_ktime_get_ns());
+	m->ptr = (__u64)ptr;
+	m->size = alloc_size;
+	m->total_allocated = total_allocated;
+	m->total_reserved = total_reserved;
+	m->total_active = 0;
+	m->stream = 0;
+	m->device = (device >> 8) & 0xff;
+	m->component = ASC_MEM_PTA;
+	m->data_type = alloc_size < 0 ? ASC_MEM_FREE : ASC_MEM_MALLOC;
+	m->reserved = (device & 0xff);	/* c10::DeviceType (0 CPU, ...; PrivateUse1 for NPU) */
+	submit(m);
+	return 0;
+}

@@ -1095,6 +1095,7 @@ struct asc_pytorch {
 	char c10_path[4096], torch_path[4096], py_path[4096];
 	uint64_t c10_bias, py_bias;
 	int shapes, pystack, step_py;	/* what is switched on after discovery */
+	struct bpf_link *mem_link;
 	int nr_sites, nr_mapped;
 };
 
@@ -1264,6 +1265,8 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 	}
 	if (opts->record_shapes)
 		discover_shapes(pt);
+	if (!opts->profile_memory)
+		bpf_program__set_autoload(pt->skel->progs.asc_c10_mem_enter, false);
 	if (opts->with_stack || opts->step_py) {
 		if (discover_python(pt))
 			asc_warn("pytorch: pid %d runs no CPython 3.11 interpreter we can read\n",
@@ -1402,10 +1405,73 @@ int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)
 			pt->py_path[0] ? pt->py_path : "-", pt->step_py ? pt->opts.step_py : "-");
 }
 
+#define SYM_REPORT_MEMORY "_ZN3c1027reportMemoryUsageToProfilerEPvlllNS_6DeviceE"
+
+/* File offset of a virtual address, through the PT_LOAD that maps it. */
+static int vaddr_to_off(const char *path, uint64_t vaddr, uint64_t *off)
+{
+	struct elf_file ef;
+	size_t i, nph;
+	int err = elf_file_open(path, &ef);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	if (elf_getphdrnum(ef.elf, &nph))
+		nph = 0;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = ph.p_offset + (vaddr - ph.p_vaddr);
+			err = 0;
+			break;
+		}
+	}
+	elf_file_close(&ef);
+	return err;
+}
+
+int asc_pytorch_attach_memory(struct asc_pytorch *pt)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = ASC_PYTORCH_MEM_ID);
+	struct asc_elf_sym sym;
+	uint64_t off;
+	int err;
+
+	if (!pt->c10_path[0] &&
+	    find_mapped(pt->pid, "libc10.so", pt->c10_path, sizeof(pt->c10_path), &pt->c10_bias)) {
+		asc_warn("pytorch: libc10.so is not mapped in pid %d; no PyTorch memory events\n",
+			 pt->pid);
+		return -ENOENT;
+	}
+	err = asc_elf_lookup(pt->c10_path, SYM_REPORT_MEMORY, &sym);
+	if (!err)
+		err = vaddr_to_off(pt->c10_path, sym.vaddr, &off);
+	if (err) {
+		asc_warn("pytorch: %s has no c10::reportMemoryUsageToProfiler; no PyTorch memory "
+			 "events\n", pt->c10_path);
+		return err;
+	}
+	/* the prologue starts with push (emulated by the kernel): attach at the entry */
+	pt->mem_link = bpf_program__attach_uprobe_opts(pt->skel->progs.asc_c10_mem_enter, pt->pid,
+						       pt->c10_path, off, &uo);
+	if (!pt->mem_link) {
+		err = -errno;
+		asc_err("pytorch: cannot attach c10::reportMemoryUsageToProfiler: %s\n",
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 void asc_pytorch_close(struct asc_pytorch *pt)
 {
 	if (!pt)
 		return;
+	bpf_link__destroy(pt->mem_link);
 	pytorch_bpf__destroy(pt->skel);
 	asc_aten_schemas_free(pt->schemas);
 	free(pt);

@@ -181,6 +181,7 @@ struct asc_pytorch_opts {
 	int record_shapes;		/* --record-shapes: TENSOR records */
 	int with_stack;			/* --with-stack: PYSTACK records */
 	const char *step_py;		/* --step-py FUNC, or NULL */
+	int profile_memory;		/* --profile-memory: c10::reportMemoryUsageToProfiler */
 	const char *libc10_path;	/* host path of the target's libc10.so, NULL to find in maps */
 	const char *libtorch_cpu_path;	/* host path of libtorch_cpu.so, NULL to find in maps */
 	const char *python_path;	/* host path of the interpreter binary, NULL: /proc/PID/exe */
@@ -237,6 +238,18 @@ int asc_pytorch_add_site(struct asc_pytorch *pt, uint32_t probe_id, const char *
 #define ASC_PYTORCH_STEP_PY_ID	0xfffffff0u
 /* 0 if --step-py detection is on (nothing further to attach), -ENOENT if it could not be. */
 int asc_pytorch_attach_step_py(struct asc_pytorch *pt);
+
+/*
+ * --profile-memory: attaches c10::reportMemoryUsageToProfiler in the
+ * target's libc10.so.  Each call is an ASC_REC_MEM (probe_id
+ * ASC_PYTORCH_MEM_ID, component ASC_MEM_PTA, size negative for frees,
+ * total_allocated / total_reserved as PyTorch reports them, device = the
+ * device index, `reserved` = the c10::DeviceType).  torch_npu's caching
+ * allocator calls it for every block; CPU-only PyTorch only while its own
+ * profiler records memory.  -ENOENT if libc10.so or the symbol is absent.
+ */
+#define ASC_PYTORCH_MEM_ID	0xfffffff2u
+int asc_pytorch_attach_memory(struct asc_pytorch *pt);
 
 /* What was discovered, for ASC_REC_CONFIG records and -v output ("key=value" lines). */
 int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len);

@@ -8,7 +8,8 @@ aten calls per step, so a run under `ascbpf trace` and a run under
 torch.profiler can be compared op by op.
 
   torch_train.py [--steps N] [--model mlp|cnn] [--steps-file F]
-                 [--wait-file F] [--profile OUT.json] [--bench N] [--linger S]
+                 [--wait-file F] [--profile OUT.json] [--profile-memory OUT.json]
+                 [--bench N [--bench-out F]] [--linger S]
 
 --steps-file F   write one line per step: "<index> <start_ns> <end_ns>"
                  (CLOCK_MONOTONIC, the clock of ascbpf's records), after the run
@@ -113,6 +114,20 @@ def profile(args, net, opt, x, y):
         json.dump({"steps": args.steps, "ops": ops, "marks": marks}, f)
 
 
+def profile_memory(args, net, opt, x, y):
+    """The steps under torch.profiler(profile_memory=True): its [memory] events as JSON."""
+    from torch.profiler import ProfilerActivity, profile as tprofile
+
+    with tprofile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        marks = run(args, net, opt, x, y)
+    mem = [{"bytes": e.nbytes(), "device_type": int(e.device_type()), "start_us": e.start_us()}
+           for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    mem.sort(key=lambda m: m["start_us"])
+    with open(args.profile_memory, "w") as f:
+        json.dump({"memory": mem, "marks": marks}, f)
+    time.sleep(args.linger)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=5)
@@ -122,6 +137,9 @@ def main():
     ap.add_argument("--profile")
     ap.add_argument("--bench", type=int, default=0)
     ap.add_argument("--bench-out", help="write the --bench result here too")
+    ap.add_argument("--profile-memory", metavar="OUT",
+                    help="run the steps under torch.profiler(profile_memory=True) and write "
+                    "its [memory] events (bytes, in order) as JSON")
     ap.add_argument("--linger", type=float, default=0,
                     help="seconds to stay alive after the last step (a tracer resolves "
                     "Python frames from our memory while we live)")
@@ -153,6 +171,9 @@ def main():
         return 0
     if args.wait_file:
         wait_for(args.wait_file)
+    if args.profile_memory:
+        profile_memory(args, net, opt, x, y)
+        return 0
     marks = run(args, net, opt, x, y)
     if args.steps_file:
         with open(args.steps_file, "w") as f:

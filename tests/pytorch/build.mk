@@ -7,9 +7,12 @@ PT_TEST_OBJS := $(USER_OUT)/pytorch.o $(USER_OUT)/pystack.o $(USER_OUT)/attach.o
 TEST_OBJS_test_pytorch := $(PT_TEST_OBJS)
 TEST_OBJS_test_pystack := $(PT_TEST_OBJS)
 
+# Explicit objects, not libascbpf.a: pt_trace keeps building while an unrelated module does not.
 PT_TRACE := $(TEST_OUT)/pt_trace
-$(PT_TRACE): tests/pytorch/pt_trace.c $(OUTPUT)/libascbpf.a | $(TEST_OUT)
+PT_TRACE_OBJS := $(PT_TEST_OBJS) $(addprefix $(USER_OUT)/,probes.o procmaps.o elfsym.o prologue.o \
+		 json_writer.o records.o)
+$(PT_TRACE): tests/pytorch/pt_trace.c $(PT_TRACE_OBJS) | $(TEST_OUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) $< $(OUTPUT)/libascbpf.a $(USER_LDLIBS) -o $@
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(PT_TRACE_OBJS) $(USER_LDLIBS) -o $@
 
 ALL_TARGETS += $(PT_TRACE)

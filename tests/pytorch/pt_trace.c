@@ -5,13 +5,13 @@
  * this object's own ring buffer and gate instead of the main object's.
  *
  *   pt_trace -p PID [--record-shapes] [--with-stack] [--step-py FUNC]
- *            [--ready FILE] [--json OUT] [--no-multi]
+ *            [--profile-memory] [--ready FILE] [--json OUT] [--no-multi]
  *
  * Attaches asc_aten_enter / asc_aten_exit to every at::_ops::<op>::call of
  * the libtorch_cpu.so mapped in PID (the probe table's aten glob, through
  * user/probes.c and user/attach.c), creates FILE when attached (the target
  * may wait for it), drains until PID exits or SIGINT/SIGTERM, and writes one
- * JSON object per record to OUT (default stdout): probe, enter, exit, tensor,
+ * JSON object per record to OUT (default stdout): probe, enter, exit, tensor, mem,
  * pystack (frames resolved while the target lives), step; with OUT
  * /dev/null records are only counted (benchmarks).  stderr gets
  * "attach: N sites in T ms (multi|single)" and the drop count.
@@ -135,6 +135,17 @@ static int on_rec(void *ctx, void *data, size_t size)
 		fprintf(out, "]}\n");
 		break;
 	}
+	case ASC_REC_MEM: {
+		const struct asc_mem *m = data;
+
+		fprintf(out, "{\"type\": \"mem\", \"tid\": %u, \"probe_id\": %u, \"ts_ns\": %llu, "
+			"\"ptr\": %llu, \"size\": %lld, \"total_allocated\": %llu, "
+			"\"total_reserved\": %llu, \"device\": %u, \"device_type\": %u}\n", h->tid,
+			h->probe_id, (unsigned long long)h->ts_ns, (unsigned long long)m->ptr,
+			(long long)m->size, (unsigned long long)m->total_allocated,
+			(unsigned long long)m->total_reserved, m->device, m->reserved);
+		break;
+	}
 	case ASC_REC_STEP: {
 		const struct asc_step *s = data;
 
@@ -175,6 +186,7 @@ int main(int argc, char **argv)
 		{ "ready", required_argument, NULL, 'r' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "no-multi", no_argument, NULL, 'm' },
+		{ "profile-memory", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct asc_pytorch_opts po = { 0 };
@@ -201,6 +213,7 @@ int main(int argc, char **argv)
 		case 'r': ready = optarg; break;
 		case 'j': json = optarg; break;
 		case 'm': setenv("ASCBPF_NO_UPROBE_MULTI", "1", 1); break;
+		case 'M': po.profile_memory = 1; break;
 		default:
 			fprintf(stderr, "usage: pt_trace -p PID [--record-shapes] [--with-stack] "
 				"[--step-py FUNC] [--ready FILE] [--json OUT] [--no-multi]\n");
@@ -259,6 +272,8 @@ int main(int argc, char **argv)
 		"setup %.1f ms, %d sites with tensor arguments\n", err,
 		(now_ns() - t1) / 1e6, asc_attach_prog_is_multi(asc_pytorch_aten_prog(pt)) ?
 		"multi" : "single", ast.multi_links, ast.single_links, (t1 - t0) / 1e6, n);
+	if (po.profile_memory && asc_pytorch_attach_memory(pt))
+		return 1;
 	if (po.with_stack) {
 		struct asc_py_offsets off;
 		char path[4096];
