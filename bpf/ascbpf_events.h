@@ -51,6 +51,7 @@ enum asc_rec_type {
 	ASC_REC_FDBIND		= 10,	/* 'Z' module bind on davinci_manager */
 	ASC_REC_PYSTACK		= 11,	/* Python frames (code object ptr, instruction) of an ENTER */
 	ASC_REC_TENSOR		= 12,	/* tensor dims/dtype of an aten op argument of an ENTER */
+	ASC_REC_FUNCNAME	= 13,	/* kernel function handle -> kernel name (aclrtBinaryGetFunction, rtFunctionRegister) */
 
 	/* written by userspace into the capture file */
 	ASC_REC_USER_BASE	= 64,
@@ -250,6 +251,22 @@ struct asc_pystack {
 #define ASC_PYSTACK_TRUNCATED	0x1	/* more than ASC_PY_DEPTH frames */
 #define ASC_PYSTACK_NO_THREAD	0x2	/* no PyThreadState for this thread (not a Python thread) */
 #define ASC_PYSTACK_FAULT	0x4	/* a frame could not be read; nr frames were */
+
+/*
+ * ASC_REC_FUNCNAME: 104 bytes.  A kernel's device function handle and its
+ * name, as the runtime learns it: on return of aclrtBinaryGetFunction(bin,
+ * kernelName, &funcHandle) (handle = *funcHandle) and on entry of
+ * rtFunctionRegister(bin, stubFunc, stubName, ...) (handle = stubFunc).
+ * Launches carry the handle (aclrtLaunchKernel* arg0, rtKernelLaunch arg0),
+ * so the converter names each kernel by its real kernel name.
+ */
+struct asc_funcname {
+	struct asc_hdr hdr;
+	__u64 handle;
+	__u32 len;		/* bytes in name, excluding the NUL; may be truncated */
+	__u32 flags;		/* ASC_OPNAME_TRUNCATED */
+	char name[ASC_NAME_LEN];
+};
 
 /* ---- records written by userspace ---- */
 
