@@ -109,11 +109,14 @@ def run_reference(tmp):
     return steps
 
 
-def run_ascbpf(tmp, extra):
+def run_ascbpf(tmp, extra, convert=False):
+    """`ascbpf trace [extra] -- torch_train.py`: its records (ascbpf dump --json), step marks."""
     outdir = os.path.join(tmp, "trace")
     stepsf = os.path.join(tmp, "steps.txt")
-    cmd = [ASCBPF, "trace", "-o", outdir, "--no-convert", "--activities", "cpu"] + extra + [
-        "--", PY, TRAIN, "--steps", str(STEPS), "--steps-file", stepsf]
+    # --linger: Python frames are resolved from the target's memory while it lives
+    cmd = [ASCBPF, "trace", "-o", outdir, "--activities", "cpu"] + \
+        ([] if convert else ["--no-convert"]) + extra + [
+        "--", PY, TRAIN, "--steps", str(STEPS), "--steps-file", stepsf, "--linger", "0.5"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     print(r.stderr.strip())
     if r.returncode != 0:
@@ -124,12 +127,18 @@ def run_ascbpf(tmp, extra):
     d = subprocess.run([ASCBPF, "dump", "--json", os.path.join(outdir, caps[0])],
                        capture_output=True, text=True, check=True)
     recs = [json.loads(l) for l in d.stdout.splitlines() if l.strip()]
+    # PYSTACK frames as text, from the PYFRAME records the tracer wrote
+    text = {(r["code"], r["lasti"]): r["text"] for r in recs if r["type"] == "pyframe"}
+    for r in recs:
+        if r["type"] == "pystack":
+            r["frames"] = [text.get((c, l), "?") for c, l in
+                           zip(r["code"][:r["nr"]], r["lasti"][:r["nr"]])]
     marks = []
     with open(stepsf) as f:
         for line in f:
             i, a, b = line.split()
             marks.append((int(i), int(a), int(b)))
-    return recs, marks
+    return (recs, marks, outdir) if convert else (recs, marks)
 
 
 def ascbpf_ops(recs, marks, names):
