@@ -61,7 +61,7 @@ export NPU_MODEL_DEV_DIR=$mnt
 mkdir -p "$result"
 before=$(ls -d "$result"/*_ascend_pt 2>/dev/null | sort)
 echo "demo: tracing npu_train (baseline, $steps steps) with schedule $schedule"
-"$OUTPUT/ascbpf" trace --schedule "$schedule" --profile-memory --with-stack -o "$result" --force \
+"$OUTPUT/ascbpf" trace --level 1 --schedule "$schedule" --profile-memory --with-stack -o "$result" --force \
 	-- "$train" --scenario baseline --steps "$steps"
 rc=$?
 [ $rc -eq 0 ] || die "ascbpf trace failed (status $rc)"
