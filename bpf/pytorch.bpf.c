@@ -402,7 +402,14 @@ __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 		return 0;
 	/* the same step logic as the native step probe (bpf/ascbpf.bpf.c asc_step_enter) */
 	step = __sync_fetch_and_add(&st->next_step, 1);
-	__builtin_memcpy(&s, (const void *)&sched_cfg, sizeof(s));
+	/* field by field through the volatile: a memcpy may be folded to the zero initializer */
+	s.skip_first = sched_cfg.skip_first;
+	s.skip_first_wait = sched_cfg.skip_first_wait;
+	s.wait = sched_cfg.wait;
+	s.warmup = sched_cfg.warmup;
+	s.active = sched_cfg.active;
+	s.repeat = sched_cfg.repeat;
+	s.enabled = sched_cfg.enabled;
 	action = asc_sched_action(&s, step);
 	st->open = asc_sched_recording(action);
 	r = reserve(sizeof(*r));
