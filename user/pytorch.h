@@ -20,6 +20,12 @@
  *	    while the target is alive and append its ASC_REC_SYMBOL records.
  *	asc_pytorch_close(pt);
  *
+ * Gate: this object reads the shared `tgids` map (never the main object's
+ * .bss fast gate), and --step-py boundaries update only that map.  With
+ * --step-py and --schedule the main object's .bss fast_open copy is not
+ * updated by them, so its programs (asc_call_exit on aten returns) must not
+ * use the fast path then (fast_tgid = 0), or EXIT records go missing.
+ *
  * Naming: torch.profiler (and torch_npu, see the reference samples) names an
  * aten op by its schema name without the overload ("aten::add"); the full
  * operator name with overload ("aten::add.Tensor") is kept for tools that
