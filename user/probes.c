@@ -32,6 +32,8 @@
 #define DRV	ASC_LAYER_DRIVER
 #define MEM	ASC_LAYER_MEMORY
 #define OPT	ASC_SPEC_OPTIONAL
+#define L1	ASC_SPEC_LEVEL1
+#define L2	ASC_SPEC_LEVEL2
 
 /*
  * Order matters where entries overlap: a function matched by two entries is
@@ -44,7 +46,7 @@ const struct asc_probe_spec asc_probe_table[] = {
 	/* ---- framework: torch_npu (libtorch_npu.so) ---- */
 	{ "libtorch_npu.so",
 	  "_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb",
-	  FW, ASC_PK_OPNAME_STDSTR, ASC_FAM_FRAMEWORK, 0 },
+	  FW, ASC_PK_OPNAME_STDSTR, ASC_FAM_FRAMEWORK, L1 },
 	/* torch_npu.npu_format_cast, a framework op outside at::_ops: the TransData call site */
 	{ "libtorch_npu.so", "_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl", FW,
 	  ASC_PK_ATEN_OP, ASC_FAM_FRAMEWORK, OPT },
@@ -63,35 +65,42 @@ const struct asc_probe_spec asc_probe_table[] = {
 	  OPT | ASC_SPEC_NO_RETPROBE },
 
 	/* ---- CANN: memory first (family MEMORY too), then everything aclrt* ---- */
-	{ "libascendcl.so", "aclrtMalloc", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
-	{ "libascendcl.so", "aclrtMallocAlign32", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
-	{ "libascendcl.so", "aclrtMallocCached", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT },
-	{ "libascendcl.so", "aclrtMallocWithCfg", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT },
-	{ "libascendcl.so", "aclrtMallocHost", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
-	{ "libascendcl.so", "aclrtFree", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
-	{ "libascendcl.so", "aclrtFreeHost", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, 0 },
-	{ "libascendcl.so", "aclInit", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
-	{ "libascendcl.so", "aclFinalize", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
-	{ "libascendcl.so", "aclrt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libascendcl.so", "aclrtMalloc", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, L1 },
+	{ "libascendcl.so", "aclrtMallocAlign32", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, L1 },
+	{ "libascendcl.so", "aclrtMallocCached", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT | L1 },
+	{ "libascendcl.so", "aclrtMallocWithCfg", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT | L1 },
+	{ "libascendcl.so", "aclrtMallocHost", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, L1 },
+	{ "libascendcl.so", "aclrtFree", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, L1 },
+	{ "libascendcl.so", "aclrtFreeHost", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, L1 },
+	{ "libascendcl.so", "aclInit", CANN, ASC_PK_CALL, ASC_FAM_CANN, L1 },
+	{ "libascendcl.so", "aclFinalize", CANN, ASC_PK_CALL, ASC_FAM_CANN, L1 },
+	/* kernel registration (rare): handle -> kernel name at every level */
+	{ "libascendcl.so", "aclrtBinaryGetFunction", CANN, ASC_PK_FUNCNAME_GET, ASC_FAM_CANN, OPT },
+	{ "libascendcl.so", "aclrt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, L1 },
 	/* new CANN splits aclrt* into libacl_rt.so wrappers */
-	{ "libacl_rt.so", "aclrt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, OPT },
+	{ "libacl_rt.so", "aclrtBinaryGetFunction", CANN, ASC_PK_FUNCNAME_GET, ASC_FAM_CANN, OPT },
+	{ "libacl_rt.so", "aclrt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, OPT | L1 },
 	/* aclop: the op type is argument 0 */
-	{ "libacl_op_compiler.so", "aclopCompileAndExecute", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, 0 },
-	{ "libacl_op_compiler.so", "aclopCompileAndExecuteV2", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, 0 },
-	{ "libacl_op_compiler.so", "aclopExecuteV2", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, OPT },
-	{ "libacl_op_compiler.so", "aclopCompile", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, OPT },
+	{ "libacl_op_compiler.so", "aclopCompileAndExecute", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, L1 },
+	{ "libacl_op_compiler.so", "aclopCompileAndExecuteV2", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN,
+	  L1 },
+	{ "libacl_op_compiler.so", "aclopExecuteV2", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, OPT | L1 },
+	{ "libacl_op_compiler.so", "aclopCompile", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, OPT | L1 },
 	/* aclnn two-phase API (libopapi.so is dlopened by torch_npu on first use) */
-	{ "libopapi.so", "aclnn*", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libopapi.so", "aclnn*", CANN, ASC_PK_CALL, ASC_FAM_CANN, L1 },
 	/* runtime */
-	{ "libruntime.so", "rtMalloc", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT },
-	{ "libruntime.so", "rtFree", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT },
-	{ "libruntime.so", "rt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+	{ "libruntime.so", "rtMalloc", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT | L2 },
+	{ "libruntime.so", "rtFree", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT | L2 },
+	/* entry only below Level2 (the loader's choice): the FUNCNAME is read at entry */
+	{ "libruntime.so", "rtFunctionRegister", CANN, ASC_PK_FUNCNAME_REG, ASC_FAM_CANN, OPT },
+	{ "libruntime.so", "rt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, L2 },
 
 	/* ---- driver ---- */
+	/* entry only below Level2: the SQE record is what the device join needs */
 	{ "libascend_hal.so", "halSqTaskSend", DRV, ASC_PK_SQE_SEND, ASC_FAM_DRIVER, 0 },
-	{ "libascend_hal.so", "halMemAlloc", DRV, ASC_PK_CALL, ASC_FAM_DRIVER | ASC_FAM_MEMORY, 0 },
-	{ "libascend_hal.so", "halMemFree", DRV, ASC_PK_CALL, ASC_FAM_DRIVER | ASC_FAM_MEMORY, 0 },
-	{ "libascend_hal.so", "hal*", DRV, ASC_PK_CALL, ASC_FAM_DRIVER, 0 },
+	{ "libascend_hal.so", "halMemAlloc", DRV, ASC_PK_CALL, ASC_FAM_DRIVER | ASC_FAM_MEMORY, L2 },
+	{ "libascend_hal.so", "halMemFree", DRV, ASC_PK_CALL, ASC_FAM_DRIVER | ASC_FAM_MEMORY, L2 },
+	{ "libascend_hal.so", "hal*", DRV, ASC_PK_CALL, ASC_FAM_DRIVER, L2 },
 	{ NULL, NULL, 0, 0, 0, 0 },
 };
 
@@ -342,8 +351,26 @@ void asc_probe_plan_free(struct asc_probe_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+unsigned int asc_probe_spec_level(const struct asc_probe_spec *spec)
+{
+	return spec->flags & ASC_SPEC_LEVEL2 ? 2 : spec->flags & ASC_SPEC_LEVEL1 ? 1 : 0;
+}
+
+int asc_probe_spec_wanted(const struct asc_probe_spec *spec, uint32_t families, uint32_t level)
+{
+	if (!(spec->family & families))
+		return 0;
+	return level >= asc_probe_spec_level(spec) || (spec->family & families & ASC_FAM_MEMORY);
+}
+
 int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, uint32_t families,
 			       uint32_t first_id, struct asc_probe_plan *plan)
+{
+	return asc_probe_plan_build_level(pid, table, families, ASC_LEVEL_MAX, first_id, plan);
+}
+
+int asc_probe_plan_build_level(pid_t pid, const struct asc_probe_spec *table, uint32_t families,
+			       uint32_t level, uint32_t first_id, struct asc_probe_plan *plan)
 {
 	struct builder b = { .plan = plan };
 	const struct asc_probe_spec *spec;
@@ -355,6 +382,7 @@ int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, ui
 	plan->pid = pid;
 	plan->table = table;
 	plan->families = families;
+	plan->level = level;
 	plan->next_id = first_id ? first_id : 1;
 	err = asc_maps_read(pid, &maps);
 	if (err)
@@ -363,7 +391,7 @@ int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, ui
 	for (spec = table; spec->lib; spec++) {
 		bool found = false;
 
-		if (!(spec->family & families))
+		if (!asc_probe_spec_wanted(spec, families, level))
 			continue;
 		/* Each distinct file mapped under the library's name (normally one). */
 		for (i = 0; i < maps.nr; i++) {
@@ -433,8 +461,8 @@ int asc_probe_plan_update(struct asc_probe_plan *plan, size_t *first_new)
 	int err;
 
 	*first_new = old_nr;
-	err = asc_probe_plan_build_table(plan->pid, plan->table, plan->families, plan->next_id,
-					 &fresh);
+	err = asc_probe_plan_build_level(plan->pid, plan->table, plan->families, plan->level,
+					 plan->next_id, &fresh);
 	if (err && err != -ENOENT)
 		return err;
 	if (fresh.nr_sites) {
@@ -534,7 +562,7 @@ int asc_probe_find_loader(pid_t pid, char *path, size_t len, uint64_t *offset, u
 static void probes_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: ascbpf probes -p PID [--json] [--families LIST]\n"
+		"Usage: ascbpf probes -p PID [--json] [--families LIST] [--level N]\n"
 		"\n"
 		"Lists, per layer, what `ascbpf trace -p PID` would attach where in the process:\n"
 		"library, symbol, file offset, and where the uprobe goes (\"after endbr64, emulated\",\n"
@@ -543,6 +571,9 @@ static void probes_usage(FILE *f)
 		"  -p, --pid PID        process to inspect (required)\n"
 		"  -j, --json           one JSON object on stdout, for scripts\n"
 		"  -f, --families LIST  framework,cann,driver,memory,step or all (default all)\n"
+		"  -l, --level N        only what `ascbpf trace --level N` attaches: 0 aten ops, task\n"
+		"                       queue, SQE, step, kernel names; 1 + aclnn/aclop/aclrt; 2 (default)\n"
+		"                       + rt*/hal*\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"Exit status: 0 listed, 2 no such process, no Ascend/PyTorch library mapped, or bad usage.\n"
@@ -745,12 +776,13 @@ static int print_json(const struct asc_probe_plan *plan, const char *comm,
 		asc_json_cstr(&o, s->spec->sym);
 		asc_out_printf(&o, ",\"func_offset\":%" PRIu64 ",\"attach_offset\":%" PRIu64
 			       ",\"skipped_endbr\":%s,\"singlestep\":%s,\"prologue\":\"%s\""
-			       ",\"retprobe\":%s}",
+			       ",\"retprobe\":%s,\"level\":%u}",
 			       s->func_offset, s->attach_offset,
 			       s->flags & ASC_PROBE_SKIPPED_ENDBR ? "true" : "false",
 			       s->flags & ASC_PROBE_SINGLESTEP ? "true" : "false",
 			       asc_prologue_choice(s->flags),
-			       s->spec->flags & ASC_SPEC_NO_RETPROBE ? "false" : "true");
+			       s->spec->flags & ASC_SPEC_NO_RETPROBE ? "false" : "true",
+			       asc_probe_spec_level(s->spec));
 	}
 	asc_out_puts(&o, "],\"missing\":[");
 	for (i = 0; i < plan->nr_missing; i++) {
@@ -776,12 +808,13 @@ int cmd_probes(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "families", required_argument, NULL, 'f' },
+		{ "level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct loader_info ld;
 	struct asc_probe_plan plan;
-	uint32_t families = ASC_FAM_ALL;
+	uint32_t families = ASC_FAM_ALL, level = ASC_LEVEL_MAX;
 	bool json = false, have_pid = false;
 	char comm[64], looked[512];
 	pid_t pid = 0;
@@ -789,7 +822,7 @@ int cmd_probes(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:jf:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jf:l:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			err = parse_pid(optarg, &pid);
@@ -804,6 +837,13 @@ int cmd_probes(int argc, char **argv)
 			err = asc_probe_families_parse(optarg, &families);
 			if (err)
 				return err;
+			break;
+		case 'l':
+			if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '0' + ASC_LEVEL_MAX) {
+				asc_err("probes: --level must be 0, 1 or 2, not '%s'\n", optarg);
+				return -EINVAL;
+			}
+			level = optarg[0] - '0';
 			break;
 		case 'h':
 			probes_usage(stdout);
@@ -824,7 +864,7 @@ int cmd_probes(int argc, char **argv)
 		return -EINVAL;
 	}
 
-	err = asc_probe_plan_build(pid, families, 1, &plan);
+	err = asc_probe_plan_build_level(pid, asc_probe_table, families, level, 1, &plan);
 	if (err == -ESRCH) {
 		asc_err("probes: no process with PID %d\n", (int)pid);
 		return err;

@@ -29,6 +29,16 @@ enum asc_probe_kind {
 	ASC_PK_MEM_REPORT,	/* MEM from the allocator's report hook argument */
 	ASC_PK_STEP,		/* STEP: a step boundary; advances the schedule gate */
 	ASC_PK_ATEN_OP,		/* as CALL on at::_ops::<op>::call (framework range) */
+	/*
+	 * FUNCNAME on return of aclrtBinaryGetFunction(bin, kernelName, &funcHandle)
+	 * (handle = *funcHandle); ENTER/EXIT too at --level >= 1.
+	 */
+	ASC_PK_FUNCNAME_GET,
+	/*
+	 * FUNCNAME on entry of rtFunctionRegister(bin, stubFunc, stubName, ...)
+	 * (handle = stubFunc); ENTER/EXIT too at --level 2.
+	 */
+	ASC_PK_FUNCNAME_REG,
 };
 
 /* Probe families: what the trace options switch on and off. */
@@ -51,6 +61,18 @@ struct asc_probe_spec {
 };
 #define ASC_SPEC_OPTIONAL	0x1	/* absent on some versions: not a warning when missing */
 #define ASC_SPEC_NO_RETPROBE	0x2	/* entry only */
+/*
+ * Trace levels, as torch_npu.profiler's ProfilerLevel: an entry without
+ * either flag is Level0 (aten ops, task queue, SQE submission, step,
+ * allocator report, kernel registration); LEVEL1 entries are the AscendCL
+ * API (aclnn*, aclop*, aclrt*: AscendCL@ events), LEVEL2 entries the
+ * runtime and driver calls (rt*, hal*: Runtime@ events).  An entry whose
+ * family includes ASC_FAM_MEMORY is attached at every level when the
+ * memory family is on (--profile-memory needs its GE/APP sources).
+ */
+#define ASC_SPEC_LEVEL1		0x4
+#define ASC_SPEC_LEVEL2		0x8
+#define ASC_LEVEL_MAX		2
 
 /* One resolved attach point. */
 struct asc_probe_site {
@@ -80,6 +102,7 @@ struct asc_probe_plan {
 	const struct asc_probe_spec *table;	/* the table the plan was built from */
 	uint32_t families;
 	uint32_t next_id;		/* id the next new site gets */
+	uint32_t level;			/* trace level the plan was built for (ASC_SPEC_LEVEL*) */
 };
 
 /* The built-in table, terminated by an entry with lib == NULL. */
@@ -103,6 +126,19 @@ void asc_probe_plan_free(struct asc_probe_plan *plan);
  */
 int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, uint32_t families,
 			       uint32_t first_id, struct asc_probe_plan *plan);
+
+/*
+ * The same, keeping only the entries of trace level <= level (0..2, see
+ * ASC_SPEC_LEVEL1); the two functions above build for ASC_LEVEL_MAX.
+ * asc_probe_plan_update() rescans at the plan's level.
+ */
+int asc_probe_plan_build_level(pid_t pid, const struct asc_probe_spec *table, uint32_t families,
+			       uint32_t level, uint32_t first_id, struct asc_probe_plan *plan);
+
+/* The lowest trace level (0..2) whose plan has spec (before the memory exception). */
+unsigned int asc_probe_spec_level(const struct asc_probe_spec *spec);
+/* Whether spec is attached at trace level `level` with `families` on. */
+int asc_probe_spec_wanted(const struct asc_probe_spec *spec, uint32_t families, uint32_t level);
 
 /*
  * Rescans the process (after a dlopen, which the loader hook in

@@ -29,24 +29,31 @@ ASCBPF = os.path.join(OUTPUT, "ascbpf")
 RUN_OP_API_V2 = ("_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_"
                  "traitsIcESaIcEEERKSt8functionIFivEEb")
 
-# (library, exported name or glob, kind), first match wins, as in the reference.
+# (library, exported name or glob, kind, trace level), first match wins, as in the reference.
+# Levels as torch_npu's ProfilerLevel: 0 framework + task queue + SQE + kernel names,
+# 1 the AscendCL API, 2 runtime and driver calls.
 CONTRACT = [
-    ("libtorch_cpu.so", "_ZN2at4_ops*4callE*", "aten_op"),
-    ("libtorch_npu.so", RUN_OP_API_V2, "opname_stdstr"),
-    ("libtorch_npu.so", "_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl", "aten_op"),
-    ("libtorch_npu.so", "_ZN7c10_npu10Repository7EnqueueEPv", "enqueue"),
-    ("libtorch_npu.so", "_ZN6at_npu6native12AsncExecFuncEPv", "dequeue"),
-    ("libtorch_npu.so", "_ZN9torch_npu8profiler29reportMemoryDataToNpuProfiler*", "mem_report"),
-    ("libtorch_npu.so", "_ZN9torch_npu8profiler10stepMarkerEv", "step"),
-    ("libascendcl.so", "aclInit", "call"),
-    ("libascendcl.so", "aclFinalize", "call"),
-    ("libascendcl.so", "aclrt*", "call"),
-    ("libacl_op_compiler.so", "aclopCompileAndExecute", "opname_cstr"),
-    ("libacl_op_compiler.so", "aclopCompileAndExecuteV2", "opname_cstr"),
-    ("libopapi.so", "aclnn*", "call"),
-    ("libruntime.so", "rt*", "call"),
-    ("libascend_hal.so", "halSqTaskSend", "sqe_send"),
-    ("libascend_hal.so", "hal*", "call"),
+    ("libtorch_cpu.so", "_ZN2at4_ops*4callE*", "aten_op", 0),
+    ("libtorch_npu.so", RUN_OP_API_V2, "opname_stdstr", 1),
+    ("libtorch_npu.so", "_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl", "aten_op",
+     0),
+    ("libtorch_npu.so", "_ZN7c10_npu10Repository7EnqueueEPv", "enqueue", 0),
+    ("libtorch_npu.so", "_ZN6at_npu6native12AsncExecFuncEPv", "dequeue", 0),
+    ("libtorch_npu.so", "_ZN9torch_npu8profiler29reportMemoryDataToNpuProfiler*", "mem_report", 0),
+    ("libtorch_npu.so", "_ZN9torch_npu8profiler10stepMarkerEv", "step", 0),
+    ("libascendcl.so", "aclrtMalloc*", "call", 1),
+    ("libascendcl.so", "aclrtFree*", "call", 1),
+    ("libascendcl.so", "aclInit", "call", 1),
+    ("libascendcl.so", "aclFinalize", "call", 1),
+    ("libascendcl.so", "aclrtBinaryGetFunction", "funcname_get", 0),
+    ("libascendcl.so", "aclrt*", "call", 1),
+    ("libacl_op_compiler.so", "aclopCompileAndExecute", "opname_cstr", 1),
+    ("libacl_op_compiler.so", "aclopCompileAndExecuteV2", "opname_cstr", 1),
+    ("libopapi.so", "aclnn*", "call", 1),
+    ("libruntime.so", "rtFunctionRegister", "funcname_reg", 0),
+    ("libruntime.so", "rt*", "call", 2),
+    ("libascend_hal.so", "halSqTaskSend", "sqe_send", 0),
+    ("libascend_hal.so", "hal*", "call", 2),
 ]
 
 
@@ -79,7 +86,19 @@ def main():
             text = subprocess.run([ASCBPF, "probes", "-p", str(job.pid)], capture_output=True,
                                   text=True, timeout=60)
             check(text.returncode == 0, text.stderr)
-            paths = {lib: elfcheck.mapped_path(job.pid, lib) for lib, _, _ in CONTRACT}
+            by_level = {}
+            for level in (0, 1, 2):
+                r = subprocess.run([ASCBPF, "probes", "-p", str(job.pid), "--json", "--level",
+                                    str(level), "--families", "framework,cann,driver,step"],
+                                   capture_output=True, text=True, timeout=60)
+                check(r.returncode == 0, f"probes --level {level} exited {r.returncode}: "
+                      f"{r.stderr}")
+                by_level[level] = json.loads(r.stdout)
+            bad = subprocess.run([ASCBPF, "probes", "-p", str(job.pid), "--level", "3"],
+                                 capture_output=True, text=True, timeout=60)
+            check(bad.returncode == 2 and "--level must be 0, 1 or 2" in bad.stderr,
+                  f"--level 3: exit {bad.returncode}, {bad.stderr!r}")
+            paths = {lib: elfcheck.mapped_path(job.pid, lib) for lib, _, _, _ in CONTRACT}
         finally:
             job.kill()
             job.wait()
@@ -92,16 +111,17 @@ def main():
         segs = elfcheck.load_segments(path)
         want = {}
         for name in sorted(funcs):
-            for clib, pat, kind in CONTRACT:
+            for clib, pat, kind, level in CONTRACT:
                 if clib == lib and fnmatch.fnmatchcase(name, pat):
-                    want.setdefault(name, kind)
+                    want.setdefault(name, (kind, level))
                     break
         got = {s["symbol"]: s for s in plan["sites"] if s["library"] == path}
         check(set(got) == set(want), f"{lib}: planned {sorted(set(got) - set(want))[:5]} "
               f"extra, {sorted(set(want) - set(got))[:5]} missing")
-        for name, kind in want.items():
+        for name, (kind, level) in want.items():
             s = got[name]
             check(s["kind"] == kind, f"{lib} {name}: kind {s['kind']}, contract says {kind}")
+            check(s["level"] == level, f"{lib} {name}: level {s['level']}, contract says {level}")
             err = elfcheck.site_offsets_error(s, path, funcs[name], segs)
             check(err is None, f"{lib}: {err}")
             check(s["prologue"] in ("emulated", "single-stepped", "after endbr64, emulated",
@@ -119,6 +139,24 @@ def main():
         check(any(line.startswith(layer + " (") for line in text.stdout.splitlines()),
               f"no {layer} section in the text listing")
     print(f"{total} sites in {len(paths)} libraries match the contract")
+    # --level N plans exactly the sites of level <= N (memory-only entries are off here)
+    nomem = {(s["library"], s["symbol"], s["kind"], s["level"]) for s in by_level[2]["sites"]}
+    check(nomem == {(s["library"], s["symbol"], s["kind"], s["level"]) for s in plan["sites"]
+                    if s["kind"] != "mem_report"}, "--level 2 without memory differs from all")
+    for level in (0, 1):
+        got = {(s["library"], s["symbol"], s["kind"], s["level"])
+               for s in by_level[level]["sites"]}
+        want = {x for x in nomem if x[3] <= level}
+        check(got == want, f"--level {level}: {sorted(got - want)[:3]} extra, "
+              f"{sorted(want - got)[:3]} missing")
+        print(f"--level {level}: {len(got)} sites")
+    l0 = {(s["symbol"], s["kind"]) for s in by_level[0]["sites"]}
+    for name, kind in (("halSqTaskSend", "sqe_send"), ("aclrtBinaryGetFunction", "funcname_get"),
+                       ("rtFunctionRegister", "funcname_reg"),
+                       ("_ZN7c10_npu10Repository7EnqueueEPv", "enqueue"),
+                       ("_ZN6at_npu6native12AsncExecFuncEPv", "dequeue")):
+        check((name, kind) in l0, f"--level 0 lacks {name}")
+    check(not any(k == "call" for _, k in l0), "--level 0 plans plain API calls")
 
 
 if __name__ == "__main__":

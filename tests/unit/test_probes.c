@@ -253,7 +253,10 @@ static void test_builtin_table(void **state)
 		assert_non_null(s->sym);
 		assert_true(strlen(s->lib) > 3 && !strncmp(s->lib, "lib", 3));
 		assert_true(s->layer >= ASC_LAYER_FRAMEWORK && s->layer <= ASC_LAYER_MEMORY);
-		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_ATEN_OP);
+		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_FUNCNAME_REG);
+		/* one level at most, and the level is what asc_probe_spec_level() reads */
+		assert_false((s->flags & ASC_SPEC_LEVEL1) && (s->flags & ASC_SPEC_LEVEL2));
+		assert_true(asc_probe_spec_level(s) <= ASC_LEVEL_MAX);
 		assert_true(s->family && !(s->family & ~ASC_FAM_ALL));
 		layers |= 1U << s->layer;
 		fams |= s->family;
@@ -263,6 +266,52 @@ static void test_builtin_table(void **state)
 	assert_int_equal(layers, (1U << ASC_LAYER_FRAMEWORK) | (1U << ASC_LAYER_CANN) |
 				 (1U << ASC_LAYER_DRIVER) | (1U << ASC_LAYER_MEMORY));
 	assert_int_equal(fams, ASC_FAM_ALL);
+}
+
+/* The level rule: an entry is planned at levels >= its own, memory ones with the memory family. */
+static void test_spec_levels(void **state)
+{
+	const struct asc_probe_spec l0 = { "libx.so", "f", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND,
+					   ASC_FAM_DRIVER, 0 };
+	const struct asc_probe_spec l1 = { "libx.so", "g", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN,
+					   ASC_SPEC_LEVEL1 };
+	const struct asc_probe_spec l2m = { "libx.so", "h", ASC_LAYER_CANN, ASC_PK_CALL,
+					    ASC_FAM_CANN | ASC_FAM_MEMORY, ASC_SPEC_LEVEL2 };
+	const struct asc_probe_spec *s;
+	int seen_l1 = 0, seen_l2 = 0;
+
+	(void)state;
+	assert_int_equal(asc_probe_spec_level(&l0), 0);
+	assert_int_equal(asc_probe_spec_level(&l1), 1);
+	assert_int_equal(asc_probe_spec_level(&l2m), 2);
+	assert_true(asc_probe_spec_wanted(&l0, ASC_FAM_DRIVER, 0));
+	assert_false(asc_probe_spec_wanted(&l0, ASC_FAM_CANN, 2));	/* family off */
+	assert_false(asc_probe_spec_wanted(&l1, ASC_FAM_CANN, 0));
+	assert_true(asc_probe_spec_wanted(&l1, ASC_FAM_CANN, 1));
+	assert_true(asc_probe_spec_wanted(&l1, ASC_FAM_CANN, 2));
+	assert_false(asc_probe_spec_wanted(&l2m, ASC_FAM_CANN, 1));
+	assert_true(asc_probe_spec_wanted(&l2m, ASC_FAM_CANN | ASC_FAM_MEMORY, 0));
+	assert_true(asc_probe_spec_wanted(&l2m, ASC_FAM_CANN, 2));
+	/* the built-in table: no plain API call at Level0 except memory ones; hal and rt at 2 */
+	for (s = asc_probe_table; s->lib; s++) {
+		if (s->kind == ASC_PK_CALL && !(s->family & ASC_FAM_MEMORY) &&
+		    s->layer != ASC_LAYER_MEMORY)
+			assert_true(asc_probe_spec_level(s) >= 1);
+		if (!strcmp(s->sym, "hal*") || !strcmp(s->sym, "rt*")) {
+			assert_int_equal(asc_probe_spec_level(s), 2);
+			seen_l2++;
+		}
+		if (!strcmp(s->sym, "aclnn*")) {
+			assert_int_equal(asc_probe_spec_level(s), 1);
+			seen_l1++;
+		}
+		if (s->kind == ASC_PK_SQE_SEND || s->kind == ASC_PK_ENQUEUE ||
+		    s->kind == ASC_PK_DEQUEUE || s->kind == ASC_PK_STEP ||
+		    s->kind == ASC_PK_FUNCNAME_GET || s->kind == ASC_PK_FUNCNAME_REG)
+			assert_int_equal(asc_probe_spec_level(s), 0);
+	}
+	assert_int_equal(seen_l2, 2);
+	assert_int_equal(seen_l1, 1);
 }
 
 static void test_families_parse(void **state)
@@ -291,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_plan_update_after_dlopen),
 		cmocka_unit_test(test_builtin_table),
 		cmocka_unit_test(test_families_parse),
+		cmocka_unit_test(test_spec_levels),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
