@@ -220,6 +220,7 @@ struct frame {
 	int32_t item;
 	uint32_t name;		/* OPNAME captured inside this frame */
 	int64_t start;		/* mono ns */
+	uint64_t arg0;		/* first argument (kernel launches: the function handle) */
 };
 
 struct pend_tensor {	/* a TENSOR record waiting for the rest of its op's arguments */
@@ -237,6 +238,9 @@ struct tstate {
 	int32_t last_op;	/* op created by the latest ENTER on this thread (for STACK) */
 	int32_t enter_op;	/* the same, kept for TENSOR / PYSTACK records */
 	uint32_t enter_probe;
+	int32_t last_queue;	/* queues index of the latest QUEUE record on this thread, or -1 */
+	uint32_t last_queue_probe;
+	uint64_t last_queue_ts;
 	uint32_t npend;
 	struct pend_tensor *pend;	/* MAX_PEND, allocated on first use */
 };
@@ -249,12 +253,15 @@ struct probe_info {
 	uint8_t is_launch_api;	/* aclnn* (not GetWorkspaceSize) / aclop*: names kernels */
 	uint8_t level;		/* ASC_CORR_LEVEL_* for CANN probes */
 	uint8_t known;
+	uint8_t is_kernel_launch;	/* aclrtLaunchKernel*, rtKernelLaunch*: arg0 = function handle */
 };
 
 struct sub {		/* one submitted task (SQE header) */
 	int64_t ts;
 	uint32_t tid;
 	int32_t api, launch_call, op, queue;
+	uint64_t handle;	/* function handle of the enclosing kernel launch, 0 if none */
+	uint32_t kname;		/* kernel name of that handle when the SQE was seen, 0 */
 	uint16_t block_dim;
 	uint8_t sqe_type;
 };
@@ -304,6 +311,7 @@ struct priv {
 	struct stackrec *stacks;
 	size_t nr_stacks, stacks_cap;
 	struct hmap symbols;		/* address -> string id */
+	struct hmap funcnames;		/* kernel function handle -> kernel name string id */
 	struct pystackrec *pystacks;
 	size_t nr_pystacks, pystacks_cap;
 	struct hmap pyframes;		/* pyframe_key(code, lasti) -> string id */
@@ -505,6 +513,8 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 				     !strstr(sym, "GetWorkspaceSize")) ||
 				    !strncmp(sym, "aclopCompileAndExecute", 22) ||
 				    !strncmp(sym, "aclopExecute", 12);
+		pi->is_kernel_launch = !strncmp(sym, "aclrtLaunchKernel", 17) ||
+				       !strncmp(sym, "rtKernelLaunch", 14);
 	}
 	return 0;
 }
@@ -563,6 +573,7 @@ static struct tstate *thread_of(struct priv *p, uint32_t tid)
 	t->tid = tid;
 	t->last_op = -1;
 	t->enter_op = -1;
+	t->last_queue = -1;
 	t->frames = malloc(MAX_OPEN * sizeof(*t->frames));
 	if (!t->frames || hmap_put(&p->tid_index, tid, p->nr_threads)) {
 		free(t->frames);
@@ -816,6 +827,8 @@ static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 	f->kind = kind;
 	f->item = -1;
 	f->start = h->ts_ns;
+	if (h->size >= sizeof(struct asc_enter))
+		f->arg0 = ((const struct asc_enter *)h)->args[0];
 	if (kind == FR_OP) {
 		struct asc_corr_op *o;
 
@@ -921,8 +934,14 @@ static void on_opname(struct asc_corr *c, struct priv *p, const struct asc_opnam
 			c->calls[f->item].opname = id;
 		else if (f->kind == FR_OP && id)
 			c->ops[f->item].name = id;
+		else if (f->kind == FR_ENQ && f->item >= 0 && id)
+			c->queues[f->item].name = id;	/* the slot's op name, after its QUEUE */
 		return;
 	}
+	/* an Enqueue probe without ENTER/EXIT: the OPNAME follows its QUEUE (same probe, ts) */
+	if (t->last_queue >= 0 && t->last_queue_probe == o->hdr.probe_id &&
+	    t->last_queue_ts == o->hdr.ts_ns && id)
+		c->queues[t->last_queue].name = id;
 }
 
 /* The name of the innermost open frame that captured an OPNAME (RunOpApiV2's op). */
@@ -950,6 +969,9 @@ static int on_queue(struct asc_corr *c, struct priv *p, const struct asc_queue *
 		return -ENOMEM;
 	qq = &c->queues[idx];
 	qq->param_type = q->param_type;
+	t->last_queue = q->side == ASC_QUEUE_ENQUEUE ? idx : -1;
+	t->last_queue_probe = q->hdr.probe_id;
+	t->last_queue_ts = q->hdr.ts_ns;
 	if (q->side == ASC_QUEUE_ENQUEUE) {
 		f = open_frame(t, FR_ENQ);
 		qq->enq_tid = q->hdr.tid;
@@ -973,11 +995,23 @@ static int on_sqe(struct priv *p, const struct asc_sqe *s)
 {
 	struct tstate *t = thread_of(p, s->hdr.tid);
 	int32_t api = -1, launch, op, queue;
-	uint32_t i;
+	uint64_t handle = 0, v;
+	uint32_t i, kname = 0;
 
 	if (!t)
 		return -ENOMEM;
 	launch = open_item(t, FR_CALL);
+	/* the innermost kernel launch names the kernel by its function handle */
+	for (i = t->depth; i-- > 0;) {
+		struct frame *f = &t->frames[i];
+
+		if (f->kind == FR_CALL && p->probes[f->probe_id].is_kernel_launch) {
+			handle = f->arg0;
+			break;
+		}
+	}
+	if (handle && hmap_get(&p->funcnames, handle, &v))
+		kname = (uint32_t)v;
 	/* outermost launching API (aclnnXxx / aclop*) on the stack */
 	for (i = 0; i < t->depth; i++) {
 		struct frame *f = &t->frames[i];
@@ -1011,6 +1045,8 @@ static int on_sqe(struct priv *p, const struct asc_sqe *s)
 		sb->launch_call = launch;
 		sb->op = op;
 		sb->queue = queue;
+		sb->handle = handle;
+		sb->kname = kname;
 		sb->block_dim = q->block_dim;
 		sb->sqe_type = q->sqe_type;
 		if (hmap_put(&p->sub_index, task_key(s->dev_id, q->stream_id, q->task_id, wrap),
@@ -1061,12 +1097,34 @@ static int on_stack(struct priv *p, const struct asc_stack *s)
 	return 0;
 }
 
+/* The checks asc_rec_check() makes for fixed-size records with a name: -EBADMSG or 0. */
+static int funcname_check(const void *rec, size_t size)
+{
+	const struct asc_funcname *f = rec;
+
+	if (size != sizeof(*f) || f->hdr.size != sizeof(*f) || f->len > ASC_NAME_LEN)
+		return -EBADMSG;
+	return 0;
+}
+
+/* A kernel function handle -> name; a later record for the same handle wins. */
+static int on_funcname(struct priv *p, const struct asc_funcname *f)
+{
+	size_t n = strnlen(f->name, f->len);
+
+	if (!f->handle || !n)
+		return 0;
+	return hmap_put(&p->funcnames, f->handle, strtab_add(&p->strs, f->name, n));
+}
+
 static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t size)
 {
 	const struct asc_hdr *h = rec;
 	int ret;
 
 	ret = asc_rec_check(rec, size, NULL, 0);
+	if (ret == 1 && h->type == ASC_REC_FUNCNAME)
+		ret = funcname_check(rec, size);	/* until records.c knows the type */
 	c->info.records++;
 	if (ret < 0) {
 		c->info.bad_records++;
@@ -1214,6 +1272,8 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 	case ASC_REC_LOST:
 		c->info.lost += ((const struct asc_text *)rec)->value;
 		return 0;
+	case ASC_REC_FUNCNAME:
+		return on_funcname(p, rec);
 	default:
 		return 0;
 	}
@@ -1354,10 +1414,104 @@ static uint32_t type_from_name(struct priv *p, const char *name)
 	return strtab_cstr(&p->strs, name);
 }
 
+/*
+ * libstdc++'s demangler.  Weak: only the ascbpf binary links libstdc++ (see
+ * README, Dependencies); a program without it (a unit test) leaves the
+ * names mangled.
+ */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status)
+	__attribute__((weak));
+
+size_t asc_corr_demangle(const char *sym, char *out, size_t outlen)
+{
+	char *d = NULL;
+	int st = -1;
+
+	if (!outlen)
+		return 0;
+	if (__cxa_demangle && !strncmp(sym, "_Z", 2))
+		d = __cxa_demangle(sym, NULL, NULL, &st);
+	snprintf(out, outlen, "%s", d && !st ? d : sym);
+	free(d);
+	return strlen(out);
+}
+
+/*
+ * A native frame as torch prints a frame, "file(line): function": ascbpf
+ * knows no line numbers, so file is the library (its full path when a probe
+ * of the capture names the same file), line 0 (what torch's own dladdr
+ * symboliser reports for a frame without debug information) and function
+ * the demangled symbol, or the file offset ("0x1a2b") when the address had
+ * no symbol.  sym is a SYMBOL text, "lib!symbol+0xoff" or "lib+0xoff".
+ */
+void asc_corr_native_frame(const char *sym, const char *libpath, char *out, size_t outlen)
+{
+	const char *bang = strchr(sym, '!'), *plus;
+	char lib[256], fn[512], name[400];
+	size_t n;
+
+	if (!outlen)
+		return;
+	if (bang) {
+		n = (size_t)(bang - sym);
+		plus = strrchr(bang + 1, '+');
+		snprintf(name, sizeof(name), "%.*s", (int)(plus ? (size_t)(plus - bang - 1) :
+							     strlen(bang + 1)), bang + 1);
+		asc_corr_demangle(name, fn, sizeof(fn));
+	} else {
+		plus = strrchr(sym, '+');
+		n = plus ? (size_t)(plus - sym) : strlen(sym);
+		snprintf(fn, sizeof(fn), "%s", plus ? plus + 1 : "??");
+	}
+	snprintf(lib, sizeof(lib), "%.*s", (int)(n < sizeof(lib) ? n : sizeof(lib) - 1), sym);
+	snprintf(out, outlen, "%s(0): %s", libpath && *libpath ? libpath : lib, fn);
+}
+
+/* The probed library whose file name is base, or NULL. */
+static const char *probe_lib_path(const struct asc_corr *c, const struct priv *p,
+				  const char *base, size_t blen)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_probes; i++) {
+		const char *lib, *b;
+
+		if (!p->probes[i].known || !p->probes[i].lib)
+			continue;
+		lib = asc_corr_str(c, p->probes[i].lib);
+		b = strrchr(lib, '/');
+		b = b ? b + 1 : lib;
+		if (strlen(b) == blen && !strncmp(b, base, blen))
+			return lib;
+	}
+	return NULL;
+}
+
+/* The formatted frame of a SYMBOL string id, made once per symbol (cache: sid -> frame id). */
+static uint32_t native_frame(const struct asc_corr *c, struct priv *p, struct hmap *cache,
+			     uint32_t sid)
+{
+	const char *sym = asc_corr_str(c, sid), *bang = strchr(sym, '!');
+	char out[1024];
+	uint64_t v;
+	size_t blen;
+	uint32_t id;
+
+	if (hmap_get(cache, sid, &v))
+		return (uint32_t)v;
+	blen = bang ? (size_t)(bang - sym) : strcspn(sym, "+");
+	asc_corr_native_frame(sym, probe_lib_path(c, p, sym, blen), out, sizeof(out));
+	id = strtab_cstr(&p->strs, out);
+	if (hmap_put(cache, sid, id))
+		return sid;
+	return id;
+}
+
 /* Builds the call stack string of each op with a stack record. */
 static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *opmap)
 {
-	char *buf = malloc(ASC_STACK_DEPTH * 160);
+	char *buf = malloc(ASC_STACK_DEPTH * 512);
+	struct hmap cache = { 0 };
 	size_t i, len;
 	uint32_t k;
 
@@ -1372,12 +1526,14 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 			const char *s;
 			int n;
 
-			s = hmap_get(&p->symbols, sr->ips[k], &sid) ? asc_corr_str(c, sid) : NULL;
-			n = s ? snprintf(buf + len, 160, "%s%.150s", k ? ";\r\n" : "", s)
-			      : snprintf(buf + len, 160, "%s0x%llx", k ? ";\r\n" : "",
+			s = hmap_get(&p->symbols, sr->ips[k], &sid) ?
+			    asc_corr_str(c, native_frame(c, p, &cache, (uint32_t)sid)) : NULL;
+			/* demangled C++ names are long: up to 500 bytes a native frame */
+			n = s ? snprintf(buf + len, 512, "%s%.500s", k ? ";\r\n" : "", s)
+			      : snprintf(buf + len, 512, "%s0x%llx", k ? ";\r\n" : "",
 					 (unsigned long long)sr->ips[k]);
 			if (n > 0)
-				len += n < 160 ? n : 159;
+				len += n < 512 ? n : 511;
 		}
 		if (sr->op >= 0 && (size_t)sr->op < c->nr_ops)
 			c->ops[remap(opmap, sr->op)].stack = strtab_add(&p->strs, buf, len);
@@ -1402,6 +1558,7 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 		if (any && ps->op >= 0 && (size_t)ps->op < c->nr_ops)
 			c->ops[remap(opmap, ps->op)].stack = strtab_add(&p->strs, buf, len);
 	}
+	hmap_free(&cache);
 	free(buf);
 }
 
@@ -1575,6 +1732,9 @@ static int finish(struct asc_corr *c, struct priv *p)
 				c->queues[k->queue].op : remap(opmap, sb->op);
 			if (k->queue >= 0)
 				k->correlation_id = c->queues[k->queue].correlation_id;
+			k->kernel_name = sb->kname;
+			if (!k->kernel_name && sb->handle && hmap_get(&p->funcnames, sb->handle, &si))
+				k->kernel_name = (uint32_t)si;	/* named after its launch */
 		} else {
 			c->info.unmatched_kernels++;
 		}
@@ -1594,6 +1754,11 @@ static int finish(struct asc_corr *c, struct priv *p)
 		else
 			k->name = strtab_cstr(&p->strs, task_default_name(d->type));
 		k->type = nm ? type_from_name(p, nm) : k->name;
+		/* the real kernel name, where the launch's function handle was named */
+		if (k->kernel_name && (k->flags & ASC_CORR_K_COMPUTE)) {
+			k->name = k->kernel_name;
+			k->flags |= ASC_CORR_K_KERNEL_NAME;
+		}
 	}
 	c->info.unmatched_sqes = p->nr_subs > c->nr_kernels - c->info.unmatched_kernels ?
 				 p->nr_subs - (c->nr_kernels - c->info.unmatched_kernels) : 0;
@@ -1718,6 +1883,7 @@ static void priv_free(struct priv *p)
 	hmap_free(&p->sub_wraps);
 	hmap_free(&p->dev_wraps);
 	hmap_free(&p->symbols);
+	hmap_free(&p->funcnames);
 	hmap_free(&p->pyframes);
 	free(p->pystacks);
 	free(p->scratch);
@@ -1748,6 +1914,7 @@ static void priv_shrink(struct priv *p)
 	hmap_free(&p->sub_wraps);
 	hmap_free(&p->dev_wraps);
 	hmap_free(&p->symbols);
+	hmap_free(&p->funcnames);
 	hmap_free(&p->pyframes);
 	free_schemas(p);
 	hmap_free(&p->strs.index);

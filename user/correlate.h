@@ -33,7 +33,11 @@
  * or is "out"), else the symbol.  CANN calls are named by their symbol;
  * kernels by the aclnn/aclop name of their launching API (the OPNAME of
  * RunOpApi / aclopCompileAndExecute when captured), else the API symbol,
- * else the task type.
+ * else the task type; compute kernels whose launch call's function handle
+ * was named (ASC_REC_FUNCNAME) take that real kernel name, their type stays
+ * the op type.  Queue slots are named by the OPNAME inside RunOpApiV2 around
+ * the Enqueue, or by an OPNAME of the Enqueue probe itself (after its QUEUE
+ * record, same probe and ts), which wins.
  */
 #ifndef __ASCBPF_CORRELATE_H
 #define __ASCBPF_CORRELATE_H
@@ -66,9 +70,18 @@ struct asc_corr_kernel {
 	int64_t submit_ns;		/* halSqTaskSend time, 0 if unmatched */
 	uint32_t submit_tid;		/* thread that submitted, 0 if unmatched */
 	uint32_t flags;			/* ASC_CORR_K_* */
+	/*
+	 * String id of the kernel's real name (ASC_REC_FUNCNAME of the function
+	 * handle its enclosing launch call passed, aclrtLaunchKernel* /
+	 * rtKernelLaunch arg0), 0 if unknown.  When set (compute tasks only),
+	 * name above is this name and type stays the op type.
+	 */
+	uint32_t kernel_name;
+	uint32_t reserved;
 };
 #define ASC_CORR_K_MATCHED	0x1	/* a submission (SQE) was found for it */
 #define ASC_CORR_K_COMPUTE	0x2	/* AI_CORE / AI_VECTOR_CORE / AI_CPU: kernel_details row */
+#define ASC_CORR_K_KERNEL_NAME	0x4	/* name is the real kernel name (kernel_name) */
 
 /* One framework op range (ASC_PK_ATEN_OP) or ProfilerStep#N. */
 struct asc_corr_op {
@@ -217,6 +230,17 @@ const char *asc_corr_thread_name(const struct asc_corr *c, uint32_t tid);
 
 /* Value of a config record "key=value" (NULL if absent). */
 const char *asc_corr_config(const struct asc_corr *c, const char *key);
+
+/*
+ * Native call-stack frames.  asc_corr_demangle(): the demangled C++ name of
+ * sym (libstdc++'s __cxa_demangle where the program links libstdc++), else
+ * sym; returns its length.  asc_corr_native_frame(): a SYMBOL text
+ * ("lib!symbol+0xoff" / "lib+0xoff") as torch prints a frame,
+ * "file(line): function" with the library (libpath if not NULL) as file,
+ * line 0 (unknown) and the demangled symbol (or "0xoff") as function.
+ */
+size_t asc_corr_demangle(const char *sym, char *out, size_t outlen);
+void asc_corr_native_frame(const char *sym, const char *libpath, char *out, size_t outlen);
 
 /* Wall-clock ns for a CLOCK_MONOTONIC ns of this capture. */
 int64_t asc_corr_wall_ns(const struct asc_corr *c, uint64_t mono_ns);

@@ -9,7 +9,7 @@
  *             [--schedule SKIP,WAIT,WARMUP,ACTIVE,REPEAT] [--no-queue]
  *             [--task-start N] [--weird-names] [--stacks] [--pystacks] [--shapes]
  *             [--events N]
- *             [--no-steps] [--truncate-last]
+ *             [--no-steps] [--truncate-last] [--funcnames] [--level0]
  *
  * Per op, on the Python thread (tid = pid): aten op range, a PTA malloc
  * inside it, RunOpApiV2 with its OPNAME, Enqueue with its QUEUE record; on
@@ -19,6 +19,14 @@
  * After each step: the PTA frees and the device task records (start/end in
  * device counter ticks, 50 MHz).  Steps follow the schedule; the BPF gate is
  * modelled: nothing but the step record is written in NONE steps.
+ *
+ * --funcnames: FUNCNAME records (function handle -> real kernel name, as
+ * aclrtBinaryGetFunction / rtFunctionRegister report them) for the Add and
+ * TransData kernels, and rtKernelLaunch carries the handle in arg0; the Mm
+ * kernel's handle is never named (registered before the tracer attached),
+ * so it keeps the API name.  --level0: what --level 0 traces: no CANN call
+ * records and no RunOpApiV2; the op name is an OPNAME of the Enqueue probe
+ * right after its QUEUE record (same tid, probe and ts).
  *
  * The truth file lists per recorded kernel: step, device start/end (wall ns),
  * stream, task id, wrap, kernel name, op type, aten op, launching API,
@@ -84,6 +92,7 @@ static const struct {
 struct opkind {
 	int aten;		/* probe */
 	const char *aten_name;	/* expected converter name */
+	const char *funcname;	/* --funcnames: real kernel name, NULL = handle never named */
 	int api;		/* probe of the launching CANN call */
 	const char *opname;	/* RunOpApiV2 / aclop OPNAME */
 	const char *kernel;	/* expected kernel name */
@@ -96,15 +105,16 @@ struct opkind {
 };
 
 static struct opkind kinds[] = {
-	{ P_ATEN_ADD, "aten::add", P_ACLNN_ADD, "aclnnAdd", "aclnnAdd", "Add", 2, "AI_VECTOR_CORE",
+	{ P_ATEN_ADD, "aten::add", "Add_4a1c9e0b_mix_aiv", P_ACLNN_ADD, "aclnnAdd", "aclnnAdd", "Add", 2, "AI_VECTOR_CORE",
 	  { { 0, 0, 6, { 8, 16 } }, { 1, 0, 6, { 8, 16 } } }, 2 },
-	{ P_ATEN_MM, "aten::mm", P_ACLNN_MM, "aclnnMm", "aclnnMm", "Mm", 0, "AI_CORE",
+	{ P_ATEN_MM, "aten::mm", NULL, P_ACLNN_MM, "aclnnMm", "aclnnMm", "Mm", 0, "AI_CORE",
 	  { { 0, 0, 15, { 8, 16 } }, { 1, 0, 15, { 16, 4 } } }, 2 },
 	/* argument 1 is an int (no record), argument 2 an undefined optional tensor */
-	{ P_ATEN_CONV, "aten::npu_format_cast", P_ACLOP, "TransData", "TransData", "TransData", 2,
+	{ P_ATEN_CONV, "aten::npu_format_cast", "trans_TransData_0", P_ACLOP, "TransData", "TransData", "TransData", 2,
 	  "AI_VECTOR_CORE", { { 0, 0, 5, { 2, 3, 4, 5 } }, { 2, 1, 0xff, { 0 } } }, 2 },
 };
 #define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+#define FUNC_HANDLE(i)	(0x7f3a00001000ull + (i) * 0x40)
 
 static const char weird[] = "Trans\"Data,\xe5\x8f\x98\xe6\x8d\xa2\n\x01\ttab";
 
@@ -163,19 +173,29 @@ static struct rec *newrec(uint16_t type, uint32_t size, uint32_t tid, uint32_t p
 	return r;
 }
 
-static void enter(uint32_t tid, int probe, uint64_t ts)
+static int level0;	/* --level0: CANN calls are not traced */
+
+static struct rec *enter(uint32_t tid, int probe, uint64_t ts)
 {
-	newrec(ASC_REC_ENTER, sizeof(struct asc_enter), tid, probe, ts);
+	if (level0 && probes[probe].layer == ASC_LAYER_CANN)
+		return NULL;
+	return newrec(ASC_REC_ENTER, sizeof(struct asc_enter), tid, probe, ts);
 }
 
 static void leave(uint32_t tid, int probe, uint64_t ts)
 {
+	if (level0 && probes[probe].layer == ASC_LAYER_CANN)
+		return;
 	newrec(ASC_REC_EXIT, sizeof(struct asc_exit), tid, probe, ts);
 }
 
 static void opname(uint32_t tid, int probe, uint64_t ts, const char *name)
 {
-	struct rec *r = newrec(ASC_REC_OPNAME, sizeof(struct asc_opname), tid, probe, ts);
+	struct rec *r;
+
+	if (level0 && probes[probe].layer == ASC_LAYER_CANN)
+		return;
+	r = newrec(ASC_REC_OPNAME, sizeof(struct asc_opname), tid, probe, ts);
 	size_t n = strlen(name);
 
 	if (n > ASC_NAME_LEN)
@@ -295,7 +315,7 @@ static void usage(void)
 	fprintf(stderr, "usage: mkcapture -o CAPTURE [--truth FILE] [--steps N] [--ops N] "
 		"[--schedule SKIP,WAIT,WARMUP,ACTIVE,REPEAT] [--no-queue] [--task-start N] "
 		"[--weird-names] [--stacks] [--pystacks] [--shapes] [--events N] [--no-steps] "
-		"[--truncate-last]\n");
+		"[--truncate-last] [--funcnames] [--level0]\n");
 	exit(2);
 }
 
@@ -315,13 +335,15 @@ int main(int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "no-steps", no_argument, NULL, 'N' },
 		{ "truncate-last", no_argument, NULL, 'X' },
+		{ "funcnames", no_argument, NULL, 'F' },
+		{ "level0", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct asc_sched sched = { 0 };
 	const char *out = NULL, *truth_path = NULL;
 	unsigned long steps = 4, ops = 6, events = 0, task = 100;
 	int no_queue = 0, weird_names = 0, stacks = 0, no_steps = 0, truncate_last = 0;
-	int pystacks = 0, shapes = 0;
+	int pystacks = 0, shapes = 0, funcnames = 0;
 	uint64_t t, corr = 1, ptr = 0x120000000ull, kcount = 0, cycles = 0;
 	uint32_t wrap = 0, i;
 	int c, first_k = 1, first_o = 1, first_m = 1, first_s = 1, in_cycle = 0;
@@ -349,10 +371,12 @@ int main(int argc, char **argv)
 		case 'e': events = strtoul(optarg, NULL, 0); break;
 		case 'N': no_steps = 1; break;
 		case 'X': truncate_last = 1; break;
+		case 'F': funcnames = 1; break;
+		case 'L': level0 = 1; break;
 		default: usage();
 		}
 	}
-	if (!out || optind != argc || !ops)
+	if (!out || optind != argc || !ops || (level0 && no_queue))
 		usage();
 	if (events)	/* about 21 records per op */
 		steps = events / (ops * 21) + 1;
@@ -405,7 +429,7 @@ int main(int argc, char **argv)
 	}
 	put_thread(PID, "python3");
 	put_thread(ACL_TID, "acl_thread");
-	put_text(ASC_REC_CONFIG, 0, "level=1");
+	put_text(ASC_REC_CONFIG, 0, level0 ? "level=0" : "level=1");
 	put_text(ASC_REC_CONFIG, 0, "profile_memory=1");
 	put_text(ASC_REC_CONFIG, 0, stacks ? "with_stack=1" : "with_stack=0");
 	put_text(ASC_REC_CONFIG, 0, "activities=cpu,npu");
@@ -456,6 +480,25 @@ int main(int argc, char **argv)
 			append_raw(pf, size);
 			free(pf);
 		}
+	}
+	t += 1000;
+	for (i = 0; funcnames && i < NR_KINDS; i++) {
+		struct asc_funcname f = { 0 };
+		size_t n;
+
+		if (!kinds[i].funcname)
+			continue;
+		n = strlen(kinds[i].funcname);
+		f.hdr.type = ASC_REC_FUNCNAME;
+		f.hdr.size = sizeof(f);
+		f.hdr.tgid = PID;
+		f.hdr.tid = PID;
+		f.hdr.ts_ns = t + i;
+		f.handle = FUNC_HANDLE(i);
+		f.len = n;
+		memcpy(f.name, kinds[i].funcname, n);
+		append_raw(&f, sizeof(f));
+		kinds[i].kernel = kinds[i].funcname;	/* the name the converter must write */
 	}
 	if (truth)
 		fprintf(truth, "\n");
@@ -538,7 +581,7 @@ int main(int argc, char **argv)
 					ok->aten_name, (unsigned long long)wall(t0 + 1000),
 					(unsigned long long)r->u.mem.ptr, (long long)r->u.mem.size, st);
 			first_m = 0;
-			if (ok->api != P_ACLOP) {
+			if (ok->api != P_ACLOP && !level0) {
 				enter(PID, P_RUNOPAPI, t0 + 2000);
 				opname(PID, P_RUNOPAPI, t0 + 2000, ok->opname);
 				if (no_queue == 0)
@@ -551,9 +594,11 @@ int main(int argc, char **argv)
 				r->u.queue.stream = 0x5500;
 				r->u.queue.param_type = 8;
 				r->u.queue.side = ASC_QUEUE_ENQUEUE;
+				if (level0)
+					opname(PID, P_ENQ, t0 + 3000, ok->opname);
 				leave(PID, P_ENQ, t0 + 4000);
 			}
-			if (ok->api != P_ACLOP)
+			if (ok->api != P_ACLOP && !level0)
 				leave(PID, P_RUNOPAPI, t0 + 4500);
 			/* consumer side (or the same thread without a queue) */
 			ds = no_queue ? t0 + 5000 : t0 + 6000;
@@ -568,7 +613,9 @@ int main(int argc, char **argv)
 			enter(qtid, ok->api, ds + 1000);
 			if (ok->api == P_ACLOP)
 				opname(qtid, P_ACLOP, ds + 1000, ok->opname);
-			enter(qtid, P_RT_LAUNCH, ds + 2000);
+			r = enter(qtid, P_RT_LAUNCH, ds + 2000);
+			if (r && funcnames)
+				r->u.enter.args[0] = FUNC_HANDLE(k % NR_KINDS);
 			sub = ds + 3000;
 			enter(qtid, P_HAL_SEND, sub);
 			r = newrec(ASC_REC_SQE, sizeof(struct asc_sqe), qtid, P_HAL_SEND, sub);
