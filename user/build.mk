@@ -13,6 +13,10 @@ USER_CFLAGS	:= $(COMMON_CFLAGS) -Iuser -Ibpf -I$(BPF_OUT) \
 		   -DASCBPF_VERSION='"$(VERSION)"' \
 		   $(shell $(PKG_CONFIG) --cflags $(USER_PKGS) 2>/dev/null)
 USER_LDLIBS	:= $(shell $(PKG_CONFIG) --libs $(USER_PKGS) 2>/dev/null) -ldl -lpthread -lm
+# __cxa_demangle for native call stacks (user/correlate.c, a weak reference):
+# libstdc++ goes into ascbpf only, kept even where the linker drops unused libs.
+ASCBPF_DEMANGLE_LIBS := -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
+TEST_LIBS_test_correlate := $(USER_LDLIBS) $(ASCBPF_DEMANGLE_LIBS)
 
 # Modules may include BPF skeletons: build those first.
 $(USER_OUT)/%.o: user/%.c | $(USER_OUT) $(BPF_SKELS)
@@ -22,7 +26,7 @@ $(USER_OUT)/%.o: user/%.c | $(USER_OUT) $(BPF_SKELS)
 ifneq ($(wildcard user/main.c),)
 $(OUTPUT)/ascbpf: $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(COMMON_LDFLAGS) $^ $(USER_LDLIBS) -o $@
+	$(Q)$(CC) $(COMMON_LDFLAGS) $^ $(USER_LDLIBS) $(ASCBPF_DEMANGLE_LIBS) -o $@
 
 ALL_TARGETS	+= $(OUTPUT)/ascbpf
 INSTALL_BIN	+= $(OUTPUT)/ascbpf

@@ -457,8 +457,10 @@ int main(int argc, char **argv)
 	for (i = 1; i < P_COUNT; i++)
 		put_probe(i, probes[i].lib, probes[i].sym, probes[i].layer, probes[i].kind);
 	if (stacks) {
-		put_text(ASC_REC_SYMBOL, 0x401000, "/work/train.py(12): train_step");
-		put_text(ASC_REC_SYMBOL, 0x402000, "/work/train.py(40): <module>");
+		/* as `ascbpf trace` writes them: "lib!symbol+0xoff", or "lib+0xoff" unresolved */
+		put_text(ASC_REC_SYMBOL, 0x401000,
+			 "libtorch_cpu.so!_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE+0x24");
+		put_text(ASC_REC_SYMBOL, 0x402000, "libpython3.11.so.1.0+0x1a2b");
 	}
 	if (pystacks) {	/* frame 0x7100 is never resolved: it is left out */
 		static const struct { uint64_t code; int32_t lasti, line; const char *text; } fr[] = {
