@@ -4,7 +4,8 @@
  * Dequeue (correlation id) -> aclnn call -> SQE -> device task, the same
  * without a task queue, 16-bit task id wraps, device and wall clocks, a lost
  * exit, op names from at::_ops symbols, steps, ProfilerStep ops, cycles of
- * the schedule, memory attribution, unmatched device tasks, bad records.
+ * the schedule, memory attribution, unmatched device tasks, bad records;
+ * native call-stack frames as torch prints frames (demangled names).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -386,6 +387,33 @@ static void test_steps_cycles_mem(void **state)
  * Records of every type with random contents (sizes valid, so they pass the
  * reader): the join and every output writer must survive them.
  */
+/* "lib!sym+0xoff" -> "file(0): demangled"; expected names are g++'s own demangling. */
+static void test_native_frames(void **state)
+{
+	char out[512];
+
+	(void)state;
+	assert_int_equal(asc_corr_demangle("_ZN2at4_ops2mm4callERKNS_6TensorES4_", out,
+					   sizeof(out)),
+			 strlen("at::_ops::mm::call(at::Tensor const&, at::Tensor const&)"));
+	assert_string_equal(out, "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)");
+	asc_corr_demangle("aclnnAdd", out, sizeof(out));		/* C names stay */
+	assert_string_equal(out, "aclnnAdd");
+	asc_corr_demangle("_Znot_mangled", out, sizeof(out));	/* invalid: kept as is */
+	assert_string_equal(out, "_Znot_mangled");
+	asc_corr_native_frame("libtorch_npu.so!_ZN7c10_npu10Repository7EnqueueEPv+0x1c",
+			      "/usr/lib/libtorch_npu.so", out, sizeof(out));
+	assert_string_equal(out, "/usr/lib/libtorch_npu.so(0): c10_npu::Repository::Enqueue(void*)");
+	asc_corr_native_frame("libascendcl.so!aclrtLaunchKernel+0x4", NULL, out, sizeof(out));
+	assert_string_equal(out, "libascendcl.so(0): aclrtLaunchKernel");
+	asc_corr_native_frame("libpython3.11.so.1.0+0x1a2b", NULL, out, sizeof(out));
+	assert_string_equal(out, "libpython3.11.so.1.0(0): 0x1a2b");
+	asc_corr_native_frame("[unknown]+0x7f00", NULL, out, sizeof(out));
+	assert_string_equal(out, "[unknown](0): 0x7f00");
+	asc_corr_native_frame("libx.so!f+0x1", NULL, out, 8);	/* truncated, terminated */
+	assert_int_equal(strlen(out), 7);
+}
+
 static void test_random_records_survive(void **state)
 {
 	static const uint16_t types[] = {
@@ -465,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_calls_and_lost_exit),
 		cmocka_unit_test(test_steps_cycles_mem),
 		cmocka_unit_test(test_random_records_survive),
+		cmocka_unit_test(test_native_frames),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
