@@ -9,6 +9,14 @@
 # 77 (skip: it must print the reason) or anything else (fail).  A skip fails
 # the run unless ASCBPF_ALLOW_SKIP=1: on our machines and in CI nothing may be
 # skipped.  Each test runs under a timeout ($ASCBPF_TEST_TIMEOUT s, 300).
+# A cmocka binary counts its own tests; one that exits non-zero without a
+# FAILED line (crash, timeout) counts as one failure, and cmocka's SKIPPED
+# tests count as skips.
+#
+# Logs go to $OUTPUT/test-logs/run-<UTC time>-<pid>/ (one directory per run,
+# so runs side by side in one tree never overwrite each other's logs);
+# $OUTPUT/test-logs/latest points at the newest.  The last 8 runs are kept.
+# ASCBPF_INTEGRATION_DIR replaces tests/integration (tests of this script).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
@@ -26,11 +34,16 @@ done
 
 passed=0 failed=0 skipped=0
 failed_names=() skipped_names=()
-logdir=$OUTPUT/test-logs
-mkdir -p "$logdir"
+logroot=$OUTPUT/test-logs
+logdir=$logroot/run-$(date -u +%Y%m%dT%H%M%SZ)-$$
+mkdir -p "$logdir" || exit 1
+ln -sfn "$(basename "$logdir")" "$logroot/latest.tmp.$$" && mv -T "$logroot/latest.tmp.$$" "$logroot/latest"
+# logs of the flat layout (before per-run directories) and all but the newest 8 runs
+find "$logroot" -maxdepth 1 -type f -name 'test_*.log' -delete
+ls -1d "$logroot"/run-* 2>/dev/null | sort | head -n -8 | xargs -r rm -rf
 
 run_unit() {
-	local bin=$1 name out rc p f
+	local bin=$1 name out rc p f s
 	name=$(basename "$bin")
 	out=$logdir/$name.log
 	timeout "$timeout_s" "$bin" >"$out" 2>&1
@@ -38,13 +51,16 @@ run_unit() {
 	cat "$out"
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out" | awk '{s+=$1} END {print s+0}')
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1	# crashed or timed out before cmocka could count
 		echo "FAIL: $name exited with status $rc"
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 	[ "$f" -gt 0 ] && failed_names+=("$name")
+	[ "$s" -gt 0 ] && skipped_names+=("$name: $s cmocka test(s) skipped")
 }
 
 run_integration() {
@@ -72,7 +88,8 @@ if [ "$mode" != integration ]; then
 	done
 fi
 if [ "$mode" != unit ]; then
-	for t in "$top"/tests/integration/test_*.sh "$top"/tests/integration/test_*.py; do
+	idir=${ASCBPF_INTEGRATION_DIR:-$top/tests/integration}
+	for t in "$idir"/test_*.sh "$idir"/test_*.py; do
 		[ -f "$t" ] || continue
 		case "$(basename "$t")" in *"$filter"*) ;; *) continue ;; esac
 		run_integration "$t"
