@@ -5,6 +5,7 @@ and the target's ground-truth journal, and compare them."""
 import collections
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +31,12 @@ TOLERANCE_SHARE = 0.99
 TOLERANCE_MAX_NS = 200_000_000
 TOLERANCE_NS = 20_000_000
 
+# The name (and so the comm) Target processes run under: unique per test run,
+# so `--comm` sees only this run's processes, never those of another test run
+# side by side (the tt of another engineer's test_trace_*).  build() makes it
+# a copy of tt.
+TT_COMM = "tt%06d" % (os.getpid() % 1000000)
+
 CALLS = ("aclInit", "aclrtMalloc", "aclrtFree", "aclrtSynchronizeStream")
 
 
@@ -50,17 +57,18 @@ def build(d):
         cmd = ["gcc", "-O2", "-g", "-Wall", "-Werror"] + flags.split() + \
               ["-o", os.path.join(d, out), SRC] + libs
         subprocess.run(cmd, check=True)
+    shutil.copy(os.path.join(d, "tt"), os.path.join(d, TT_COMM))
 
 
 class Target:
-    """One tt process started by the test (not by ascbpf)."""
+    """One tt process started by the test (not by ascbpf), running as TT_COMM."""
 
     def __init__(self, d, args, env_extra=None, name="tt"):
         self.journal = os.path.join(d, "journal.%s.%d" % (name, time.monotonic_ns()))
         env = dict(os.environ, TT_LIBDIR=d, TT_JOURNAL=self.journal)
         env.update(env_extra or {})
         self.out = open(os.path.join(d, name + ".out"), "w+")
-        self.p = subprocess.Popen([os.path.join(d, "tt")] + [str(a) for a in args], env=env,
+        self.p = subprocess.Popen([os.path.join(d, TT_COMM)] + [str(a) for a in args], env=env,
                                   stdout=self.out, stderr=subprocess.STDOUT)
         self.pid = self.p.pid
         for _ in range(400):
