@@ -7,14 +7,14 @@
 # in the same run (these machines are noisy); nothing here is a test.
 #
 # Environment: OUTPUT (build dir), BENCH_RUNS (rounds per benchmark, 5),
-# BENCH_ONLY (space-separated subset: model trace attach convert pytorch),
+# BENCH_ONLY (space-separated subset: model rate trace attach convert pytorch),
 # BENCH_FILE (default BENCHMARKS.md at the top of the tree).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
 export OUTPUT
 runs=${BENCH_RUNS:-5}
-only=${BENCH_ONLY:-model trace attach convert pytorch}
+only=${BENCH_ONLY:-model rate trace attach convert pytorch}
 out=${BENCH_FILE:-$top/BENCHMARKS.md}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -56,7 +56,7 @@ section() {	# title, command as a user types it, [command run here, default the 
 	} >>"$tmp/body.md"
 }
 
-median() { sort -g | awk '{a[NR] = $1} END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+median() { sort -g | awk '{a[NR] = $1} END { if (NR) printf "%.10g\n", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 
 model_storm() {
 	# launch-storm throughput of npu_model alone (journal off): the rate the
@@ -73,8 +73,43 @@ model_storm() {
 	echo "launch_storm_kernels_per_s_median $(echo $rates | tr ' ' '\n' | median) kernels/s (runs:$rates; target >= 50000)"
 }
 
+capture_rate() {
+	# The event rate the tracer keeps up with: launch-storm (the fastest
+	# workload) under `ascbpf trace --level 2 --no-convert` (every probe), at
+	# the default ring buffer and at a small one; events per second of the
+	# target's own run time, drops as counted by BPF, capture bytes per event.
+	. "$top/tests/lib/model.sh"
+	MODEL_NO_TRAP=1 model_start >/dev/null || return 1
+	local rb i log="$tmp/rate.log" rates drops bpe
+	echo "| ring buffer | level | events/s (median) | drops (median) | capture bytes/event (median) | runs |"
+	echo "|---|---|---:|---:|---:|---:|"
+	for rb in 16 1; do
+		rates="" drops="" bpe=""
+		for i in $(seq "$runs"); do
+			"$OUTPUT/ascbpf" trace --level 2 --no-convert --force --ringbuf-size "$rb" -o "$tmp/rate" \
+				-- "$OUTPUT/npu_model/bin/npu_train" --scenario launch-storm --steps 20 >"$log" 2>&1 || continue
+			local ev dr by wall
+			ev=$(sed -n 's/^ascbpf: \([0-9]*\) events.*/\1/p' "$log" | tail -n 1)
+			dr=$(sed -n 's/.*), \([0-9]*\) dropped.*/\1/p' "$log" | tail -n 1)
+			by=$(sed -n 's/.* \([0-9]*\) bytes in .*/\1/p' "$log" | tail -n 1)
+			wall=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$log" | tail -n 1)
+			[ -n "$ev" ] && [ -n "$wall" ] || continue
+			rates="$rates $(awk -v e="$ev" -v w="$wall" 'BEGIN { printf "%.0f", e / w }')"
+			drops="$drops $dr"
+			bpe="$bpe $(awk -v b="$by" -v e="$ev" 'BEGIN { printf "%.2f", b / e }')"
+			rm -rf "$tmp/rate"
+		done
+		echo "| $rb MiB | 2 | $(echo $rates | tr ' ' '\n' | median) | $(echo $drops | tr ' ' '\n' | median) | $(echo $bpe | tr ' ' '\n' | median) | $(echo $rates | wc -w) |"
+	done
+	model_stop
+	echo
+	echo "Events/s counts every record the BPF side committed over npu_train's own wall time;"
+	echo "drops are ring-buffer reserve failures counted per CPU by BPF and reported by ascbpf."
+}
+
 : >"$tmp/body.md"
 want model && section "npu_model launch-storm throughput" "sudo BENCH_ONLY=model make bench" model_storm
+want rate && section "Highest event rate, drops and capture bytes per event" "sudo BENCH_ONLY=rate make bench" capture_rate
 want trace && [ -x tools/bench_trace.sh ] && section "Cost per traced call and workload slowdown" "sudo tools/bench_trace.sh $runs"
 want attach && [ -x tools/bench_attach.sh ] && section "Attach time and probe placement" "sudo tools/bench_attach.sh"
 want convert && [ -x tools/bench_convert.sh ] && section "Conversion throughput and memory" "tools/bench_convert.sh 5000000 $runs"
