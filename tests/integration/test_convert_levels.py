@@ -35,6 +35,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import trace_check as tc  # noqa: E402
 from npu_model import ModelDaemon  # noqa: E402
 
+# Not here: multi-rank (one process per rank: test_trace_ranks.py) and launch-storm,
+# whose runtime batches 32 SQEs of 32 launches into one halSqTaskSend: the SQE
+# record keeps ASC_MAX_SQES (8) headers, all inside the last launch, so 3 of 4
+# kernels have no submission and the kept ones the last launch's op (docs/convert.md).
 SCENARIOS = ["baseline", "transdata", "multi-stream", "mem-growth", "dispatch-bound", "oom",
              "native-optimizer", "fused-optimizer"]
 COMPUTE = {"0", "1", "2"}
