@@ -336,10 +336,7 @@ static void *reader(void *arg)
 		if (n == 0)
 			usleep(IDLE_SLEEP_US);
 	}
-	/* what the card wrote before stop */
-	while (drain_once(dt) > 0)
-		;
-	return NULL;
+	return NULL;	/* asc_devtime_stop() drains what is left, just before prof_stop */
 }
 
 struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_sink_fn sink,
@@ -408,6 +405,14 @@ void asc_devtime_stop(struct asc_devtime *dt)
 	dt->stop = 1;
 	pthread_join(dt->thread, NULL);
 	dt->running = 0;
+	/*
+	 * What the card wrote before the stop, read as late as possible: the
+	 * channel's records still unread at prof_stop are discarded with the
+	 * session and counted nowhere, so the last read is the one right before
+	 * it (a task completing in between is after the trace's gate closed).
+	 */
+	while (drain_once(dt) > 0)
+		;
 	if (dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_PROF_DROPS, &drops) || drops < 0)
 		drops = 0;
 	dt->stop_fn(dt->dev_id, CHANNEL);

@@ -236,7 +236,8 @@ void md_card_kick(struct md_card *c);
 int md_prof_start(struct md_card *c, uint32_t channel, const void *owner);
 int md_prof_stop(struct md_card *c, uint32_t channel, const void *owner);
 struct md_prof_session *md_prof_find(struct md_card *c, uint32_t channel, const void *owner);
-void md_prof_emit_task(struct md_card *c, const struct md_task *t);
+/* Returns how many channel-50 sessions received the task's records (journal key prof). */
+int md_prof_emit_task(struct md_card *c, const struct md_task *t);
 uint32_t md_prof_free_owner(struct md_card *c, const void *owner);
 /* Copies up to max records out of s into dst; returns records copied. */
 uint32_t md_prof_take(struct md_prof_session *s, uint8_t *dst, uint32_t max);

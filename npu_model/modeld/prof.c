@@ -104,7 +104,7 @@ uint32_t md_prof_free_owner(struct md_card *c, const void *owner)
 	return n;
 }
 
-void md_prof_emit_task(struct md_card *c, const struct md_task *t)
+int md_prof_emit_task(struct md_card *c, const struct md_task *t)
 {
 	struct StarsAcsqLog rec[2];
 	int i, emitted = 0;
@@ -124,10 +124,11 @@ void md_prof_emit_task(struct md_card *c, const struct md_task *t)
 		memcpy(s->ring + ((s->wr + 1) % NPU_PROF_RING_RECORDS) * REC_SIZE, &rec[1],
 		       REC_SIZE);
 		s->wr += 2;
-		emitted = 1;
+		emitted++;
 	}
 	if (emitted)
 		pthread_cond_broadcast(&c->prof_cond);
+	return emitted;
 }
 
 uint32_t md_prof_take(struct md_prof_session *s, uint8_t *dst, uint32_t max)
