@@ -47,6 +47,12 @@ const volatile __u32 comm_filter_on = 0;	/* --comm: adopt execs of comm_filter *
 const volatile char comm_filter[16] = {};
 const volatile __u32 loader_probe_id = 0;	/* probe id of the r_brk hook */
 const volatile __u32 follow_forks = 0;		/* children of traced processes are traced */
+/*
+ * --level (user/probes.h, ASC_SPEC_LEVEL1): below 1 the Enqueue and
+ * aclrtBinaryGetFunction sites emit no ENTER/EXIT, below 2 halSqTaskSend and
+ * rtFunctionRegister emit none (the loader attaches no uretprobe there then).
+ */
+const volatile __u32 trace_level = 2;
 
 /* ---- maps ---- */
 struct {
@@ -278,12 +284,14 @@ SEC("uprobe")
 int BPF_KPROBE(asc_opname_stdstr_enter, void *str)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx);
-	__u64 ts = bpf_ktime_get_ns();
 	struct { const void *data; __u64 len; } s = {};
+	__u32 id;
+	__u64 ts;
 
 	if (!gate(pid_tgid))
 		return 0;
+	id = bpf_get_attach_cookie(ctx);
+	ts = bpf_ktime_get_ns();
 	emit_enter(ctx, pid_tgid, id, ts);
 	if (bpf_probe_read_user(&s, sizeof(s), str) < 0)
 		s.len = 0;
@@ -296,29 +304,42 @@ SEC("uprobe")
 int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx);
-	__u64 ts = bpf_ktime_get_ns();
+	__u32 id;
+	__u64 ts;
 
 	if (!gate(pid_tgid))
 		return 0;
+	id = bpf_get_attach_cookie(ctx);
+	ts = bpf_ktime_get_ns();
 	emit_enter(ctx, pid_tgid, id, ts);
 	emit_opname(pid_tgid, id, ts, name, 0, 1);
 	return 0;
 }
 
-/* ---- task queue: QueueParas * (stream at 0, type at 8, correlation id at 32) ---- */
+/*
+ * ---- task queue: QueueParas * (stream at 0, type at 8, paramVal at 24,
+ * correlation id at 32) ----
+ * with_enter: an ENTER record first (the site has a uretprobe: a span).
+ */
+#define QP_COMPILE_AND_EXECUTE	1	/* paramVal -> ExecuteParas { char opType[100]; ... } */
+#define QP_EXECUTE_OPAPI	7	/* paramVal -> ExecuteParasOpApi { char opType[100]; ... } */
+#define QP_EXECUTE_OPAPI_V2	8	/* paramVal -> ExecuteParasOpApiV2 { std::string *opName; ... } */
 
-static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u32 side)
+static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u32 side,
+				       int with_enter)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx);
-	__u64 ts = bpf_ktime_get_ns();
 	struct asc_queue *q;
 	__u64 v[5] = {};
+	__u32 id;
+	__u64 ts;
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, id, ts);
+	id = bpf_get_attach_cookie(ctx);
+	ts = bpf_ktime_get_ns();
+	if (with_enter)
+		emit_enter(ctx, pid_tgid, id, ts);
 	q = reserve(sizeof(*q));
 	if (!q)
 		return 0;
@@ -329,6 +350,23 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 	q->correlation_id = v[4];
 	q->side = side;
 	submit(q);
+	if (side != ASC_QUEUE_ENQUEUE || !v[3])
+		return 0;
+	/*
+	 * The op name from the slot itself, so that OpCommand::RunOpApiV2 needs
+	 * no probe: an OPNAME right after the QUEUE, same tid, probe id and ts.
+	 */
+	if ((__u32)v[1] == QP_EXECUTE_OPAPI_V2) {
+		struct { const void *data; __u64 len; } str = {};
+		__u64 strp = 0;
+
+		if (bpf_probe_read_user(&strp, sizeof(strp), (void *)v[3]) < 0 || !strp ||
+		    bpf_probe_read_user(&str, sizeof(str), (void *)strp) < 0)
+			return 0;
+		emit_opname(pid_tgid, id, ts, str.data, str.len, 0);
+	} else if ((__u32)v[1] == QP_EXECUTE_OPAPI || (__u32)v[1] == QP_COMPILE_AND_EXECUTE) {
+		emit_opname(pid_tgid, id, ts, (void *)v[3], 0, 1);
+	}
 	return 0;
 }
 
@@ -339,7 +377,7 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 SEC("uprobe")
 int BPF_KPROBE(asc_enqueue_enter, void *self, void *qp)
 {
-	return queue_enter(ctx, qp, ASC_QUEUE_ENQUEUE);
+	return queue_enter(ctx, qp, ASC_QUEUE_ENQUEUE, trace_level >= 1);
 }
 
 /* at_npu::native::AsncExecFunc(void *data): a free function, QueueParas at arg0. */
@@ -347,7 +385,7 @@ int BPF_KPROBE(asc_enqueue_enter, void *self, void *qp)
 SEC("uprobe")
 int BPF_KPROBE(asc_dequeue_enter, void *qp)
 {
-	return queue_enter(ctx, qp, ASC_QUEUE_DEQUEUE);
+	return queue_enter(ctx, qp, ASC_QUEUE_DEQUEUE, 1);
 }
 
 /* ---- halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info) ---- */
@@ -356,16 +394,19 @@ SEC("uprobe")
 int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx);
-	__u64 ts = bpf_ktime_get_ns();
 	/* halTaskSendInfo: type, tsId, sqId, timeout, sqe_addr @16, sqe_num @24 */
 	struct { __u32 type, ts_id, sq_id; __s32 timeout; __u64 sqe_addr; __u32 sqe_num, pos; } ti;
 	struct asc_sqe *r;
-	__u32 i, n;
+	__u32 i, n, id;
+	__u64 ts;
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, id, ts);
+	id = bpf_get_attach_cookie(ctx);
+	ts = bpf_ktime_get_ns();
+	/* below Level2 the site is entry only (no hal* calls): the SQE record alone */
+	if (trace_level >= 2)
+		emit_enter(ctx, pid_tgid, id, ts);
 	r = reserve(sizeof(*r));
 	if (!r)
 		return 0;
@@ -388,6 +429,118 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 		r->nr_kept = i + 1;
 	}
 	submit(r);
+	return 0;
+}
+
+/*
+ * ---- kernel names (rare: kernel registration) ----
+ * aclrtBinaryGetFunction(binHandle, const char *kernelName, aclrtFuncHandle *funcHandle):
+ * the entry stashes kernelName and the out pointer per thread; the return,
+ * when it succeeded, reads *funcHandle and emits FUNCNAME.
+ * rtFunctionRegister(binHandle, const void *stubFunc, const char *stubName, ...):
+ * FUNCNAME at entry, handle = stubFunc.
+ * ENTER/EXIT as well only at the level that shows the call (1 for aclrt*, 2 for rt*).
+ */
+struct funcname_stash {
+	__u64 name;
+	__u64 out;
+	__u32 probe_id;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ASC_MAX_INFLIGHT);
+	__type(key, __u32);
+	__type(value, struct funcname_stash);
+} funcname_inflight SEC(".maps");
+
+static __always_inline void emit_funcname(__u64 pid_tgid, __u32 id, __u64 ts, __u64 handle,
+					  const char *name)
+{
+	struct asc_funcname *f = reserve(sizeof(*f));
+	long n;
+
+	if (!f)
+		return;
+	fill_hdr(&f->hdr, ASC_REC_FUNCNAME, sizeof(*f), pid_tgid, id, ts);
+	f->handle = handle;
+	f->flags = 0;
+	n = bpf_probe_read_user_str(f->name, sizeof(f->name), name);
+	if (n < 1) {
+		n = 1;
+		f->name[0] = 0;
+	}
+	f->len = n - 1;
+	if (n == sizeof(f->name))
+		f->flags = ASC_OPNAME_TRUNCATED;	/* may also be exactly 63 bytes */
+	submit(f);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_funcname_get_enter, void *bin, const char *name, void *out)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct funcname_stash st = {};
+	__u32 tid = (__u32)pid_tgid;
+
+	if (!gate(pid_tgid))
+		return 0;
+	st.probe_id = bpf_get_attach_cookie(ctx);
+	if (trace_level >= 1)
+		emit_enter(ctx, pid_tgid, st.probe_id, bpf_ktime_get_ns());
+	st.name = (__u64)name;
+	st.out = (__u64)out;
+	bpf_map_update_elem(&funcname_inflight, &tid, &st, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_funcname_get_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, id;
+	struct funcname_stash *st;
+	__u64 ts, ret, handle = 0;
+	struct asc_exit *x;
+
+	if (!gate(pid_tgid))
+		return 0;
+	id = bpf_get_attach_cookie(ctx);
+	ts = bpf_ktime_get_ns();
+	ret = PT_REGS_RC(ctx);
+	st = bpf_map_lookup_elem(&funcname_inflight, &tid);
+	if (st && st->probe_id == id && (__u32)ret == 0 &&
+	    bpf_probe_read_user(&handle, sizeof(handle), (void *)st->out) == 0 && handle)
+		emit_funcname(pid_tgid, id, ts, handle, (const char *)st->name);
+	if (st)
+		bpf_map_delete_elem(&funcname_inflight, &tid);
+	if (trace_level < 1)
+		return 0;
+	x = reserve(sizeof(*x));
+	if (!x)
+		return 0;
+	fill_hdr(&x->hdr, ASC_REC_EXIT, sizeof(*x), pid_tgid, id, ts);
+	x->ret = ret;
+	submit(x);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_funcname_reg_enter, void *bin, const void *stub, const char *name)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id;
+	__u64 ts;
+
+	if (!gate(pid_tgid))
+		return 0;
+	id = bpf_get_attach_cookie(ctx);
+	ts = bpf_ktime_get_ns();
+	if (trace_level >= 2)
+		emit_enter(ctx, pid_tgid, id, ts);
+	if (stub && name)
+		emit_funcname(pid_tgid, id, ts, (__u64)stub, name);
 	return 0;
 }
 

@@ -122,6 +122,16 @@ static void dump_fields(struct dumper *d, const void *rec, size_t size)
 		fstr(d, "name", o->name, strnlen(o->name, o->len));
 		break;
 	}
+	case ASC_REC_FUNCNAME: {
+		const struct asc_funcname *fn = rec;
+
+		fx(d, "handle", fn->handle);
+		fu(d, "len", fn->len);
+		fu(d, "flags", fn->flags);
+		fstr(d, "name", fn->name, strnlen(fn->name, fn->len < sizeof(fn->name) ?
+						  fn->len : sizeof(fn->name)));
+		break;
+	}
 	case ASC_REC_QUEUE: {
 		const struct asc_queue *q = rec;
 

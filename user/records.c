@@ -34,6 +34,7 @@ _Static_assert(sizeof(struct asc_text) == 32, "asc_text");
 _Static_assert(sizeof(struct asc_tensor) == 96, "asc_tensor");
 _Static_assert(sizeof(struct asc_pystack) == 416, "asc_pystack");
 _Static_assert(sizeof(struct asc_pyframe) == 40, "asc_pyframe");
+_Static_assert(sizeof(struct asc_funcname) == 104, "asc_funcname");
 
 struct rec_type {
 	const char *name;
@@ -54,6 +55,7 @@ static const struct rec_type rec_types[] = {
 	[ASC_REC_FDBIND]	= { "fdbind", sizeof(struct asc_fdbind), 0 },
 	[ASC_REC_PYSTACK]	= { "pystack", sizeof(struct asc_pystack), 0 },
 	[ASC_REC_TENSOR]	= { "tensor", sizeof(struct asc_tensor), 0 },
+	[ASC_REC_FUNCNAME]	= { "funcname", sizeof(struct asc_funcname), 0 },
 	[ASC_REC_DEVTASK]	= { "devtask", sizeof(struct asc_devtask), 0 },
 	[ASC_REC_PROBE]		= { "probe", sizeof(struct asc_probe), 1 },
 	[ASC_REC_CLOCK]		= { "clock", sizeof(struct asc_clock), 0 },
@@ -231,7 +233,8 @@ const char *asc_probe_kind_name(unsigned int kind)
 		[ASC_PK_OPNAME_CSTR] = "opname_cstr", [ASC_PK_ENQUEUE] = "enqueue",
 		[ASC_PK_DEQUEUE] = "dequeue", [ASC_PK_SQE_SEND] = "sqe_send",
 		[ASC_PK_MEM_REPORT] = "mem_report", [ASC_PK_STEP] = "step",
-		[ASC_PK_ATEN_OP] = "aten_op",
+		[ASC_PK_ATEN_OP] = "aten_op", [ASC_PK_FUNCNAME_GET] = "funcname_get",
+		[ASC_PK_FUNCNAME_REG] = "funcname_reg",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "?";

@@ -174,7 +174,9 @@ static void trace_usage(FILE *f)
 "  -p, --pid PID            trace this running process (repeatable: one output each)\n"
 "      --comm NAME          trace every process named NAME, also ones that start later\n"
 "      --activities LIST    cpu,npu (default both): framework layer / CANN, driver, device\n"
-"      --level N            0: no ioctls; 1 (default): + driver ioctls; 2: as 1, Level2 output\n"
+"      --level N            as torch_npu's ProfilerLevel: 0 (default): aten ops, task queue,\n"
+"                           kernels on the device; 1: + aclnn/aclop/aclrt API calls;\n"
+"                           2: + rt*/hal* calls and driver ioctls\n"
 "      --record-shapes      tensor shapes of aten ops (needs real PyTorch)\n"
 "      --profile-memory     allocator events (PTA, GE, APP)\n"
 "      --with-stack         user stack of every traced call, symbolised\n"
@@ -336,7 +338,7 @@ int asc_trace_parse_args(int argc, char **argv, struct asc_trace_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->activities = ASC_ACT_CPU | ASC_ACT_NPU;
-	o->level = 1;
+	o->level = 0;
 	o->ringbuf_mb = 16;
 	o->outdir = "./result";
 	o->rank_env = "RANK";
@@ -545,6 +547,50 @@ static int read_file(const char *path, char *buf, size_t len)
 	return n;
 }
 
+/*
+ * The torch_npu environment variables of profiler_metadata.json
+ * (ascend_output_format.md section 6.2), recorded at attach as CONFIG
+ * "env.NAME=value", "" when unset (as torch_npu writes them).
+ */
+static const char *const metadata_env_names[] = {
+	"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT",
+	"HOST_CACHE_CAPACITY", "ASCEND_ENHANCE_ENABLE", "PYTORCH_NPU_ALLOC_CONF",
+	"ASCEND_LAUNCH_BLOCKING", "HCCL_ALGO",
+};
+
+/*
+ * Copies the value of each of names[0..n) found in /proc/PID/environ into
+ * vals[i] (len bytes each, truncated), "" for the absent ones.  Returns 0 or
+ * -errno (the process is gone, or its environment is unreadable).
+ */
+static int env_strs(pid_t pid, const char *const *names, size_t n, char (*vals)[256])
+{
+	char path[64], *buf, *p;
+	size_t i;
+	int len;
+
+	for (i = 0; i < n; i++)
+		vals[i][0] = 0;
+	buf = malloc(1 << 16);
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	len = read_file(path, buf, 1 << 16);
+	if (len < 0) {
+		free(buf);
+		return len;
+	}
+	for (p = buf; p < buf + len; p += strlen(p) + 1)
+		for (i = 0; i < n; i++) {
+			size_t nl = strlen(names[i]);
+
+			if (!strncmp(p, names[i], nl) && p[nl] == '=')
+				snprintf(vals[i], sizeof(vals[i]), "%s", p + nl + 1);
+		}
+	free(buf);
+	return 0;
+}
+
 /* Value of NAME in /proc/PID/environ, as an int; -1 if absent. */
 static int env_int(pid_t pid, const char *name)
 {
@@ -731,6 +777,16 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 		}
 	}
 	switch (kind) {
+	case ASC_PK_FUNCNAME_GET:
+		*entry = sk->progs.asc_funcname_get_enter;
+		*ret = sk->progs.asc_funcname_get_exit;
+		break;
+	case ASC_PK_FUNCNAME_REG:
+		/* a Runtime@ call only at Level2; below, the FUNCNAME at entry is all */
+		*entry = sk->progs.asc_funcname_reg_enter;
+		if (t->o.level < 2)
+			*ret = NULL;
+		break;
 	case ASC_PK_OPNAME_STDSTR:
 		*entry = sk->progs.asc_opname_stdstr_enter;
 		break;
@@ -738,13 +794,19 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 		*entry = sk->progs.asc_opname_cstr_enter;
 		break;
 	case ASC_PK_ENQUEUE:
+		/* Level0: QUEUE (+ OPNAME) at entry only; the Dequeue span is what joins */
 		*entry = sk->progs.asc_enqueue_enter;
+		if (t->o.level < 1)
+			*ret = NULL;
 		break;
 	case ASC_PK_DEQUEUE:
 		*entry = sk->progs.asc_dequeue_enter;
 		break;
 	case ASC_PK_SQE_SEND:
+		/* hal* calls are Level2; below, the SQE record at entry is all */
 		*entry = sk->progs.asc_sqe_send_enter;
+		if (t->o.level < 2)
+			*ret = NULL;
 		break;
 	case ASC_PK_MEM_REPORT:
 		*entry = sk->progs.asc_mem_report_enter;
@@ -966,7 +1028,8 @@ static int plan_target(struct trace *t, struct target *tg, int quiet_enoent)
 		return -ENOMEM;
 	tg->plans = np;
 	memset(&tg->plans[tg->nr_plans], 0, sizeof(*np));
-	err = asc_probe_plan_build(tg->pid, t->families, t->next_id, &tg->plans[tg->nr_plans]);
+	err = asc_probe_plan_build_level(tg->pid, asc_probe_table, t->families, t->o.level,
+					 t->next_id, &tg->plans[tg->nr_plans]);
 	if (err == -ENOENT && !quiet_enoent) {
 		const struct asc_probe_plan *p = &tg->plans[tg->nr_plans];
 		char libs[512] = "";
@@ -1322,6 +1385,20 @@ static void append_config(struct trace *t, struct target *tg)
 	append_text(tg, ASC_REC_CONFIG, 0, buf);
 	snprintf(buf, sizeof(buf), "attach=%s", tg->is_child ? "launch" : "pid");
 	append_text(tg, ASC_REC_CONFIG, 0, buf);
+	{
+		enum { NR_ENV = sizeof(metadata_env_names) / sizeof(metadata_env_names[0]) };
+		static char vals[NR_ENV][256];
+		size_t k;
+
+		if (env_strs(tg->pid, metadata_env_names, NR_ENV, vals))
+			asc_warn("trace: pid %d: environment not readable: profiler_metadata.json "
+				 "gets empty values\n", tg->pid);
+		for (k = 0; k < NR_ENV; k++) {
+			snprintf(buf, sizeof(buf), "env.%s=%.255s", metadata_env_names[k],
+				 vals[k]);
+			append_text(tg, ASC_REC_CONFIG, 0, buf);
+		}
+	}
 	if (o->cmd) {
 		size_t pos = snprintf(buf, sizeof(buf), "cmd=");
 
@@ -1906,6 +1983,7 @@ static int open_and_load(struct trace *t)
 	sk->rodata->with_stack = t->o.with_stack;
 	sk->rodata->stop_tgid = t->have_child ? t->child.pid : 0;
 	sk->rodata->follow_forks = t->have_child;
+	sk->rodata->trace_level = t->o.level;
 	sk->rodata->loader_probe_id = ASC_LOADER_PROBE_ID;
 	/* wake the consumer only once half the ring is full (it polls every POLL_MS) */
 	sk->rodata->wakeup_bytes = ((uint64_t)t->o.ringbuf_mb << 20) / 2;
@@ -1920,7 +1998,7 @@ static int open_and_load(struct trace *t)
 		bpf_program__set_autoload(sk->progs.asc_exec, false);
 	if (!t->have_child)
 		bpf_program__set_autoload(sk->progs.asc_fork, false);
-	if (!(t->o.activities & ASC_ACT_NPU) || t->o.level < 1) {
+	if (!(t->o.activities & ASC_ACT_NPU) || t->o.level < 2) {
 		bpf_program__set_autoload(sk->progs.asc_ioctl_enter, false);
 		bpf_program__set_autoload(sk->progs.asc_ioctl_exit, false);
 		bpf_program__set_autoload(sk->progs.asc_close_enter, false);

@@ -42,7 +42,7 @@ try:
     t = tc.Target(d, [-1, 20, 500], {"RANK": "3"}, "mid")
     targets.append(t)
     out = os.path.join(d, "out1")
-    r = tc.run_ascbpf(["trace", "-p", str(t.pid), "-o", out, "--no-convert", "--duration", "1.5"])
+    r = tc.run_ascbpf(["trace", "--level", "2", "-p", str(t.pid), "-o", out, "--no-convert", "--duration", "1.5"])
     tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
     tc.check(t.p.poll() is None, "the target died while traced")
     t.stop()
@@ -56,7 +56,7 @@ try:
     t = tc.Target(d, [10, 50, 2000], None, "exit")
     targets.append(t)
     out = os.path.join(d, "out2")
-    r = tc.run_ascbpf(["trace", "-p", str(t.pid), "-o", out, "--no-convert"], timeout=60)
+    r = tc.run_ascbpf(["trace", "--level", "2", "-p", str(t.pid), "-o", out, "--no-convert"], timeout=60)
     tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
     tc.check("exited" in r.stderr, "no word about the target's exit")
     t.p.wait(timeout=30)
@@ -70,7 +70,7 @@ try:
     b = tc.Target(d, [-1, 20, 500], {"RANK": "1"}, "b")
     targets += [a, b]
     out = os.path.join(d, "out3")
-    r = tc.run_ascbpf(["trace", "-p", str(a.pid), "-p", str(b.pid), "-o", out, "--no-convert",
+    r = tc.run_ascbpf(["trace", "--level", "2", "-p", str(a.pid), "-p", str(b.pid), "-o", out, "--no-convert",
                        "--duration", "1.5"])
     tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
     a.stop()

@@ -22,7 +22,7 @@ try:
     early = tc.Target(d, [-1, 10, 1000], None, "early")
     ts.append(early)
     out = os.path.join(d, "out")
-    asc = subprocess.Popen([tc.ASCBPF, "trace", "--comm", "tt", "-o", out, "--no-convert",
+    asc = subprocess.Popen([tc.ASCBPF, "trace", "--level", "2", "--comm", tc.TT_COMM, "-o", out, "--no-convert",
                             "--duration", "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
     time.sleep(1.0)

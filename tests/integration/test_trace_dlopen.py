@@ -21,7 +21,7 @@ try:
     maps = open("/proc/%d/maps" % t.pid).read()
     tc.check("libascendcl.so" not in maps, "libascendcl.so mapped before the dlopen")
     out = os.path.join(d, "out")
-    r = tc.run_ascbpf(["trace", "-p", str(t.pid), "-o", out, "--no-convert", "-v"], timeout=60)
+    r = tc.run_ascbpf(["trace", "--level", "2", "-p", str(t.pid), "-o", out, "--no-convert", "-v"], timeout=60)
     tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
     t.p.wait(timeout=30)
     recs = tc.records(os.path.join(out, "ascbpf-%d.cap" % t.pid))

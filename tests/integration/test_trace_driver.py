@@ -46,7 +46,7 @@ def run(mode):
             os.mkdir(jdir)
             env = m.env(NPU_MODEL_JOURNAL=jdir, NPU_MODEL_SQ_MODE=mode)
             out = os.path.join(d, "out")
-            r = tc.run_ascbpf(["trace", "-o", out, "--no-convert", "--", m.bin("npu_halclient"),
+            r = tc.run_ascbpf(["trace", "--level", "2", "-o", out, "--no-convert", "--", m.bin("npu_halclient"),
                                "run", "--streams", "3", "--tasks", "300", "--batch", "4",
                                "--alloc", "1048576"], env=env)
             tc.check(r.returncode == 0, "trace exited %d" % r.returncode)

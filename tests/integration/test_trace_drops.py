@@ -23,7 +23,7 @@ try:
     j = os.path.join(d, "journal")
     env = dict(os.environ, TT_LIBDIR=d, TT_JOURNAL=j)
     out = os.path.join(d, "out")
-    a = subprocess.Popen([tc.ASCBPF, "trace", "-o", out, "--no-convert", "--ringbuf-size", "1",
+    a = subprocess.Popen([tc.ASCBPF, "trace", "--level", "2", "-o", out, "--no-convert", "--ringbuf-size", "1",
                           "--", os.path.join(d, "tt"), "20", "10000", "0"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = a.stdout.readline()		# the target's "ready": its libraries are attached

@@ -18,7 +18,7 @@ try:
     jpath = os.path.join(d, "journal.launch")
     env = dict(os.environ, TT_LIBDIR=d, TT_JOURNAL=jpath)
     out = os.path.join(d, "out")
-    r = tc.run_ascbpf(["trace", "-o", out, "--no-convert", "--", os.path.join(d, "tt"),
+    r = tc.run_ascbpf(["trace", "--level", "2", "-o", out, "--no-convert", "--", os.path.join(d, "tt"),
                        "6", "40", "200"], env=env)
     tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
     caps = [f for f in os.listdir(out) if f.endswith(".cap")]

@@ -46,7 +46,7 @@ try:
         time.sleep(1.0)
         tc.check(p.poll() is None, "npu_train died")
         out = os.path.join(d, "out")
-        r = tc.run_ascbpf(["trace", "-p", str(p.pid), "-o", out, "--no-convert",
+        r = tc.run_ascbpf(["trace", "--level", "2", "-p", str(p.pid), "-o", out, "--no-convert",
                            "--duration", "2"], timeout=120)
         tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
         time.sleep(0.3)

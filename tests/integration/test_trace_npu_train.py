@@ -71,7 +71,7 @@ def run(scenario, steps):
             jdir = os.path.join(d, "journal")
             os.mkdir(jdir)
             out = os.path.join(d, "out")
-            r = tc.run_ascbpf(["trace", "-o", out, "--no-convert", "--profile-memory", "--",
+            r = tc.run_ascbpf(["trace", "--level", "2", "-o", out, "--no-convert", "--profile-memory", "--",
                                m.bin("npu_train"), "--scenario", scenario, "--steps",
                                str(steps)], env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
             tc.check(r.returncode == 0, "%s: trace exited %d" % (scenario, r.returncode))

@@ -33,7 +33,7 @@ try:
         jdir = os.path.join(d, "journal")
         os.mkdir(jdir)
         out = os.path.join(d, "out")
-        r = tc.run_ascbpf(["trace", "-o", out, "--no-convert", "--", m.bin("npu_train"),
+        r = tc.run_ascbpf(["trace", "--level", "2", "-o", out, "--no-convert", "--", m.bin("npu_train"),
                            "--scenario", "multi-rank", "--steps", str(STEPS)],
                           env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
         tc.check(r.returncode == 0, "trace exited %d" % r.returncode)

@@ -38,7 +38,7 @@ def run(d, spec, params, nsteps=12, per_step=20):
     jpath = os.path.join(d, "journal." + spec.replace(",", "_").replace("=", ""))
     env = dict(os.environ, TT_LIBDIR=d, TT_JOURNAL=jpath)
     out = os.path.join(d, "out." + str(len(os.listdir(d))))
-    r = tc.run_ascbpf(["trace", "-o", out, "--no-convert", "--schedule", spec, "--",
+    r = tc.run_ascbpf(["trace", "--level", "2", "-o", out, "--no-convert", "--schedule", spec, "--",
                        os.path.join(d, "tt"), str(nsteps), str(per_step), "100"], env=env)
     tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
     caps = [f for f in os.listdir(out) if f.endswith(".cap")]

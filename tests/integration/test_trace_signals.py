@@ -43,7 +43,7 @@ try:
         t = tc.Target(d, [-1, 10, 1000], None, "sig%d" % sig)
         targets.append(t)
         out = os.path.join(d, "out%d" % sig)
-        a = subprocess.Popen([tc.ASCBPF, "trace", "-p", str(t.pid), "-o", out, "--no-convert"],
+        a = subprocess.Popen([tc.ASCBPF, "trace", "--level", "2", "-p", str(t.pid), "-o", out, "--no-convert"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)
         a.send_signal(sig)
@@ -62,7 +62,7 @@ try:
     t = tc.Target(d, [-1, 10, 1000], None, "kill")
     targets.append(t)
     out = os.path.join(d, "outkill")
-    a = subprocess.Popen([tc.ASCBPF, "trace", "-p", str(t.pid), "-o", out, "--no-convert"],
+    a = subprocess.Popen([tc.ASCBPF, "trace", "--level", "2", "-p", str(t.pid), "-o", out, "--no-convert"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.5)
     a.kill()
@@ -79,7 +79,7 @@ try:
     # kill lands around the loader hook; it must never stay stopped
     j = os.path.join(d, "journal.cmdkill")
     env = dict(os.environ, TT_LIBDIR=d, TT_JOURNAL=j)
-    a = subprocess.Popen([tc.ASCBPF, "trace", "-o", os.path.join(d, "outcmd"), "--no-convert",
+    a = subprocess.Popen([tc.ASCBPF, "trace", "--level", "2", "-o", os.path.join(d, "outcmd"), "--no-convert",
                           "--", os.path.join(d, "tt"), "-1", "10", "1000", "1000"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = a.stdout.readline()

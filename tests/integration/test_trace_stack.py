@@ -29,7 +29,7 @@ try:
     tc.build(d)
     env = dict(os.environ, TT_LIBDIR=d, TT_JOURNAL=os.path.join(d, "j"))
     out = os.path.join(d, "out")
-    r = tc.run_ascbpf(["trace", "-o", out, "--no-convert", "--with-stack", "--",
+    r = tc.run_ascbpf(["trace", "--level", "2", "-o", out, "--no-convert", "--with-stack", "--",
                        os.path.join(d, "tt"), "3", "10", "0"], env=env)
     tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
     caps = [f for f in os.listdir(out) if f.endswith(".cap")]

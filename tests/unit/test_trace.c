@@ -34,7 +34,7 @@ static void test_defaults(void **state)
 	assert_int_equal(o.nr_pids, 1);
 	assert_int_equal(o.pids[0], 42);
 	assert_int_equal(o.activities, ASC_ACT_CPU | ASC_ACT_NPU);
-	assert_int_equal(o.level, 1);
+	assert_int_equal(o.level, 0);	/* torch_npu's default ProfilerLevel.Level0 */
 	assert_int_equal(o.ringbuf_mb, 16);
 	assert_string_equal(o.outdir, "./result");
 	assert_string_equal(o.rank_env, "RANK");
