@@ -236,8 +236,12 @@ void md_card_kick(struct md_card *c);
 int md_prof_start(struct md_card *c, uint32_t channel, const void *owner);
 int md_prof_stop(struct md_card *c, uint32_t channel, const void *owner);
 struct md_prof_session *md_prof_find(struct md_card *c, uint32_t channel, const void *owner);
-/* Returns how many channel-50 sessions received the task's records (journal key prof). */
-int md_prof_emit_task(struct md_card *c, const struct md_task *t);
+/*
+ * Returns how many channel-50 sessions received the task's records (journal key
+ * prof); *dropped says how many lost them to a full ring (key prof_drop).
+ */
+int md_prof_emit_task_counted(struct md_card *c, const struct md_task *t, int *dropped);
+int md_prof_emit_task(struct md_card *c, const struct md_task *t);	/* without *dropped */
 uint32_t md_prof_free_owner(struct md_card *c, const void *owner);
 /* Copies up to max records out of s into dst; returns records copied. */
 uint32_t md_prof_take(struct md_prof_session *s, uint8_t *dst, uint32_t max);

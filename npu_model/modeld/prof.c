@@ -104,10 +104,12 @@ uint32_t md_prof_free_owner(struct md_card *c, const void *owner)
 	return n;
 }
 
-int md_prof_emit_task(struct md_card *c, const struct md_task *t)
+int md_prof_emit_task_counted(struct md_card *c, const struct md_task *t, int *dropped)
 {
 	struct StarsAcsqLog rec[2];
 	int i, emitted = 0;
+
+	*dropped = 0;
 
 	md_stars_log(rec, t, md_counter_at(c, t->start_ns), md_counter_at(c, t->end_ns));
 	for (i = 0; i < MD_MAX_PROF_SESSIONS; i++) {
@@ -118,6 +120,7 @@ int md_prof_emit_task(struct md_card *c, const struct md_task *t)
 		/* Both records or neither: a reader never sees a start without its end. */
 		if (s->wr - s->rd + 2 > NPU_PROF_RING_RECORDS) {
 			s->dropped += 2;
+			(*dropped)++;
 			continue;
 		}
 		memcpy(s->ring + (s->wr % NPU_PROF_RING_RECORDS) * REC_SIZE, &rec[0], REC_SIZE);
@@ -129,6 +132,13 @@ int md_prof_emit_task(struct md_card *c, const struct md_task *t)
 	if (emitted)
 		pthread_cond_broadcast(&c->prof_cond);
 	return emitted;
+}
+
+int md_prof_emit_task(struct md_card *c, const struct md_task *t)
+{
+	int dropped;
+
+	return md_prof_emit_task_counted(c, t, &dropped);
 }
 
 uint32_t md_prof_take(struct md_prof_session *s, uint8_t *dst, uint32_t max)

@@ -411,7 +411,7 @@ static const char *kernel_name_of(const struct md_task *t, char *buf, size_t len
 static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t)
 {
 	uint64_t c0 = md_counter_at(c, t->start_ns), c1 = md_counter_at(c, t->end_ns);
-	int prof = 0;
+	int prof = 0, prof_drop = 0;
 
 	sq->last_end_ns = t->end_ns;
 	if (t->error != MD_ERR_INVALID_SQE && t->sqe.kind == NPU_SQE_KIND_EVENT_RECORD) {
@@ -427,20 +427,20 @@ static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t
 		post_cqe(c, sq, t);
 	}
 	if (c->prof_active)
-		prof = md_prof_emit_task(c, t);
+		prof = md_prof_emit_task_counted(c, t, &prof_drop);
 	if (npu_journal_on) {
 		char name[NPU_SQE_KERNEL_NAME_LEN + 1];
 
 		npu_journal_write("exec", "pid=%d\tdev=%u\tstream=%u\ttask=%u\twrap=%u\tt0=%llu\t"
 				  "t1=%llu\tc0=%llu\tc1=%llu\tkernel=%s\tsq=%u\tflip=%u\t"
-				  "sqe_type=%u\tblock_dim=%u\tstatus=%s\tprof=%d",
+				  "sqe_type=%u\tblock_dim=%u\tstatus=%s\tprof=%d\tprof_drop=%d",
 				  (int)sq->pid, c->index, t->sqe.header.rtStreamId,
 				  t->sqe.header.taskId, t->wrap, (unsigned long long)t->start_ns,
 				  (unsigned long long)t->end_ns, (unsigned long long)c0,
 				  (unsigned long long)c1, kernel_name_of(t, name, sizeof(name)),
 				  sq->id, t->sqe.flip, t->sqe.header.type, t->sqe.header.blockDim,
 				  !t->error ? "ok" :
-				  t->error == MD_ERR_TIMEOUT ? "timeout" : "invalid", prof);
+				  t->error == MD_ERR_TIMEOUT ? "timeout" : "invalid", prof, prof_drop);
 	}
 	sq->head++;
 	sq->done++;
