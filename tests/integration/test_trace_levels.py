@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""ascbpf trace's levels against npu_model's ground truth (npu_train, with
+TASK_QUEUE_ENABLE on, so Enqueue and AsncExecFunc run on two threads).
+
+Default level (0, as torch_npu's ProfilerLevel.Level0), scenario transdata
+(aclnn and aclop ops, copies, events):
+* CONFIG level=0 and one env.NAME CONFIG per profiler_metadata.json
+  variable: the values the process was started with, "" for unset ones;
+* only Level0 probes are attached (no plain API call sites), and the only
+  ENTER/EXIT pairs are aten ops and AsncExecFunc (the Dequeue span);
+* the QUEUE records are the journal's (side, correlation id, stream, type);
+* every Enqueue of an EXECUTE_OPAPI_V2 slot is followed by an OPNAME (same
+  tid, probe id, time) naming the journal's op of the enclosing
+  OpCommand::RunOpApiV2; aclop slots (COMPILE_AND_EXECUTE) name a non-empty op
+  type; other slots have none;
+* the SQE records hold the journal's (stream, task id) of every task;
+* FUNCNAME records: one per successful aclrtBinaryGetFunction of the
+  journal, with its kernel name and a non-zero handle, and one per
+  rtFunctionRegister.
+Level 1 adds the AscendCL calls (aclnn*, aclrt*) but no rt*/hal* call and
+no ioctl; level 2 adds both (counts equal the journal's)."""
+import collections
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import trace_check as tc  # noqa: E402
+from npu_model import ModelDaemon, read_journal  # noqa: E402
+
+ENV = {"ASCEND_GLOBAL_LOG_LEVEL": "3", "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+       "HCCL_ALGO": "level0:NA;level1:ring"}
+UNSET = ["HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT", "HOST_CACHE_CAPACITY",
+         "ASCEND_ENHANCE_ENABLE", "ASCEND_LAUNCH_BLOCKING"]
+RUN_OP_API_V2 = ("_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_"
+                 "traitsIcESaIcEEERKSt8functionIFivEEb")
+ENQUEUE = "_ZN7c10_npu10Repository7EnqueueEPv"
+DEQUEUE = "_ZN6at_npu6native12AsncExecFuncEPv"
+
+
+def trace(level, scenario, steps):
+    d = tc.workdir()
+    with ModelDaemon(cards=1, journal=True) as m:
+        jdir = os.path.join(d, "journal")
+        os.mkdir(jdir)
+        out = os.path.join(d, "out")
+        args = ["trace"] + ([] if level is None else ["--level", str(level)])
+        env = m.env(NPU_MODEL_JOURNAL=jdir, **ENV)
+        for name in UNSET:
+            env.pop(name, None)
+        r = tc.run_ascbpf(args + ["-o", out, "--no-convert", "--", m.bin("npu_train"),
+                                  "--scenario", scenario, "--steps", str(steps)],
+                          env=env, timeout=240)
+        tc.check(r.returncode == 0, "level %s: trace exited %d" % (level, r.returncode))
+        m.proc.send_signal(signal.SIGTERM)	# flushes the daemon's journal
+        m.proc.wait(timeout=30)
+        caps = [f for f in os.listdir(out) if f.endswith(".cap")]
+        tc.check(len(caps) == 1, "captures %s" % caps)
+        recs = tc.records(os.path.join(out, caps[0]))
+        j = read_journal(jdir)
+    st = tc.stats(recs)
+    tc.check(st["drops"] == 0, "level %s: drops %s" % (level, st))
+    return recs, j
+
+
+# enum asc_probe_kind (user/probes.h), as ascbpf dump prints a probe's kind
+KIND = {1: "call", 2: "opname_stdstr", 3: "opname_cstr", 4: "enqueue", 5: "dequeue",
+        6: "sqe_send", 7: "mem_report", 8: "step", 9: "aten_op", 10: "funcname_get",
+        11: "funcname_reg"}
+
+
+def probes_of(recs):
+    out = {}
+    for p in recs:
+        if p["type"] == "probe":
+            out[p["probe_id"]] = dict(p, kind=KIND.get(p["kind"], p["kind"]))
+    return out
+
+
+def config(recs):
+    out = {}
+    for r in recs:
+        if r["type"] == "config":
+            k, _, v = r["text"].partition("=")
+            out[k] = v
+    return out
+
+
+def check_level0(recs, j):
+    cfg = config(recs)
+    tc.check(cfg.get("level") == "0", "default level is %r, not 0" % cfg.get("level"))
+    for name, value in ENV.items():
+        tc.check(cfg.get("env." + name) == value, "env.%s = %r, started with %r" %
+                 (name, cfg.get("env." + name), value))
+    for name in UNSET:
+        tc.check(cfg.get("env." + name) == "", "unset env.%s = %r" % (name, cfg.get("env." + name)))
+
+    probes = probes_of(recs)
+    kinds = collections.Counter(p["kind"] for p in probes.values())
+    tc.check(kinds["call"] == 0, "level 0 attached %d plain call sites" % kinds["call"])
+    for need in ("enqueue", "dequeue", "sqe_send", "funcname_get", "aten_op"):
+        tc.check(kinds[need] > 0, "level 0 lacks %s probes: %s" % (need, dict(kinds)))
+    tc.check(not any(p["symbol"] == RUN_OP_API_V2 for p in probes.values()),
+             "RunOpApiV2 probed at level 0")
+    spans = collections.Counter(probes[r["probe_id"]]["kind"] for r in recs
+                                if r["type"] in ("enter", "exit") and r["probe_id"] in probes)
+    tc.check(set(spans) == {"aten_op", "dequeue"}, "level 0 ENTER/EXIT of %s" % dict(spans))
+    ccalls, unpaired = tc.calls(recs)
+    tc.check(not unpaired, "level 0: %d unpaired records" % len(unpaired))
+
+    # queue records and the op names read from the slots
+    jq = collections.Counter((x["side"], int(x["corr"]), int(x["stream"], 0), int(x["type"]))
+                             for k, x in j if k == "queue")
+    cq = collections.Counter(("enqueue" if q["side"] == 0 else "dequeue", q["correlation_id"],
+                              q["stream"], q["param_type"]) for q in recs if q["type"] == "queue")
+    tc.check(jq == cq, "queue records differ: %s / %s" %
+             (list((jq - cq).items())[:3], list((cq - jq).items())[:3]))
+    runop = [(int(x["tid"]), int(x["t0"]), int(x["t1"]), x["op"]) for k, x in j
+             if k == "api" and x["name"] == RUN_OP_API_V2]
+    op_of = {}
+    for k, x in j:
+        if k == "api" and x["name"] == ENQUEUE:
+            tid, t0, t1 = int(x["tid"]), int(x["t0"]), int(x["t1"])
+            outer = [op for rt, r0, r1, op in runop if rt == tid and r0 <= t0 and t1 <= r1]
+            if outer:
+                op_of[int(x["corr"])] = outer[-1]
+    tc.check(op_of, "no RunOpApiV2 encloses an Enqueue in the journal")
+    n_v2 = n_aclop = 0
+    for i, r in enumerate(recs):
+        if r["type"] != "queue" or r["side"] != 0:
+            continue
+        nxt = recs[i + 1] if i + 1 < len(recs) else {}
+        named = (nxt.get("type") == "opname" and nxt["tid"] == r["tid"] and
+                 nxt["probe_id"] == r["probe_id"] and nxt["ts_ns"] == r["ts_ns"])
+        if r["param_type"] == 8:
+            tc.check(named, "EXECUTE_OPAPI_V2 slot %d has no OPNAME" % r["correlation_id"])
+            want = op_of.get(r["correlation_id"])
+            tc.check(want is not None, "slot %d: no journal op" % r["correlation_id"])
+            tc.check(nxt["name"] == want, "slot %d: OPNAME %r, journal %r" %
+                     (r["correlation_id"], nxt["name"], want))
+            n_v2 += 1
+        elif r["param_type"] == 1:
+            tc.check(named and nxt["name"], "aclop slot %d has no op type" % r["correlation_id"])
+            n_aclop += 1
+        else:
+            tc.check(not named, "slot %d of type %d has an OPNAME" %
+                     (r["correlation_id"], r["param_type"]))
+    tc.check(n_v2 > 0 and n_aclop > 0, "%d opapi and %d aclop slots" % (n_v2, n_aclop))
+
+    # submissions
+    jt = collections.Counter((int(x["stream"]), int(x["task"])) for k, x in j if k == "task")
+    ct = collections.Counter()
+    for s in (r for r in recs if r["type"] == "sqe"):
+        for h in s["sqe"][:s["nr_kept"]]:
+            ct[(h["stream_id"], h["task_id"])] += 1
+    tc.check(jt == ct, "SQE tasks differ: %s / %s" %
+             (list((jt - ct).items())[:3], list((ct - jt).items())[:3]))
+
+    # kernel names
+    get = [x["op"] for k, x in j if k == "api" and x["name"] == "aclrtBinaryGetFunction" and
+           int(x["ret"]) == 0]
+    reg = [x for k, x in j if k == "api" and x["name"] == "rtFunctionRegister"]
+    fget = [r for r in recs if r["type"] == "funcname" and
+            probes[r["probe_id"]]["kind"] == "funcname_get"]
+    freg = [r for r in recs if r["type"] == "funcname" and
+            probes[r["probe_id"]]["kind"] == "funcname_reg"]
+    tc.check(get and sorted(get) == sorted(f["name"] for f in fget),
+             "aclrtBinaryGetFunction names: journal %s, capture %s" %
+             (sorted(get)[:5], sorted(f["name"] for f in fget)[:5]))
+    tc.check(len(freg) == len(reg), "rtFunctionRegister: journal %d, capture %d" %
+             (len(reg), len(freg)))
+    for f in fget + freg:
+        tc.check(f["handle"] != 0 and f["name"], "bad FUNCNAME %s" % f)
+    by_handle = collections.defaultdict(set)
+    for f in fget:
+        by_handle[f["handle"]].add(f["name"])
+    tc.check(all(len(v) == 1 for v in by_handle.values()), "one handle, two names")
+    print("level 0: %d queue records, %d opapi + %d aclop names, %d tasks, %d + %d kernel names"
+          % (sum(cq.values()), n_v2, n_aclop, sum(ct.values()), len(fget), len(freg)))
+
+
+def api_counts(recs, j):
+    probes = probes_of(recs)
+    ccalls, unpaired = tc.calls(recs)
+    tc.check(not unpaired, "%d unpaired records" % len(unpaired))
+    cn = collections.Counter(c[0] for c in ccalls)
+    jn = collections.Counter(x["name"] for k, x in j if k == "api")
+    return probes, cn, jn
+
+
+def check_level(level, recs, j):
+    probes, cn, jn = api_counts(recs, j)
+    cfg = config(recs)
+    tc.check(cfg.get("level") == str(level), "level config %r" % cfg.get("level"))
+    acl = [n for n in cn if n.startswith(("aclnn", "aclrt"))]
+    rt = [n for n in cn if n.startswith(("rt", "hal"))]
+    tc.check(acl, "level %d: no AscendCL calls" % level)
+    for n in acl:
+        tc.check(cn[n] == jn[n], "level %d: %s journal %d, capture %d" % (level, n, jn[n], cn[n]))
+    nioctl = sum(1 for r in recs if r["type"] == "ioctl")
+    if level == 1:
+        tc.check(not rt, "level 1 has runtime/driver calls %s" % rt[:5])
+        tc.check(nioctl == 0, "level 1 has %d ioctls" % nioctl)
+    else:
+        tc.check(rt and nioctl, "level 2: %d rt/hal functions, %d ioctls" % (len(rt), nioctl))
+        for n in rt:
+            if n in jn:
+                tc.check(cn[n] == jn[n], "level 2: %s journal %d, capture %d" %
+                         (n, jn[n], cn[n]))
+        jio = sum(1 for k, x in j if k == "ioctl")
+        tc.check(jio == 0 or nioctl >= 1, "no ioctls")
+    print("level %d: %d AscendCL functions, %d rt/hal functions, %d ioctls" %
+          (level, len(acl), len(rt), nioctl))
+
+
+def main():
+    recs, j = trace(None, "transdata", 2)
+    check_level0(recs, j)
+    for level in (1, 2):
+        recs, j = trace(level, "baseline", 2)
+        check_level(level, recs, j)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
