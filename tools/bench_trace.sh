@@ -12,13 +12,15 @@
 #      none      no tracer
 #      floor     bpftrace with empty uprobe + uretprobe on the same two
 #                functions at the same offset (the kernel's uprobe cost alone)
-#      ascbpf    ascbpf trace -p PID --no-convert (every layer on)
+#      ascbpf    ascbpf trace -p PID --no-convert --level 1 (aclrt* calls are
+#                Level1: the default level 0 does not probe them at all)
 #      bpftrace  bpftrace writing the same capture: tid and entry/exit times
 #                of every call through its ring buffer
 #    cost/call = (variant ns per call - none ns per call); ratio = cost/floor.
 # 2. npu_train slowdown (baseline, launch-storm), when npu_model's npu_train
 #    is built: the workload's own wall_s (its training loop, not ascbpf's
-#    start-up) untraced vs under `ascbpf trace -- npu_train ...`.
+#    start-up) untraced vs under `ascbpf trace --level N -- npu_train ...`,
+#    for the default level 0 and for levels 1 and 2.
 # Medians over RUNS (default 5).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +50,8 @@ def run_variant(v):
     line = p.stdout.readline()		# "ready PID"
     tool = None
     if v == "ascbpf":
-        tool = subprocess.Popen([tc.ASCBPF, "trace", "-p", str(p.pid), "--no-convert",
+        tool = subprocess.Popen([tc.ASCBPF, "trace", "--level", "1", "-p", str(p.pid),
+                                 "--no-convert",
                                  "--force", "-o", os.path.join(d, "out")],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     elif v in ("floor", "bpftrace"):
@@ -102,8 +105,8 @@ else:
     from npu_model import ModelDaemon
     print("## npu_train slowdown under ascbpf trace (%d runs, median of the workload's own "
           "wall_s, %d steps)\n" % (RUNS, TRAIN_STEPS))
-    print("| scenario | untraced (s) | traced (s) | slowdown |")
-    print("|---|---|---|---|")
+    print("| scenario | level | untraced (s) | traced (s) | slowdown |")
+    print("|---|---|---|---|---|")
 
     def wall(out):
         m = re.search(r"wall_s=([0-9.]+)", out)
@@ -113,16 +116,21 @@ else:
         for sc in ("baseline", "launch-storm"):
             steps = TRAIN_STEPS if sc == "baseline" else 2
             cmd = [train, "--scenario", sc, "--steps", str(steps)]
-            t0s, t1s = [], []
-            for r in range(RUNS):
+            levels = (0, 1, 2)
+            t0s, t1s = [], {lv: [] for lv in levels}
+            for r in range(RUNS):	# untraced and each level in rotation
                 t0s.append(wall(subprocess.run(cmd, env=m.env(), capture_output=True,
                                                text=True).stdout))
-                t1s.append(wall(subprocess.run(
-                    [tc.ASCBPF, "trace", "--no-convert", "--force", "-o",
-                     os.path.join(d, "tr"), "--"] + cmd, env=m.env(), capture_output=True,
-                    text=True).stdout))
-            a, b = statistics.median(t0s), statistics.median(t1s)
-            print("| %s (%d steps) | %.3f | %.3f | %+.1f%% |" % (sc, steps, a, b,
-                                                              (b / a - 1) * 100))
+                for lv in levels:
+                    t1s[lv].append(wall(subprocess.run(
+                        [tc.ASCBPF, "trace", "--level", str(lv), "--no-convert", "--force",
+                         "-o", os.path.join(d, "tr"), "--"] + cmd, env=m.env(),
+                        capture_output=True, text=True).stdout))
+            a = statistics.median(t0s)
+            for lv in levels:
+                b = statistics.median(t1s[lv])
+                print("| %s (%d steps) | %d%s | %.3f | %.3f | %+.1f%% |" %
+                      (sc, steps, lv, " (default)" if lv == 0 else "", a, b,
+                       (b / a - 1) * 100))
 shutil.rmtree(d, ignore_errors=True)
 PY
