@@ -238,7 +238,7 @@ struct tstate {
 	int32_t last_op;	/* op created by the latest ENTER on this thread (for STACK) */
 	int32_t enter_op;	/* the same, kept for TENSOR / PYSTACK records */
 	uint32_t enter_probe;
-	int32_t last_queue;	/* queues index of the latest QUEUE record on this thread, or -1 */
+	int32_t last_queue;	/* queues index of this thread's latest Enqueue QUEUE, or -1 */
 	uint32_t last_queue_probe;
 	uint64_t last_queue_ts;
 	uint32_t npend;
@@ -253,7 +253,7 @@ struct probe_info {
 	uint8_t is_launch_api;	/* aclnn* (not GetWorkspaceSize) / aclop*: names kernels */
 	uint8_t level;		/* ASC_CORR_LEVEL_* for CANN probes */
 	uint8_t known;
-	uint8_t is_kernel_launch;	/* aclrtLaunchKernel*, rtKernelLaunch*: arg0 = function handle */
+	uint8_t is_kernel_launch;	/* aclrtLaunchKernel*, rtKernelLaunch*: arg0 = handle */
 };
 
 struct sub {		/* one submitted task (SQE header) */
@@ -935,7 +935,7 @@ static void on_opname(struct asc_corr *c, struct priv *p, const struct asc_opnam
 		else if (f->kind == FR_OP && id)
 			c->ops[f->item].name = id;
 		else if (f->kind == FR_ENQ && f->item >= 0 && id)
-			c->queues[f->item].name = id;	/* the slot's op name, after its QUEUE */
+			c->queues[f->item].name = id;	/* slot's op name, after its QUEUE */
 		return;
 	}
 	/* an Enqueue probe without ENTER/EXIT: the OPNAME follows its QUEUE (same probe, ts) */
@@ -1442,16 +1442,28 @@ size_t asc_corr_demangle(const char *sym, char *out, size_t outlen)
  * of the capture names the same file), line 0 (what torch's own dladdr
  * symboliser reports for a frame without debug information) and function
  * the demangled symbol, or the file offset ("0x1a2b") when the address had
- * no symbol.  sym is a SYMBOL text, "lib!symbol+0xoff" or "lib+0xoff".
+ * no symbol.  sym is a SYMBOL text, "lib!symbol+0xoff" or "lib+0xoff"; a
+ * text already in that form ("path(12): func", from a resolver that knows
+ * lines) is kept as it is.
  */
 void asc_corr_native_frame(const char *sym, const char *libpath, char *out, size_t outlen)
 {
-	const char *bang = strchr(sym, '!'), *plus;
+	const char *bang = strchr(sym, '!'), *plus, *par = strstr(sym, "): ");
 	char lib[256], fn[512], name[400];
 	size_t n;
 
 	if (!outlen)
 		return;
+	if (par && par > sym && (!bang || bang > par)) {
+		const char *q = par;
+
+		while (q > sym && q[-1] >= '0' && q[-1] <= '9')
+			q--;
+		if (q < par && q > sym && q[-1] == '(') {
+			snprintf(out, outlen, "%s", sym);
+			return;
+		}
+	}
 	if (bang) {
 		n = (size_t)(bang - sym);
 		plus = strrchr(bang + 1, '+');
@@ -1733,8 +1745,10 @@ static int finish(struct asc_corr *c, struct priv *p)
 			if (k->queue >= 0)
 				k->correlation_id = c->queues[k->queue].correlation_id;
 			k->kernel_name = sb->kname;
-			if (!k->kernel_name && sb->handle && hmap_get(&p->funcnames, sb->handle, &si))
-				k->kernel_name = (uint32_t)si;	/* named after its launch */
+			/* a handle named only after the launch */
+			if (!k->kernel_name && sb->handle &&
+			    hmap_get(&p->funcnames, sb->handle, &si))
+				k->kernel_name = (uint32_t)si;
 		} else {
 			c->info.unmatched_kernels++;
 		}

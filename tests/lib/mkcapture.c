@@ -105,13 +105,15 @@ struct opkind {
 };
 
 static struct opkind kinds[] = {
-	{ P_ATEN_ADD, "aten::add", "Add_4a1c9e0b_mix_aiv", P_ACLNN_ADD, "aclnnAdd", "aclnnAdd", "Add", 2, "AI_VECTOR_CORE",
+	{ P_ATEN_ADD, "aten::add", "Add_4a1c9e0b_mix_aiv", P_ACLNN_ADD, "aclnnAdd", "aclnnAdd",
+	  "Add", 2, "AI_VECTOR_CORE",
 	  { { 0, 0, 6, { 8, 16 } }, { 1, 0, 6, { 8, 16 } } }, 2 },
 	{ P_ATEN_MM, "aten::mm", NULL, P_ACLNN_MM, "aclnnMm", "aclnnMm", "Mm", 0, "AI_CORE",
 	  { { 0, 0, 15, { 8, 16 } }, { 1, 0, 15, { 16, 4 } } }, 2 },
 	/* argument 1 is an int (no record), argument 2 an undefined optional tensor */
-	{ P_ATEN_CONV, "aten::npu_format_cast", "trans_TransData_0", P_ACLOP, "TransData", "TransData", "TransData", 2,
-	  "AI_VECTOR_CORE", { { 0, 0, 5, { 2, 3, 4, 5 } }, { 2, 1, 0xff, { 0 } } }, 2 },
+	{ P_ATEN_CONV, "aten::npu_format_cast", "trans_TransData_0", P_ACLOP, "TransData",
+	  "TransData", "TransData", 2, "AI_VECTOR_CORE",
+	  { { 0, 0, 5, { 2, 3, 4, 5 } }, { 2, 1, 0xff, { 0 } } }, 2 },
 };
 #define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 #define FUNC_HANDLE(i)	(0x7f3a00001000ull + (i) * 0x40)
@@ -458,9 +460,11 @@ int main(int argc, char **argv)
 		put_probe(i, probes[i].lib, probes[i].sym, probes[i].layer, probes[i].kind);
 	if (stacks) {
 		/* as `ascbpf trace` writes them: "lib!symbol+0xoff", or "lib+0xoff" unresolved */
-		put_text(ASC_REC_SYMBOL, 0x401000,
-			 "libtorch_cpu.so!_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE+0x24");
+		put_text(ASC_REC_SYMBOL, 0x401000, "libtorch_cpu.so!"
+			 "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE+0x24");
 		put_text(ASC_REC_SYMBOL, 0x402000, "libpython3.11.so.1.0+0x1a2b");
+		/* a frame already in torch's form (a resolver with line numbers) is kept */
+		put_text(ASC_REC_SYMBOL, 0x403000, "/work/train.py(40): <module>");
 	}
 	if (pystacks) {	/* frame 0x7100 is never resolved: it is left out */
 		static const struct { uint64_t code; int32_t lasti, line; const char *text; } fr[] = {
@@ -541,9 +545,10 @@ int main(int argc, char **argv)
 			enter(PID, ok->aten, t0);
 			if (stacks) {
 				r = newrec(ASC_REC_STACK, sizeof(struct asc_stack), PID, ok->aten, t0);
-				r->u.stack.nr = 2;
+				r->u.stack.nr = 3;
 				r->u.stack.ips[0] = 0x401000;
 				r->u.stack.ips[1] = 0x402000;
+				r->u.stack.ips[2] = 0x403000;
 			}
 			if (pystacks) {
 				r = newrec(ASC_REC_PYSTACK, sizeof(struct asc_pystack), PID, ok->aten, t0);

@@ -403,13 +403,18 @@ static void test_native_frames(void **state)
 	assert_string_equal(out, "_Znot_mangled");
 	asc_corr_native_frame("libtorch_npu.so!_ZN7c10_npu10Repository7EnqueueEPv+0x1c",
 			      "/usr/lib/libtorch_npu.so", out, sizeof(out));
-	assert_string_equal(out, "/usr/lib/libtorch_npu.so(0): c10_npu::Repository::Enqueue(void*)");
+	assert_string_equal(out,
+			    "/usr/lib/libtorch_npu.so(0): c10_npu::Repository::Enqueue(void*)");
 	asc_corr_native_frame("libascendcl.so!aclrtLaunchKernel+0x4", NULL, out, sizeof(out));
 	assert_string_equal(out, "libascendcl.so(0): aclrtLaunchKernel");
 	asc_corr_native_frame("libpython3.11.so.1.0+0x1a2b", NULL, out, sizeof(out));
 	assert_string_equal(out, "libpython3.11.so.1.0(0): 0x1a2b");
 	asc_corr_native_frame("[unknown]+0x7f00", NULL, out, sizeof(out));
 	assert_string_equal(out, "[unknown](0): 0x7f00");
+	asc_corr_native_frame("/work/train.py(40): <module>", NULL, out, sizeof(out));
+	assert_string_equal(out, "/work/train.py(40): <module>");	/* already a frame */
+	asc_corr_native_frame("libx.so!f(int)+0x1", NULL, out, sizeof(out));
+	assert_string_equal(out, "libx.so(0): f(int)");
 	asc_corr_native_frame("libx.so!f+0x1", NULL, out, 8);	/* truncated, terminated */
 	assert_int_equal(strlen(out), 7);
 }
