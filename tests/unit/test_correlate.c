@@ -76,6 +76,27 @@ static void enter(uint32_t tid, uint32_t probe_id, uint64_t ts)
 	put(&e);
 }
 
+/* An ENTER with its first argument (a launch call's function handle). */
+static void enter_arg0(uint32_t tid, uint32_t probe_id, uint64_t ts, uint64_t arg0)
+{
+	struct asc_enter e = { 0 };
+
+	hdr(&e.hdr, ASC_REC_ENTER, sizeof(e), tid, probe_id, ts);
+	e.args[0] = arg0;
+	put(&e);
+}
+
+static void funcname(uint64_t handle, const char *name, uint64_t ts)
+{
+	struct asc_funcname f = { 0 };
+
+	hdr(&f.hdr, ASC_REC_FUNCNAME, sizeof(f), ACL, 0, ts);
+	f.handle = handle;
+	f.len = strlen(name);
+	memcpy(f.name, name, f.len);
+	put(&f);
+}
+
 static void leave(uint32_t tid, uint32_t probe_id, uint64_t ts)
 {
 	struct asc_exit e = { 0 };
@@ -189,7 +210,8 @@ static int setup(void **state)
 	enter(ACL, P_DEQ, 11400);
 	queue(ACL, P_DEQ, 11400, 7, ASC_QUEUE_DEQUEUE);
 	enter(ACL, P_ACLNN, 11500);
-	enter(ACL, P_RT, 11600);
+	funcname(0x5000, "Add_unused", 11550);	/* another handle: the kernel keeps aclnnAdd */
+	enter_arg0(ACL, P_RT, 11600, 0x6000);
 	enter(ACL, P_HAL, 11700);
 	sqe(ACL, 11700, 3, 65535);
 	leave(ACL, P_HAL, 11710);
@@ -207,7 +229,7 @@ static int setup(void **state)
 	/* step 1: no task queue; the rt exit is lost; the task id wrapped to 0 */
 	enter(PY, P_MM, 21000);
 	enter(PY, P_ACLNN, 21100);
-	enter(PY, P_RT, 21150);
+	enter_arg0(PY, P_RT, 21150, 0x5000);	/* named: the kernel is "Add_unused" */
 	enter(PY, P_HAL, 21200);
 	sqe(PY, 21200, 3, 0);
 	leave(PY, P_HAL, 21210);
@@ -339,6 +361,13 @@ static void test_kernel_without_queue_after_wrap(void **state)
 	assert_true(k->op >= 0);
 	assert_string_equal(asc_corr_str(c, c->ops[k->op].name), "aten::mm");
 	assert_int_equal(k->step, 1);
+	/* the handle rtKernelLaunch passed was named by FUNCNAME: real name, type of the API */
+	assert_true(k->flags & ASC_CORR_K_KERNEL_NAME);
+	assert_string_equal(asc_corr_str(c, k->name), "Add_unused");
+	assert_string_equal(asc_corr_str(c, k->kernel_name), "Add_unused");
+	assert_string_equal(asc_corr_str(c, k->type), "Add");
+	assert_false(c->kernels[0].flags & ASC_CORR_K_KERNEL_NAME);
+	assert_int_equal(c->kernels[0].kernel_name, 0);
 	assert_false(c->kernels[2].flags & ASC_CORR_K_MATCHED);
 	assert_int_equal(c->kernels[2].op, -1);
 }
