@@ -74,11 +74,18 @@ const struct asc_probe_spec asc_probe_table[] = {
 	{ "libascendcl.so", "aclrtFreeHost", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, L1 },
 	{ "libascendcl.so", "aclInit", CANN, ASC_PK_CALL, ASC_FAM_CANN, L1 },
 	{ "libascendcl.so", "aclFinalize", CANN, ASC_PK_CALL, ASC_FAM_CANN, L1 },
-	/* kernel registration (rare): handle -> kernel name at every level */
-	{ "libascendcl.so", "aclrtBinaryGetFunction", CANN, ASC_PK_FUNCNAME_GET, ASC_FAM_CANN, OPT },
+	/*
+	 * handle -> kernel name, from Level1 where the launches (which carry the
+	 * handle) are probed: npu_model's nnopbase, as CANN's, looks the handle up
+	 * per launch, so at Level0 it would be two more probes per launch for
+	 * names nothing could join
+	 */
+	{ "libascendcl.so", "aclrtBinaryGetFunction", CANN, ASC_PK_FUNCNAME_GET, ASC_FAM_CANN,
+	  OPT | L1 },
 	{ "libascendcl.so", "aclrt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, L1 },
 	/* new CANN splits aclrt* into libacl_rt.so wrappers */
-	{ "libacl_rt.so", "aclrtBinaryGetFunction", CANN, ASC_PK_FUNCNAME_GET, ASC_FAM_CANN, OPT },
+	{ "libacl_rt.so", "aclrtBinaryGetFunction", CANN, ASC_PK_FUNCNAME_GET, ASC_FAM_CANN,
+	  OPT | L1 },
 	{ "libacl_rt.so", "aclrt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, OPT | L1 },
 	/* aclop: the op type is argument 0 */
 	{ "libacl_op_compiler.so", "aclopCompileAndExecute", CANN, ASC_PK_OPNAME_CSTR, ASC_FAM_CANN, L1 },
@@ -91,8 +98,8 @@ const struct asc_probe_spec asc_probe_table[] = {
 	/* runtime */
 	{ "libruntime.so", "rtMalloc", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT | L2 },
 	{ "libruntime.so", "rtFree", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT | L2 },
-	/* entry only below Level2 (the loader's choice): the FUNCNAME is read at entry */
-	{ "libruntime.so", "rtFunctionRegister", CANN, ASC_PK_FUNCNAME_REG, ASC_FAM_CANN, OPT },
+	/* Level1 entry only (the loader's choice), FUNCNAME at entry; a Runtime@ call at Level2 */
+	{ "libruntime.so", "rtFunctionRegister", CANN, ASC_PK_FUNCNAME_REG, ASC_FAM_CANN, OPT | L1 },
 	{ "libruntime.so", "rt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, L2 },
 
 	/* ---- driver ---- */
@@ -572,7 +579,7 @@ static void probes_usage(FILE *f)
 		"  -j, --json           one JSON object on stdout, for scripts\n"
 		"  -f, --families LIST  framework,cann,driver,memory,step or all (default all)\n"
 		"  -l, --level N        only what `ascbpf trace --level N` attaches: 0 aten ops, task\n"
-		"                       queue, SQE, step, kernel names; 1 + aclnn/aclop/aclrt; 2 (default)\n"
+		"                       queue, SQE, step; 1 + aclnn/aclop/aclrt, kernel names; 2 (default)\n"
 		"                       + rt*/hal*\n"
 		"  -h, --help           this text\n"
 		"\n"

@@ -30,8 +30,8 @@ RUN_OP_API_V2 = ("_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_s
                  "traitsIcESaIcEEERKSt8functionIFivEEb")
 
 # (library, exported name or glob, kind, trace level), first match wins, as in the reference.
-# Levels as torch_npu's ProfilerLevel: 0 framework + task queue + SQE + kernel names,
-# 1 the AscendCL API, 2 runtime and driver calls.
+# Levels as torch_npu's ProfilerLevel: 0 framework + task queue + SQE, 1 the AscendCL API
+# and kernel names, 2 runtime and driver calls.
 CONTRACT = [
     ("libtorch_cpu.so", "_ZN2at4_ops*4callE*", "aten_op", 0),
     ("libtorch_npu.so", RUN_OP_API_V2, "opname_stdstr", 1),
@@ -45,12 +45,12 @@ CONTRACT = [
     ("libascendcl.so", "aclrtFree*", "call", 1),
     ("libascendcl.so", "aclInit", "call", 1),
     ("libascendcl.so", "aclFinalize", "call", 1),
-    ("libascendcl.so", "aclrtBinaryGetFunction", "funcname_get", 0),
+    ("libascendcl.so", "aclrtBinaryGetFunction", "funcname_get", 1),
     ("libascendcl.so", "aclrt*", "call", 1),
     ("libacl_op_compiler.so", "aclopCompileAndExecute", "opname_cstr", 1),
     ("libacl_op_compiler.so", "aclopCompileAndExecuteV2", "opname_cstr", 1),
     ("libopapi.so", "aclnn*", "call", 1),
-    ("libruntime.so", "rtFunctionRegister", "funcname_reg", 0),
+    ("libruntime.so", "rtFunctionRegister", "funcname_reg", 1),
     ("libruntime.so", "rt*", "call", 2),
     ("libascend_hal.so", "halSqTaskSend", "sqe_send", 0),
     ("libascend_hal.so", "hal*", "call", 2),
@@ -151,8 +151,7 @@ def main():
               f"{sorted(want - got)[:3]} missing")
         print(f"--level {level}: {len(got)} sites")
     l0 = {(s["symbol"], s["kind"]) for s in by_level[0]["sites"]}
-    for name, kind in (("halSqTaskSend", "sqe_send"), ("aclrtBinaryGetFunction", "funcname_get"),
-                       ("rtFunctionRegister", "funcname_reg"),
+    for name, kind in (("halSqTaskSend", "sqe_send"),
                        ("_ZN7c10_npu10Repository7EnqueueEPv", "enqueue"),
                        ("_ZN6at_npu6native12AsncExecFuncEPv", "dequeue")):
         check((name, kind) in l0, f"--level 0 lacks {name}")

@@ -14,11 +14,12 @@ Default level (0, as torch_npu's ProfilerLevel.Level0), scenario transdata
   OpCommand::RunOpApiV2; aclop slots (COMPILE_AND_EXECUTE) name a non-empty op
   type; other slots have none;
 * the SQE records hold the journal's (stream, task id) of every task;
-* FUNCNAME records: one per successful aclrtBinaryGetFunction of the
-  journal, with its kernel name and a non-zero handle, and one per
-  rtFunctionRegister.
-Level 1 adds the AscendCL calls (aclnn*, aclrt*) but no rt*/hal* call and
-no ioctl; level 2 adds both (counts equal the journal's)."""
+* no FUNCNAME (kernel names need the launch calls, which are Level1).
+Level 1 (transdata) adds the AscendCL calls (aclnn*, aclrt*) but no rt*/hal*
+call and no ioctl; level 2 (baseline) adds both (counts equal the
+journal's).  At both, FUNCNAME records: one per successful
+aclrtBinaryGetFunction of the journal, with its kernel name and a non-zero
+handle (one name per handle), and one per rtFunctionRegister."""
 import collections
 import os
 import signal
@@ -99,7 +100,7 @@ def check_level0(recs, j):
     probes = probes_of(recs)
     kinds = collections.Counter(p["kind"] for p in probes.values())
     tc.check(kinds["call"] == 0, "level 0 attached %d plain call sites" % kinds["call"])
-    for need in ("enqueue", "dequeue", "sqe_send", "funcname_get", "aten_op"):
+    for need in ("enqueue", "dequeue", "sqe_send", "aten_op"):
         tc.check(kinds[need] > 0, "level 0 lacks %s probes: %s" % (need, dict(kinds)))
     tc.check(not any(p["symbol"] == RUN_OP_API_V2 for p in probes.values()),
              "RunOpApiV2 probed at level 0")
@@ -157,7 +158,14 @@ def check_level0(recs, j):
     tc.check(jt == ct, "SQE tasks differ: %s / %s" %
              (list((jt - ct).items())[:3], list((ct - jt).items())[:3]))
 
-    # kernel names
+    tc.check(not any(r["type"] == "funcname" for r in recs), "FUNCNAME at level 0")
+    print("level 0: %d queue records, %d opapi + %d aclop names, %d tasks" %
+          (sum(cq.values()), n_v2, n_aclop, sum(ct.values())))
+
+
+def check_funcnames(level, recs, j):
+    """FUNCNAME records against the journal's registration calls."""
+    probes = probes_of(recs)
     get = [x["op"] for k, x in j if k == "api" and x["name"] == "aclrtBinaryGetFunction" and
            int(x["ret"]) == 0]
     reg = [x for k, x in j if k == "api" and x["name"] == "rtFunctionRegister"]
@@ -176,8 +184,15 @@ def check_level0(recs, j):
     for f in fget:
         by_handle[f["handle"]].add(f["name"])
     tc.check(all(len(v) == 1 for v in by_handle.values()), "one handle, two names")
-    print("level 0: %d queue records, %d opapi + %d aclop names, %d tasks, %d + %d kernel names"
-          % (sum(cq.values()), n_v2, n_aclop, sum(ct.values()), len(fget), len(freg)))
+    # the launches carry those handles (arg0): the converter names kernels by them
+    launches = [r for r in recs if r["type"] == "enter" and r["probe_id"] in probes and
+                probes[r["probe_id"]]["symbol"].startswith("aclrtLaunchKernel")]
+    tc.check(launches, "level %d: no aclrtLaunchKernel* call" % level)
+    names = {f["handle"] for f in fget + freg}
+    unnamed = [r for r in launches if r["args"][0] not in names]
+    tc.check(not unnamed, "level %d: %d of %d launches have a handle without FUNCNAME" %
+             (level, len(unnamed), len(launches)))
+    print("level %d: %d + %d kernel names" % (level, len(fget), len(freg)))
 
 
 def api_counts(recs, j):
@@ -217,9 +232,10 @@ def check_level(level, recs, j):
 def main():
     recs, j = trace(None, "transdata", 2)
     check_level0(recs, j)
-    for level in (1, 2):
-        recs, j = trace(level, "baseline", 2)
+    for level, scenario in ((1, "transdata"), (2, "baseline")):
+        recs, j = trace(level, scenario, 2)
         check_level(level, recs, j)
+        check_funcnames(level, recs, j)
     print("PASS")
 
 
