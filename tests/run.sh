@@ -15,7 +15,8 @@
 #
 # Logs go to $OUTPUT/test-logs/run-<UTC time>-<pid>/ (one directory per run,
 # so runs side by side in one tree never overwrite each other's logs);
-# $OUTPUT/test-logs/latest points at the newest.  The last 8 runs are kept.
+# $OUTPUT/test-logs/latest points at the newest.  Directories of runs that
+# have ended (their pid is gone) are removed after 12 hours.
 # ASCBPF_INTEGRATION_DIR replaces tests/integration (tests of this script).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,9 +39,12 @@ logroot=$OUTPUT/test-logs
 logdir=$logroot/run-$(date -u +%Y%m%dT%H%M%SZ)-$$
 mkdir -p "$logdir" || exit 1
 ln -sfn "$(basename "$logdir")" "$logroot/latest.tmp.$$" && mv -T "$logroot/latest.tmp.$$" "$logroot/latest"
-# logs of the flat layout (before per-run directories) and all but the newest 8 runs
+# logs of the flat layout (before per-run directories), and old runs that have ended:
+# never a directory a run side by side still writes to
 find "$logroot" -maxdepth 1 -type f -name 'test_*.log' -delete
-ls -1d "$logroot"/run-* 2>/dev/null | sort | head -n -8 | xargs -r rm -rf
+for old in $(find "$logroot" -maxdepth 1 -type d -name 'run-*' -mmin +720); do
+	kill -0 "${old##*-}" 2>/dev/null || rm -rf "$old"
+done
 
 run_unit() {
 	local bin=$1 name out rc p f s

@@ -76,9 +76,16 @@ ASCBPF_ALLOW_SKIP=1 run 0 "0 passed, 0 failed, 1 skipped" --integration test_s
 run 1 "0 passed, 1 failed, 0 skipped" --integration test_f
 run 1 "13 passed, 3 failed, 2 skipped"
 
-# every run above has its own log directory; latest is the newest
+# every run above has its own log directory (none removed: they are recent); latest is
+# the newest; a run that ended more than 12 hours ago loses its directory, one whose pid
+# still runs keeps it
 n=$(ls -1d "$tmp/out/test-logs"/run-* | wc -l)
-[ "$n" -eq 8 ] || fail "$n run directories, expected the newest 8 of 13"
+[ "$n" -eq 11 ] || { ls -la "$tmp/out/test-logs"; fail "$n run directories, expected 11"; }
+mkdir "$tmp/out/test-logs/run-19700101T000000Z-999999999" "$tmp/out/test-logs/run-19700101T000000Z-$$"
+touch -d '13 hours ago' "$tmp/out/test-logs"/run-19700101T000000Z-*
+run 0 "4 passed, 0 failed, 0 skipped" --unit test_ok
+[ ! -d "$tmp/out/test-logs/run-19700101T000000Z-999999999" ] || fail "an old ended run was kept"
+[ -d "$tmp/out/test-logs/run-19700101T000000Z-$$" ] || fail "a live run's directory was removed"
 [ -f "$tmp/out/test-logs/latest/test_f.py.log" ] || fail "latest has no test_f.py.log"
 grep -q broken "$tmp/out/test-logs/latest/test_f.py.log" || fail "test_f.py.log lacks its output"
 echo "PASS: run.sh counts passes, failures, crashes and skips"
