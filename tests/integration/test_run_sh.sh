@@ -81,11 +81,11 @@ run 1 "13 passed, 3 failed, 2 skipped"
 # still runs keeps it
 n=$(ls -1d "$tmp/out/test-logs"/run-* | wc -l)
 [ "$n" -eq 11 ] || { ls -la "$tmp/out/test-logs"; fail "$n run directories, expected 11"; }
+[ -f "$tmp/out/test-logs/latest/test_f.py.log" ] || fail "latest has no test_f.py.log"
+grep -q broken "$tmp/out/test-logs/latest/test_f.py.log" || fail "test_f.py.log lacks its output"
 mkdir "$tmp/out/test-logs/run-19700101T000000Z-999999999" "$tmp/out/test-logs/run-19700101T000000Z-$$"
 touch -d '13 hours ago' "$tmp/out/test-logs"/run-19700101T000000Z-*
 run 0 "4 passed, 0 failed, 0 skipped" --unit test_ok
 [ ! -d "$tmp/out/test-logs/run-19700101T000000Z-999999999" ] || fail "an old ended run was kept"
 [ -d "$tmp/out/test-logs/run-19700101T000000Z-$$" ] || fail "a live run's directory was removed"
-[ -f "$tmp/out/test-logs/latest/test_f.py.log" ] || fail "latest has no test_f.py.log"
-grep -q broken "$tmp/out/test-logs/latest/test_f.py.log" || fail "test_f.py.log lacks its output"
 echo "PASS: run.sh counts passes, failures, crashes and skips"
