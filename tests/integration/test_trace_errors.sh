@@ -37,7 +37,7 @@ expect_fail "missing pid" "no such process" trace -p $((pid_max + 1)) -o "$work/
 sleep 60 &
 sleeper=$!
 expect_fail "non-Ascend process" "has no Ascend libraries" trace -p "$sleeper" -o "$work/o2"
-grep -q "libascendcl.so" "$work/err" || fail "non-Ascend: libascendcl.so not named"
+grep -q "libtorch_npu.so" "$work/err" || fail "non-Ascend: libtorch_npu.so not named"
 grep -q "libascend_hal.so" "$work/err" || fail "non-Ascend: libascend_hal.so not named"
 [ ! -e "$work/o2" ] || fail "non-Ascend: output directory created"
 
