@@ -388,7 +388,15 @@ int BPF_KPROBE(asc_dequeue_enter, void *qp)
 	return queue_enter(ctx, qp, ASC_QUEUE_DEQUEUE, 1);
 }
 
-/* ---- halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info) ---- */
+/*
+ * ---- halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info) ----
+ * One call may submit more SQEs than one record keeps (npu_model batches 32):
+ * the call is written as consecutive SQE records of the same thread and
+ * timestamp, part k keeping headers [k * ASC_MAX_SQES, k * ASC_MAX_SQES +
+ * nr_kept), its sqe_num being the SQEs of the call from its first header on
+ * (part 0: the whole call).  At most ASC_MAX_SQE_RECS parts; the SQEs beyond
+ * them are counted in stats.sqe_lost, never dropped silently.
+ */
 
 SEC("uprobe")
 int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
@@ -397,7 +405,7 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 	/* halTaskSendInfo: type, tsId, sqId, timeout, sqe_addr @16, sqe_num @24 */
 	struct { __u32 type, ts_id, sq_id; __s32 timeout; __u64 sqe_addr; __u32 sqe_num, pos; } ti;
 	struct asc_sqe *r;
-	__u32 i, n, id;
+	__u32 i, k, n, first, id;
 	__u64 ts;
 
 	if (!gate(pid_tgid))
@@ -407,28 +415,40 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 	/* below Level2 the site is entry only (no hal* calls): the SQE record alone */
 	if (trace_level >= 2)
 		emit_enter(ctx, pid_tgid, id, ts);
-	r = reserve(sizeof(*r));
-	if (!r)
-		return 0;
-	fill_hdr(&r->hdr, ASC_REC_SQE, sizeof(*r), pid_tgid, id, ts);
 	if (bpf_probe_read_user(&ti, sizeof(ti), info) < 0)
 		__builtin_memset(&ti, 0, sizeof(ti));
-	r->dev_id = dev_id;
-	r->sq_id = ti.sq_id;
-	r->sqe_num = ti.sqe_num;
-	n = ti.sqe_num < ASC_MAX_SQES ? ti.sqe_num : ASC_MAX_SQES;
-	r->nr_kept = 0;
-	__builtin_memset(r->sqe, 0, sizeof(r->sqe));
-	for (i = 0; i < ASC_MAX_SQES; i++) {
-		if (i >= n)
-			break;
-		/* 64-byte SQEs, 8-byte STARS header first */
-		if (bpf_probe_read_user(&r->sqe[i], sizeof(r->sqe[i]),
-					(void *)(ti.sqe_addr + (__u64)i * 64)) < 0)
-			break;
-		r->nr_kept = i + 1;
+	for (k = 0; k < ASC_MAX_SQE_RECS; k++) {
+		first = k * ASC_MAX_SQES;
+		if (k && first >= ti.sqe_num)
+			break;		/* part 0 is written even for an empty submission */
+		r = reserve(sizeof(*r));
+		if (!r)
+			return 0;	/* counted as a drop */
+		fill_hdr(&r->hdr, ASC_REC_SQE, sizeof(*r), pid_tgid, id, ts);
+		r->dev_id = dev_id;
+		r->sq_id = ti.sq_id;
+		r->sqe_num = ti.sqe_num - first;
+		n = r->sqe_num < ASC_MAX_SQES ? r->sqe_num : ASC_MAX_SQES;
+		r->nr_kept = 0;
+		__builtin_memset(r->sqe, 0, sizeof(r->sqe));
+		for (i = 0; i < ASC_MAX_SQES; i++) {
+			if (i >= n)
+				break;
+			/* 64-byte SQEs, 8-byte STARS header first */
+			if (bpf_probe_read_user(&r->sqe[i], sizeof(r->sqe[i]),
+						(void *)(ti.sqe_addr + (__u64)(first + i) * 64)) < 0)
+				break;
+			r->nr_kept = i + 1;
+		}
+		submit(r);
 	}
-	submit(r);
+	if (ti.sqe_num > ASC_MAX_SQE_RECS * ASC_MAX_SQES) {
+		__u32 zero = 0;
+		struct asc_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
+
+		if (s)
+			s->sqe_lost += ti.sqe_num - ASC_MAX_SQE_RECS * ASC_MAX_SQES;
+	}
 	return 0;
 }
 

@@ -133,12 +133,17 @@ struct asc_sqe_hdr {
 	__u16 task_id;		/* 16-bit task id; wraps, the converter counts the wraps */
 };
 
-/* ASC_REC_SQE: 104 bytes.  One per halSqTaskSend call (written on entry). */
+/*
+ * ASC_REC_SQE: 104 bytes.  Written on entry of halSqTaskSend: one record per
+ * ASC_MAX_SQES SQEs of the call (consecutive records, same tid and ts_ns, at
+ * most 8 per call; SQEs beyond them are counted as an ASC_REC_LOST record).
+ * Part k keeps the headers of SQEs k * ASC_MAX_SQES ... of the call.
+ */
 struct asc_sqe {
 	struct asc_hdr hdr;
 	__u32 dev_id;
 	__u32 sq_id;
-	__u32 sqe_num;		/* SQEs in the submission (may exceed ASC_MAX_SQES) */
+	__u32 sqe_num;		/* SQEs of the call from this record's first one on (part 0: all) */
 	__u32 nr_kept;		/* headers present in sqe[] */
 	struct asc_sqe_hdr sqe[ASC_MAX_SQES];
 };

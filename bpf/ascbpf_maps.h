@@ -63,7 +63,11 @@ struct asc_memtot_key {
 struct asc_cpu_stats {
 	__u64 drops;		/* bpf_ringbuf_reserve failures */
 	__u64 ioctl_lost;	/* traced ioctls not stashed at entry (inflight map full) */
+	__u64 sqe_lost;		/* SQEs of halSqTaskSend calls beyond ASC_MAX_SQE_RECS records */
 };
+
+/* SQE records written at most per halSqTaskSend call (bpf/ascbpf.bpf.c asc_sqe_send_enter). */
+#define ASC_MAX_SQE_RECS	8
 
 /* The 'Z' (davinci interface) ioctls. */
 #define ASC_DAVINCI_MAGIC	'Z'

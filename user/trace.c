@@ -896,21 +896,24 @@ static int append_text(struct target *tg, uint16_t type, uint64_t value, const c
 
 static int wants_pytorch(const struct asc_trace_opts *o)
 {
-	return o->record_shapes || o->with_stack || o->step_py;
+	return o->record_shapes || o->with_stack || o->step_py || o->profile_memory;
 }
 
 /*
  * Real PyTorch (user/pytorch.h, F): when the plan has aten op sites and
- * shapes, Python stacks or --step-py are asked for, the PyTorch BPF object
- * is opened for this process and shares our ring buffer, gates and stats.
- * Anything it cannot discover is switched off there with a warning.
+ * shapes, Python stacks, PyTorch memory (--profile-memory) or --step-py are
+ * asked for, the PyTorch BPF object is opened for this process and shares
+ * our ring buffer, gates and stats.  Anything it cannot discover is switched
+ * off there with a warning.  1 if it was opened by this call (the caller
+ * writes its description once the aten sites are added), else 0.
  */
-static void setup_pytorch(struct trace *t, struct target *tg, const struct asc_probe_plan *plan)
+static int setup_pytorch(struct trace *t, struct target *tg, const struct asc_probe_plan *plan)
 {
 	struct asc_pytorch_opts po = {
 		.record_shapes = t->o.record_shapes,
 		.with_stack = t->o.with_stack,
 		.step_py = t->o.step_py,
+		.profile_memory = t->o.profile_memory,
 	};
 	struct asc_sched none = {};
 	struct asc_py_offsets off;
@@ -920,18 +923,18 @@ static void setup_pytorch(struct trace *t, struct target *tg, const struct asc_p
 	int err;
 
 	if (tg->pt || tg->pt_failed || !wants_pytorch(&t->o))
-		return;
+		return 0;
 	for (i = 0; i < plan->nr_sites; i++)
 		if (plan->sites[i].spec && plan->sites[i].spec->kind == ASC_PK_ATEN_OP)
 			break;
 	if (i == plan->nr_sites && !t->o.step_py)
-		return;
+		return 0;
 	tg->pt_failed = 1;
 	tg->pt = asc_pytorch_open(tg->pid, &po);
 	if (!tg->pt) {
 		asc_warn("trace: pid %d: PyTorch hooks unavailable (%s): no shapes or Python "
 			 "stacks\n", tg->pid, strerror(errno));
-		return;
+		return 0;
 	}
 	err = asc_pytorch_load(tg->pt, bpf_map__fd(t->skel->maps.events),
 			       bpf_map__fd(t->skel->maps.tgids), bpf_map__fd(t->skel->maps.stats),
@@ -941,15 +944,24 @@ static void setup_pytorch(struct trace *t, struct target *tg, const struct asc_p
 			 strerror(-err));
 		asc_pytorch_close(tg->pt);
 		tg->pt = NULL;
-		return;
+		return 0;
 	}
 	tg->pt_failed = 0;
 	if (t->o.step_py && asc_pytorch_attach_step_py(tg->pt))
 		asc_warn("trace: pid %d: --step-py %s: cannot attach the Python entry probe\n",
 			 tg->pid, t->o.step_py);
+	/* c10::reportMemoryUsageToProfiler; the warning of a failure is its own */
+	if (t->o.profile_memory)
+		asc_pytorch_attach_memory(tg->pt);
 	if (t->o.with_stack && !asc_py_find_image(tg->pid, path, sizeof(path), &bias) &&
 	    !asc_py_offsets_discover(path, &off) && (off.valid & ASC_PYOFF_CODE))
 		tg->pyres = asc_pystack_resolver_new(tg->pid, &off);
+	return 1;
+}
+
+/* The CONFIG lines of the PyTorch discovery, after its aten sites are added. */
+static void describe_pytorch(struct target *tg)
+{
 	if (tg->w) {
 		char *desc = calloc(1, 4096);
 
@@ -969,7 +981,7 @@ static int attach_plan(struct trace *t, struct target *tg, size_t idx)
 {
 	struct asc_probe_plan *plan = &tg->plans[idx];
 	struct rescan_ctx rc = { t, tg, idx };
-	int *errs = NULL;
+	int *errs = NULL, opened;
 	size_t i;
 	int n;
 
@@ -980,9 +992,11 @@ static int attach_plan(struct trace *t, struct target *tg, size_t idx)
 		for (i = 0; i < plan->nr_sites; i++)
 			errs[i] = 1;	/* stays 1 where select_new skipped the site */
 	}
-	setup_pytorch(t, tg, plan);
+	opened = setup_pytorch(t, tg, plan);
 	if (tg->pt)
 		asc_pytorch_add_sites(tg->pt, plan);
+	if (opened)
+		describe_pytorch(tg);
 	t->select_pt = tg->pt;
 	n = asc_attach_plan(t->set, plan, 0, select_new, &rc, tg->pid, errs);
 	t->select_pt = NULL;
@@ -995,6 +1009,13 @@ static int attach_plan(struct trace *t, struct target *tg, size_t idx)
 		const struct asc_probe_spec *sp = s->spec;
 
 		if (errs[i] == 1)
+			continue;
+		/*
+		 * select_new skipped it (an earlier plan attached the same place):
+		 * asc_attach_plan reports 0 for skipped sites, but this id has no
+		 * link, so no probe_info and no PROBE record of its own.
+		 */
+		if (idx && already_attached(tg, idx, s->path, s->attach_offset))
 			continue;
 		if (errs[i] < 0) {
 			asc_warn("trace: pid %d: %s at %s+0x%llx not attached: %s\n", tg->pid,
@@ -1813,14 +1834,15 @@ static int open_capture(struct trace *t, struct target *tg)
 
 /* ---------------------------------------------------------------- stats */
 
-static void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_lost)
+static void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_lost,
+			   uint64_t *sqe_lost)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct asc_cpu_stats *v;
 	__u32 zero = 0;
 	int i;
 
-	*drops = *ioctl_lost = 0;
+	*drops = *ioctl_lost = *sqe_lost = 0;
 	if (ncpu <= 0 || !t->skel)
 		return;
 	v = calloc(ncpu, sizeof(*v));
@@ -1830,6 +1852,7 @@ static void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_los
 		for (i = 0; i < ncpu; i++) {
 			*drops += v[i].drops;
 			*ioctl_lost += v[i].ioctl_lost;
+			*sqe_lost += v[i].sqe_lost;
 		}
 	free(v);
 }
@@ -1916,7 +1939,13 @@ static int set_tgid(struct trace *t, pid_t pid, int open)
 	st.open = open && !t->o.sched.enabled;
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &key, &st, BPF_ANY))
 		return -errno;
-	/* the first process is the BPF gate's fast path (.bss, no lookup) */
+	/*
+	 * The first process is the BPF gate's fast path (.bss, no lookup).  Not
+	 * with --step-py: its boundaries are set by the PyTorch object, which
+	 * can only write the tgids map, so every gate must read the map.
+	 */
+	if (t->o.step_py)
+		return 0;
 	if (!t->skel->bss->fast_tgid || t->skel->bss->fast_tgid == (__u32)pid) {
 		t->skel->bss->fast_open = st.open;
 		__atomic_store_n(&t->skel->bss->fast_tgid, pid, __ATOMIC_RELEASE);
@@ -2215,7 +2244,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static void finish_target(struct trace *t, struct target *tg, uint64_t drops, uint64_t lost)
+static void finish_target(struct trace *t, struct target *tg, uint64_t drops, uint64_t lost,
+			  uint64_t sqe_lost)
 {
 	struct asc_stats st = {};
 	struct asc_devtime_stats ds = {};
@@ -2272,6 +2302,9 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 		append_text(tg, ASC_REC_LOST, drops, "ring buffer reserve failures (all CPUs)");
 	if (lost)
 		append_text(tg, ASC_REC_LOST, lost, "ioctls not recorded (in-flight table full)");
+	if (sqe_lost)
+		append_text(tg, ASC_REC_LOST, sqe_lost,
+			    "SQE headers not recorded (halSqTaskSend calls over 64 SQEs)");
 	append_clock(tg, ASC_CLOCK_END);
 }
 
@@ -2319,7 +2352,7 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace *t;
 	struct sigaction sa = {};
-	uint64_t drops = 0, ioctl_lost = 0, deadline = 0, bytes = 0, next_threads_ns = 0;
+	uint64_t drops = 0, ioctl_lost = 0, sqe_lost = 0, deadline = 0, bytes = 0, next_threads_ns = 0;
 	char layers[192];
 	int err, i;
 
@@ -2503,11 +2536,11 @@ int cmd_trace(int argc, char **argv)
 			if (t->targets[i].is_child && !t->targets[i].gone)
 				kill(t->targets[i].pid, SIGCONT);
 	ring_buffer__consume(t->rb);
-	read_bpf_stats(t, &drops, &ioctl_lost);
+	read_bpf_stats(t, &drops, &ioctl_lost, &sqe_lost);
 	for (i = 0; i < t->nr_readers; i++)
 		asc_devtime_stop(t->readers[i]->dt);	/* joins: their last records are in */
 	for (i = 0; i < t->nr_targets; i++)
-		finish_target(t, &t->targets[i], drops, ioctl_lost);
+		finish_target(t, &t->targets[i], drops, ioctl_lost, sqe_lost);
 	for (i = 0; i < t->nr_targets; i++) {
 		struct target *tg = &t->targets[i];
 		struct stat st;
