@@ -52,6 +52,8 @@ NOT_PROBED = {
 SCENARIOS = [
     ("baseline", 3), ("dispatch-bound", 2), ("native-optimizer", 2), ("fused-optimizer", 2),
     ("transdata", 2), ("mem-growth", 3), ("oom", 2), ("multi-stream", 2), ("launch-storm", 1),
+    # the most SQEs one halSqTaskSend can have in npu_model: 64, all 8 SQE records of a call
+    ("launch-storm", 1, {"NPU_MODEL_SQE_BATCH": "64"}),
 ]
 
 exported_cache = {}
@@ -65,7 +67,7 @@ def exported(lib_path):
     return exported_cache[lib_path]
 
 
-def run(scenario, steps):
+def run(scenario, steps, env=None):
     d = tc.workdir()
     try:
         with ModelDaemon(cards=1, journal=True) as m:
@@ -74,7 +76,7 @@ def run(scenario, steps):
             out = os.path.join(d, "out")
             r = tc.run_ascbpf(["trace", "--level", "2", "-o", out, "--no-convert", "--profile-memory", "--",
                                m.bin("npu_train"), "--scenario", scenario, "--steps",
-                               str(steps)], env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
+                               str(steps)], env=m.env(NPU_MODEL_JOURNAL=jdir, **(env or {})), timeout=240)
             tc.check(r.returncode == 0, "%s: trace exited %d" % (scenario, r.returncode))
             m.proc.send_signal(signal.SIGTERM)	# flushes the daemon's journal
             m.proc.wait(timeout=30)
@@ -175,8 +177,12 @@ def run(scenario, steps):
                      "tasks have theirs" % (scenario, sum((ct & jt).values()),
                                             sum(jt.values())))
         if scenario == "launch-storm":
-            tc.check(max(c[0]["sqe_num"] for c in calls) > 8,
-                     "launch-storm: no call of more than 8 SQEs (the case under test)")
+            batch = int((env or {}).get("NPU_MODEL_SQE_BATCH", "32"))
+            tc.check(max(c[0]["sqe_num"] for c in calls) == batch,
+                     "launch-storm: largest call %d SQEs, batch %d (the case under test)" %
+                     (max(c[0]["sqe_num"] for c in calls), batch))
+        lost = [r["text"] for r in recs if r["type"] == "lost" and "SQE" in r["text"]]
+        tc.check(not lost, "%s: SQEs counted lost: %s" % (scenario, lost))
         dev = collections.Counter((r["stream_id"], r["task_id"], r["start_cnt"], r["end_cnt"])
                                   for r in recs if r["type"] == "devtask")
         je = collections.Counter((int(x["stream"]), int(x["task"]), int(x["c0"]), int(x["c1"]))
@@ -203,6 +209,6 @@ def run(scenario, steps):
         shutil.rmtree(d, ignore_errors=True)
 
 
-for sc, n in SCENARIOS:
-    run(sc, n)
+for sc in SCENARIOS:
+    run(*sc)
 print("PASS")
