@@ -432,11 +432,12 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 		r->nr_kept = 0;
 		__builtin_memset(r->sqe, 0, sizeof(r->sqe));
 		for (i = 0; i < ASC_MAX_SQES; i++) {
+			/* 64-byte SQEs, 8-byte STARS header first */
+			__u64 at = ti.sqe_addr + (__u64)(first + i) * 64;
+
 			if (i >= n)
 				break;
-			/* 64-byte SQEs, 8-byte STARS header first */
-			if (bpf_probe_read_user(&r->sqe[i], sizeof(r->sqe[i]),
-						(void *)(ti.sqe_addr + (__u64)(first + i) * 64)) < 0)
+			if (bpf_probe_read_user(&r->sqe[i], sizeof(r->sqe[i]), (void *)at) < 0)
 				break;
 			r->nr_kept = i + 1;
 		}

@@ -2352,7 +2352,8 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace *t;
 	struct sigaction sa = {};
-	uint64_t drops = 0, ioctl_lost = 0, sqe_lost = 0, deadline = 0, bytes = 0, next_threads_ns = 0;
+	uint64_t drops = 0, ioctl_lost = 0, sqe_lost = 0;
+	uint64_t deadline = 0, bytes = 0, next_threads_ns = 0;
 	char layers[192];
 	int err, i;
 
