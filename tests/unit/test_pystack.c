@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -62,6 +64,45 @@ struct live {
 
 static struct live L;
 
+/*
+ * "ready" is flushed from inside print(), before print() returns, so the main
+ * thread may still be at line 10 when the parent reads it. Wait until the main
+ * thread (task PID) is blocked in read() on fd 0: that read is made only by
+ * sys.stdin.read() at line 11 (stdin is read nowhere else) and the parent never
+ * writes to the pipe, so from then on the stack is parked at inner() line 11.
+ * Polls /proc/PID/task/PID/syscall every millisecond; gives up (setup fails)
+ * only if the child exits or has not got there after 60 s.
+ */
+static int wait_blocked_in_stdin_read(pid_t pid)
+{
+	struct timespec ms = { 0, 1000000 };
+	char path[64], buf[256] = "";
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, pid);
+	for (i = 0; i < 60000; i++) {
+		long nr;
+		unsigned long arg0;
+		ssize_t len;
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0)
+			return -1;	/* the child is gone */
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len > 0) {
+			buf[len] = 0;
+			if (sscanf(buf, "%ld 0x%lx", &nr, &arg0) == 2 && nr == SYS_read && arg0 == 0)
+				return 0;
+		}
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		nanosleep(&ms, NULL);
+	}
+	fprintf(stderr, "python3 %d not blocked in read(0) after 60 s: %s\n", pid, buf);
+	return -1;
+}
+
 static int setup(void **state)
 {
 	int to_py[2], from_py[2];
@@ -90,7 +131,7 @@ static int setup(void **state)
 		char name[64];
 
 		if (!strncmp(line, "ready", 5))
-			return 0;
+			return wait_blocked_in_stdin_read(L.pid);
 		if (sscanf(line, "main %lu", &L.main_ident) == 1 ||
 		    sscanf(line, "helper %lu", &L.helper_ident) == 1 ||
 		    sscanf(line, "innercall %d", &L.inner_call_line) == 1 ||
