@@ -23,20 +23,27 @@ trap 'rm -rf "$tmp"' EXIT
 
 want() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# "key value unit" lines become a markdown table; anything else is kept as is.
+# A script's output goes in as it is when it is already a markdown table;
+# "key number unit" lines alone become a table; anything else is kept
+# verbatim in a code block (never reshaped halfway).
 as_markdown() {
-	awk '
-	/^\|/ || /^#/ || /^$/ { print; next }
-	NF >= 2 && $2 ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/ {
-		if (!t) { print "| measure | value | unit |"; print "|---|---:|---|"; t = 1 }
-		unit = ""; for (i = 3; i <= NF; i++) unit = unit (i > 3 ? " " : "") $i
-		printf "| %s | %s | %s |\n", $1, $2, unit; next
-	}
-	{ print }'
+	local f=$1
+	if grep -q '^|' "$f"; then
+		cat "$f"
+	elif ! grep -v -e '^#' -e '^$' "$f" | grep -qvE '^[^ ]+ +-?[0-9.]+([eE][-+]?[0-9]+)?( |$)'; then
+		awk '/^#/ || /^$/ { next }
+		{ if (!t) { print "| measure | value | unit |"; print "|---|---:|---|"; t = 1 }
+		  unit = ""; for (i = 3; i <= NF; i++) unit = unit (i > 3 ? " " : "") $i
+		  printf "| %s | %s | %s |\n", $1, $2, unit }' "$f"
+	else
+		echo '```'
+		cat "$f"
+		echo '```'
+	fi
 }
 
 section() {	# title, command as a user types it, [command run here, default the same]
-	local title=$1 cmd=$2 run=${3:-$2} log=$tmp/section.log
+	local title=$1 cmd=$2 run=${3:-${2#sudo }} log=$tmp/section.log
 	echo "bench: $title ..." >&2
 	{
 		echo "## $title"
@@ -44,7 +51,7 @@ section() {	# title, command as a user types it, [command run here, default the 
 		echo "Reproduce: \`$cmd\`"
 		echo
 		if (cd "$top" && eval "$run") >"$log" 2>"$tmp/err.log"; then
-			as_markdown <"$log"
+			as_markdown "$log"
 		else
 			echo "Not measured in this run: the benchmark failed:"
 			echo
