@@ -109,6 +109,9 @@ struct target {
 	size_t nr_threads_seen;
 	int step_attached;		/* --step LIB:SYMBOL site attached */
 	int process_written;		/* PROCESS record (a child's only after its exec) */
+	int process_pending;		/* adopted, rank not set yet: PROCESS at bind or end */
+	char *cmdline;			/* read when pending: the process may be gone */
+	int cmdline_len;
 	struct asc_maps maps;		/* last snapshot, for symbolising stacks after exit */
 	int have_maps;
 	struct asc_pytorch *pt;		/* real PyTorch hooks (shapes, stacks), or NULL */
@@ -1292,7 +1295,12 @@ static int append_process(struct target *tg)
 	if (!cmdline)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", tg->pid);
-	n = read_file(path, cmdline, 4096);
+	if (tg->cmdline) {
+		n = tg->cmdline_len;
+		memcpy(cmdline, tg->cmdline, n);
+	} else {
+		n = read_file(path, cmdline, 4096);
+	}
 	if (n <= 0) {
 		n = snprintf(cmdline, 4096, "%s", tg->comm) + 1;
 	} else if (cmdline[n - 1]) {
@@ -1527,21 +1535,67 @@ static void write_symbols(struct target *tg)
 	}
 }
 
-/* PROCESS and THREAD records, with comm, rank and device read now. */
+/*
+ * Reads the rank while it is unknown: /proc/PID/environ, then the live
+ * environment.  The first non-negative value found is kept (a process that
+ * is gone reads -1 and must not undo it).
+ */
+static void read_rank(struct trace *t, struct target *tg)
+{
+	int rank;
+
+	if (tg->rank >= 0)
+		return;
+	rank = env_int(tg->pid, t->o.rank_env);
+	if (rank < 0)
+		rank = live_env_int(tg->pid, t->o.rank_env);
+	if (rank >= 0)
+		tg->rank = rank;
+}
+
+/*
+ * PROCESS and THREAD records, with comm, rank and device read now.  A forked
+ * (adopted) process may not have set its rank yet (launchers setenv("RANK")
+ * after the fork): its PROCESS record then waits for finish_process(), at its
+ * TSDRV bind or at the end, with the cmdline read now.
+ */
 static void write_process(struct trace *t, struct target *tg)
 {
 	char path[64];
+	int n;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", tg->pid);
 	if (read_file(path, tg->comm, sizeof(tg->comm)) > 0)
 		tg->comm[strcspn(tg->comm, "\n")] = 0;
-	tg->rank = env_int(tg->pid, t->o.rank_env);
-	if (tg->rank < 0)
-		tg->rank = live_env_int(tg->pid, t->o.rank_env);
-	tg->device = env_int(tg->pid, "ASCEND_DEVICE_ID");
-	append_process(tg);
+	read_rank(t, tg);
+	n = env_int(tg->pid, "ASCEND_DEVICE_ID");
+	if (n >= 0 || !tg->process_written)
+		tg->device = n;
+	if (tg->rank < 0 && tg->from_adopt && !tg->cmdline) {
+		tg->cmdline = calloc(1, 4096);
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", tg->pid);
+		if (tg->cmdline)
+			tg->cmdline_len = read_file(path, tg->cmdline, 4096);
+		tg->process_pending = 1;
+	} else {
+		append_process(tg);
+	}
 	append_threads(tg);
 	tg->process_written = 1;
+}
+
+/* Writes a pending PROCESS record: at the TSDRV bind (if the rank is set by then) or at the end. */
+static void finish_process(struct trace *t, struct target *tg, int final)
+{
+	if (!tg->process_pending || !tg->w)
+		return;
+	read_rank(t, tg);
+	if (tg->rank < 0 && !final)
+		return;
+	if (tg->device < 0)
+		tg->device = env_int(tg->pid, "ASCEND_DEVICE_ID");
+	append_process(tg);
+	tg->process_pending = 0;
 }
 
 static struct target *target_of(struct trace *t, uint32_t tgid)
@@ -2098,6 +2152,7 @@ static void adopt_new_tgids(struct trace *t)
 		}
 		tg = &t->targets[t->nr_targets - 1];
 		asc_info("trace: adopting pid %d (%s)\n", tg->pid, tg->comm);
+		tg->from_adopt = 1;	/* before open_capture: PROCESS may wait */
 		if (open_capture(t, tg)) {
 			t->nr_targets--;
 			continue;
@@ -2207,6 +2262,7 @@ static void trace_cleanup(struct trace *t, int failed)
 			asc_probe_plan_free(&tg->plans[j]);
 		free(tg->plans);
 		free(tg->threads_seen);
+		free(tg->cmdline);
 		asc_pystack_resolver_free(tg->pyres);
 		asc_pytorch_close(tg->pt);
 		free(tg->ips);
@@ -2255,6 +2311,7 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 		return;
 	if (!tg->process_written)
 		write_process(t, tg);
+	finish_process(t, tg, 1);
 	if (!tg->nr_attached) {
 		char libs[512] = "";
 		size_t pos = 0, k;
@@ -2498,6 +2555,10 @@ int cmd_trace(int argc, char **argv)
 			if (t->targets[i].bind_dev) {
 				join_devreader(t, &t->targets[i], t->targets[i].bind_dev - 1);
 				t->targets[i].bind_dev = 0;
+				/* the rank is set by the card's setup: re-read it */
+				pthread_mutex_lock(&capture_lock);
+				finish_process(t, &t->targets[i], 0);
+				pthread_mutex_unlock(&capture_lock);
 			}
 		if (t->o.comm || t->have_child) {
 			t->adopt_pending = 0;
