@@ -2568,6 +2568,15 @@ int cmd_trace(int argc, char **argv)
 		/* thread names (acl_thread ...) while the threads exist: once a second */
 		if (now_ns(CLOCK_MONOTONIC) >= next_threads_ns) {
 			next_threads_ns = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
+			/*
+			 * A process adopted after the start has its loader hook attached
+			 * only once it is seen, so a library it maps before that hook is
+			 * live can be missed: rescan adopted processes once a second too
+			 * (plans are cheap with the ELF cache; attached sites are skipped).
+			 */
+			for (i = 0; i < t->nr_targets; i++)
+				if (t->targets[i].from_adopt && !t->targets[i].gone)
+					t->targets[i].rescan = 1;
 			pthread_mutex_lock(&capture_lock);
 			for (i = 0; i < t->nr_targets; i++)
 				if (t->targets[i].w && !t->targets[i].gone &&
