@@ -21,26 +21,11 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "ascbpf_events.h"
-#include "ascbpf_maps.h"
-#include "schedule.h"
+#include "ascbpf_ring.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* libbpf 1.1 has no PT_REGS_PARM6: the sixth integer argument register. */
-#ifndef PT_REGS_PARM6
-#if defined(__TARGET_ARCH_x86)
-#define PT_REGS_PARM6(x) (((struct pt_regs *)(x))->r9)
-#elif defined(__TARGET_ARCH_arm64)
-#define PT_REGS_PARM6(x) (((struct user_pt_regs *)(x))->regs[5])
-#else
-#error "PT_REGS_PARM6 is not defined for this architecture"
-#endif
-#endif
-
-/* ---- configuration, set by the loader before load ---- */
-const volatile struct asc_sched sched_cfg = {};
-const volatile __u64 wakeup_bytes = 1 << 20;	/* wake the consumer above this fill */
+/* ---- configuration, set by the loader before load (and sched_cfg, wakeup_bytes) ---- */
 const volatile __u32 with_stack = 0;		/* --with-stack: STACK after ENTER */
 const volatile __u32 stop_tgid = 0;		/* our child: SIGSTOP it at the loader hook */
 const volatile __u32 comm_filter_on = 0;	/* --comm: adopt execs of comm_filter */
@@ -54,32 +39,13 @@ const volatile __u32 follow_forks = 0;		/* children of traced processes are trac
  */
 const volatile __u32 trace_level = 2;
 
-/* ---- maps ---- */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);		/* resized by --ringbuf-size */
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ASC_MAX_TGIDS);
-	__type(key, __u32);
-	__type(value, struct asc_tgid_state);
-} tgids SEC(".maps");
-
+/* ---- maps (and events, tgids, stats of ascbpf_ring.bpf.h) ---- */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ASC_MAX_FDS);
 	__type(key, struct asc_fd_key);
 	__type(value, __u32);
 } fdmod SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct asc_cpu_stats);
-} stats SEC(".maps");
 
 /* An ioctl between sys_enter and sys_exit, per tid. */
 struct ioctl_inflight {
@@ -102,44 +68,6 @@ struct {
 } inflight SEC(".maps");
 
 /* ---- helpers ---- */
-
-static __always_inline void count_drop(void)
-{
-	__u32 zero = 0;
-	struct asc_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
-
-	if (s)
-		s->drops++;
-}
-
-static __always_inline void *reserve(__u32 size)
-{
-	void *rec = bpf_ringbuf_reserve(&events, size, 0);
-
-	if (!rec)
-		count_drop();
-	return rec;
-}
-
-static __always_inline void submit(void *rec)
-{
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
-}
-
-static __always_inline void fill_hdr(struct asc_hdr *h, __u16 type, __u16 size, __u64 pid_tgid,
-				     __u32 probe_id, __u64 ts)
-{
-	h->type = type;
-	h->size = size;
-	h->tgid = pid_tgid >> 32;
-	h->tid = (__u32)pid_tgid;
-	h->probe_id = probe_id;
-	h->ts_ns = ts;
-}
 
 /*
  * The gate fast path: the first traced process (the common case of one -p or
@@ -203,12 +131,7 @@ static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
-	e->args[0] = PT_REGS_PARM1(ctx);
-	e->args[1] = PT_REGS_PARM2(ctx);
-	e->args[2] = PT_REGS_PARM3(ctx);
-	e->args[3] = PT_REGS_PARM4(ctx);
-	e->args[4] = PT_REGS_PARM5(ctx);
-	e->args[5] = PT_REGS_PARM6(ctx);
+	read_args(ctx, e->args);
 	submit(e);
 	if (with_stack)
 		emit_stack(ctx, pid_tgid, id, ts);
@@ -232,17 +155,10 @@ SEC("uretprobe")
 int BPF_KRETPROBE(asc_call_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct asc_exit *x;
 
 	if (!gate(pid_tgid))
 		return 0;
-	x = reserve(sizeof(*x));
-	if (!x)
-		return 0;
-	fill_hdr(&x->hdr, ASC_REC_EXIT, sizeof(*x), pid_tgid, bpf_get_attach_cookie(ctx),
-		 bpf_ktime_get_ns());
-	x->ret = PT_REGS_RC(ctx);
-	submit(x);
+	emit_exit(pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns(), PT_REGS_RC(ctx));
 	return 0;
 }
 
@@ -443,13 +359,8 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 		}
 		submit(r);
 	}
-	if (ti.sqe_num > ASC_MAX_SQE_RECS * ASC_MAX_SQES) {
-		__u32 zero = 0;
-		struct asc_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
-
-		if (s)
-			s->sqe_lost += ti.sqe_num - ASC_MAX_SQE_RECS * ASC_MAX_SQES;
-	}
+	if (ti.sqe_num > ASC_MAX_SQE_RECS * ASC_MAX_SQES)
+		asc_stat_add(sqe_lost, ti.sqe_num - ASC_MAX_SQE_RECS * ASC_MAX_SQES);
 	return 0;
 }
 
@@ -523,7 +434,6 @@ int BPF_KRETPROBE(asc_funcname_get_exit)
 	__u32 tid = (__u32)pid_tgid, id;
 	struct funcname_stash *st;
 	__u64 ts, ret, handle = 0;
-	struct asc_exit *x;
 
 	if (!gate(pid_tgid))
 		return 0;
@@ -536,14 +446,8 @@ int BPF_KRETPROBE(asc_funcname_get_exit)
 		emit_funcname(pid_tgid, id, ts, handle, (const char *)st->name);
 	if (st)
 		bpf_map_delete_elem(&funcname_inflight, &tid);
-	if (trace_level < 1)
-		return 0;
-	x = reserve(sizeof(*x));
-	if (!x)
-		return 0;
-	fill_hdr(&x->hdr, ASC_REC_EXIT, sizeof(*x), pid_tgid, id, ts);
-	x->ret = ret;
-	submit(x);
+	if (trace_level >= 1)
+		emit_exit(pid_tgid, id, ts, ret);
 	return 0;
 }
 
@@ -721,19 +625,13 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u32 component)
 	struct asc_alloc_key ak = { .tgid = tgid, .component = component };
 	struct asc_alloc_val av = {};
 	struct alloc_stash *st;
-	struct asc_exit *x;
 	__u64 ts, ret, total;
 
 	if (!gate(pid_tgid))
 		return 0;
 	ts = bpf_ktime_get_ns();
 	ret = PT_REGS_RC(ctx);
-	x = reserve(sizeof(*x));
-	if (x) {
-		fill_hdr(&x->hdr, ASC_REC_EXIT, sizeof(*x), pid_tgid, id, ts);
-		x->ret = ret;
-		submit(x);
-	}
+	emit_exit(pid_tgid, id, ts, ret);
 	st = bpf_map_lookup_elem(&alloc_inflight, &k);
 	if (!st || st->probe_id != id)
 		return 0;
@@ -775,41 +673,26 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 component)
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(asc_ge_alloc_enter)
-{
-	return alloc_enter(ctx, ASC_MEM_GE);
-}
+/* The three programs of one allocator component: alloc entry and return, free entry. */
+#define ALLOC_PROGS(prefix, component)						\
+	SEC("uprobe")								\
+	int BPF_KPROBE(prefix##_alloc_enter)					\
+	{									\
+		return alloc_enter(ctx, component);				\
+	}									\
+	SEC("uretprobe")							\
+	int BPF_KRETPROBE(prefix##_alloc_exit)					\
+	{									\
+		return alloc_exit(ctx, component);				\
+	}									\
+	SEC("uprobe")								\
+	int BPF_KPROBE(prefix##_free_enter)					\
+	{									\
+		return free_enter(ctx, component);				\
+	}
 
-SEC("uretprobe")
-int BPF_KRETPROBE(asc_ge_alloc_exit)
-{
-	return alloc_exit(ctx, ASC_MEM_GE);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(asc_ge_free_enter)
-{
-	return free_enter(ctx, ASC_MEM_GE);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(asc_app_alloc_enter)
-{
-	return alloc_enter(ctx, ASC_MEM_APP);
-}
-
-SEC("uretprobe")
-int BPF_KRETPROBE(asc_app_alloc_exit)
-{
-	return alloc_exit(ctx, ASC_MEM_APP);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(asc_app_free_enter)
-{
-	return free_enter(ctx, ASC_MEM_APP);
-}
+ALLOC_PROGS(asc_ge, ASC_MEM_GE)
+ALLOC_PROGS(asc_app, ASC_MEM_APP)
 
 /*
  * ---- step boundary ----
@@ -821,38 +704,14 @@ SEC("uprobe")
 int BPF_KPROBE(asc_step_enter)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
+	__u32 tgid = pid_tgid >> 32, open;
 	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
-	struct asc_sched s;
-	struct asc_step *r;
-	__u64 step;
-	__u32 action;
 
 	if (!st)
 		return 0;
-	step = __sync_fetch_and_add(&st->next_step, 1);
-	/* field by field: a memcpy through a non-volatile pointer is folded to .rodata's zeros */
-	s.skip_first = sched_cfg.skip_first;
-	s.skip_first_wait = sched_cfg.skip_first_wait;
-	s.wait = sched_cfg.wait;
-	s.warmup = sched_cfg.warmup;
-	s.active = sched_cfg.active;
-	s.repeat = sched_cfg.repeat;
-	s.enabled = sched_cfg.enabled;
-	s.reserved = 0;
-	action = asc_sched_action(&s, step);
-	st->open = asc_sched_recording(action);
+	open = start_step(st, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
 	if (tgid == fast_tgid)
-		fast_open = st->open;
-	r = reserve(sizeof(*r));
-	if (!r)
-		return 0;
-	fill_hdr(&r->hdr, ASC_REC_STEP, sizeof(*r), pid_tgid, bpf_get_attach_cookie(ctx),
-		 bpf_ktime_get_ns());
-	r->step = step;
-	r->state = action;
-	r->reserved = 0;
-	submit(r);
+		fast_open = open;
 	return 0;
 }
 
@@ -879,7 +738,7 @@ int BPF_KPROBE(asc_loader_enter)
 	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, loader_probe_id,
 		 bpf_ktime_get_ns());
 	__builtin_memset(e->args, 0, sizeof(e->args));
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	submit_now(e);
 	/* only the direct child has PDEATHSIG(SIGCONT): never stop anyone else */
 	if (stop_tgid && tgid == stop_tgid)
 		bpf_send_signal(19 /* SIGSTOP */);
@@ -896,7 +755,7 @@ static __always_inline void notify_new_tgid(__u32 tgid)
 	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), (__u64)tgid << 32 | tgid, loader_probe_id,
 		 bpf_ktime_get_ns());
 	__builtin_memset(e->args, 0, sizeof(e->args));
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	submit_now(e);
 }
 
 /* ---- --comm: adopt processes that exec later ---- */
@@ -1020,13 +879,8 @@ int asc_ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!in.traced && in.cmd != ASC_DAVINCI_OPEN)
 		return 0;
 	in.ts_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY)) {
-		__u32 zero = 0;
-		struct asc_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
-
-		if (s)
-			s->ioctl_lost++;	/* more threads inside ioctls than the map holds */
-	}
+	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY))
+		asc_stat_add(ioctl_lost, 1);	/* more threads inside ioctls than the map holds */
 	return 0;
 }
 
@@ -1057,7 +911,7 @@ int asc_ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 			b->device_id = in->device_id;
 			__builtin_memcpy(b->module_name, in->module_name, sizeof(b->module_name));
 			/* rare, and the loader starts the card's reader on it: wake it now */
-			bpf_ringbuf_submit(b, BPF_RB_FORCE_WAKEUP);
+			submit_now(b);
 		}
 	}
 	if (!in->traced)

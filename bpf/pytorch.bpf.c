@@ -18,42 +18,16 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "ascbpf_events.h"
-#include "ascbpf_maps.h"
-#include "schedule.h"
+#include "ascbpf_ring.bpf.h"
 #include "pytorch_bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#ifndef PT_REGS_PARM6
-#define PT_REGS_PARM6(x) (((struct pt_regs *)(x))->r9)
-#endif
-
 #define ASC_PT_STEP_PY_ID	0xfffffff0u	/* probe id of --step-py STEP records (user/pytorch.h) */
 
-const volatile struct asc_pt_cfg cfg = {};
-const volatile struct asc_sched sched_cfg = {};
-const volatile __u64 wakeup_bytes = 1 << 20;
+const volatile struct asc_pt_cfg cfg = {};	/* and sched_cfg, wakeup_bytes (ascbpf_ring.bpf.h) */
 
-/* Shared with the main object (reused fds); definitions must match bpf/ascbpf.bpf.c. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ASC_MAX_TGIDS);
-	__type(key, __u32);
-	__type(value, struct asc_tgid_state);
-} tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct asc_cpu_stats);
-} stats SEC(".maps");
+/* events, tgids, stats: the main object's (reused fds), defined in ascbpf_ring.bpf.h. */
 
 /* Ours: probe id -> which argument registers hold tensors. */
 struct {
@@ -62,44 +36,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct asc_pt_argspec);
 } aten_args SEC(".maps");
-
-static __always_inline void count_drop(void)
-{
-	__u32 zero = 0;
-	struct asc_cpu_stats *s = bpf_map_lookup_elem(&stats, &zero);
-
-	if (s)
-		__sync_fetch_and_add(&s->drops, 1);
-}
-
-static __always_inline void *reserve(__u32 size)
-{
-	void *rec = bpf_ringbuf_reserve(&events, size, 0);
-
-	if (!rec)
-		count_drop();
-	return rec;
-}
-
-static __always_inline void submit(void *rec)
-{
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
-}
-
-static __always_inline void fill_hdr(struct asc_hdr *h, __u16 type, __u16 size, __u64 pid_tgid,
-				     __u32 probe_id, __u64 ts)
-{
-	h->type = type;
-	h->size = size;
-	h->tgid = pid_tgid >> 32;
-	h->tid = (__u32)pid_tgid;
-	h->probe_id = probe_id;
-	h->ts_ns = ts;
-}
 
 static __always_inline struct asc_tgid_state *gate(__u64 pid_tgid)
 {
@@ -197,12 +133,7 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 
 	if (!spec)
 		return;
-	regs[0] = PT_REGS_PARM1(ctx);
-	regs[1] = PT_REGS_PARM2(ctx);
-	regs[2] = PT_REGS_PARM3(ctx);
-	regs[3] = PT_REGS_PARM4(ctx);
-	regs[4] = PT_REGS_PARM5(ctx);
-	regs[5] = PT_REGS_PARM6(ctx);
+	read_args(ctx, regs);
 	for (i = 0; i < 6; i++) {
 		__u8 kind = spec->kind[i];
 		__u32 ai = spec->arg_index[i];
@@ -238,14 +169,36 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 
 /* ---- Python frames ---- */
 
-/* Global for the same reason as emit_tensor. */
-__noinline int emit_pystack(__u64 pid_tgid, __u64 ts, __u32 id)
+/*
+ * The current thread's PyThreadState: the interpreter's thread list searched
+ * for the entry whose thread_id (pthread_self(), the fs base on x86-64) is
+ * ours.  0 if not found within ASC_PT_MAX_THREADS; *fault set on a failed read.
+ */
+static __always_inline __u64 current_tstate(int *fault)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 interp, tstate;
+	int i;
+
+	interp = read_u64(cfg.runtime_addr + cfg.rt_interp_head, fault);
+	tstate = interp ? read_u64(interp + cfg.is_threads_head, fault) : 0;
+	for (i = 0; i < ASC_PT_MAX_THREADS; i++) {
+		if (!tstate || *fault)
+			return 0;
+		if (read_u64(tstate + cfg.ts_thread_id, fault) == fsbase)
+			return tstate;
+		tstate = read_u64(tstate + cfg.ts_next, fault);
+	}
+	return 0;
+}
+
+/* Global for the same reason as emit_tensor. */
+__noinline int emit_pystack(__u64 pid_tgid, __u64 ts, __u32 id)
+{
 	struct asc_pystack *s;
-	__u64 interp, tstate, cframe, frame;
-	int fault = 0, i, found = 0;
+	__u64 tstate, cframe, frame;
+	int fault = 0, i;
 
 	s = reserve(sizeof(*s));
 	if (!s)
@@ -255,18 +208,8 @@ __noinline int emit_pystack(__u64 pid_tgid, __u64 ts, __u32 id)
 	s->flags = 0;
 	__builtin_memset(s->code, 0, sizeof(s->code));
 	__builtin_memset(s->lasti, 0, sizeof(s->lasti));
-	interp = read_u64(cfg.runtime_addr + cfg.rt_interp_head, &fault);
-	tstate = interp ? read_u64(interp + cfg.is_threads_head, &fault) : 0;
-	for (i = 0; i < ASC_PT_MAX_THREADS; i++) {
-		if (!tstate || fault)
-			break;
-		if (read_u64(tstate + cfg.ts_thread_id, &fault) == fsbase) {
-			found = 1;
-			break;
-		}
-		tstate = read_u64(tstate + cfg.ts_next, &fault);
-	}
-	if (!found) {
+	tstate = current_tstate(&fault);
+	if (!tstate) {
 		s->flags = fault ? ASC_PYSTACK_FAULT : ASC_PYSTACK_NO_THREAD;
 		goto out;
 	}
@@ -350,29 +293,14 @@ static __always_inline __u8 is_step_code(__u64 code)
  */
 __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
 	struct asc_pt_step_state now = {}, *prev;
-	__u64 interp, tstate, cframe, frame;
-	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32, action;
+	__u64 tstate, cframe, frame;
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
 	struct asc_tgid_state *st;
-	struct asc_sched s;
-	struct asc_step *r;
-	int fault = 0, i, found = 0, fresh;
-	__u64 step;
+	int fault = 0, i, fresh;
 
-	interp = read_u64(cfg.runtime_addr + cfg.rt_interp_head, &fault);
-	tstate = interp ? read_u64(interp + cfg.is_threads_head, &fault) : 0;
-	for (i = 0; i < ASC_PT_MAX_THREADS; i++) {
-		if (!tstate || fault)
-			break;
-		if (read_u64(tstate + cfg.ts_thread_id, &fault) == fsbase) {
-			found = 1;
-			break;
-		}
-		tstate = read_u64(tstate + cfg.ts_next, &fault);
-	}
-	if (!found)
+	tstate = current_tstate(&fault);
+	if (!tstate)
 		return 0;
 	cframe = read_u64(tstate + cfg.ts_cframe, &fault);
 	frame = cframe ? read_u64(cframe + cfg.cf_current_frame, &fault) : 0;
@@ -400,26 +328,7 @@ __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 	st = bpf_map_lookup_elem(&tgids, &tgid);
 	if (!st)
 		return 0;
-	/* the same step logic as the native step probe (bpf/ascbpf.bpf.c asc_step_enter) */
-	step = __sync_fetch_and_add(&st->next_step, 1);
-	/* field by field through the volatile: a memcpy may be folded to the zero initializer */
-	s.skip_first = sched_cfg.skip_first;
-	s.skip_first_wait = sched_cfg.skip_first_wait;
-	s.wait = sched_cfg.wait;
-	s.warmup = sched_cfg.warmup;
-	s.active = sched_cfg.active;
-	s.repeat = sched_cfg.repeat;
-	s.enabled = sched_cfg.enabled;
-	action = asc_sched_action(&s, step);
-	st->open = asc_sched_recording(action);
-	r = reserve(sizeof(*r));
-	if (!r)
-		return 0;
-	fill_hdr(&r->hdr, ASC_REC_STEP, sizeof(*r), pid_tgid, ASC_PT_STEP_PY_ID, ts);
-	r->step = step;
-	r->state = action;
-	r->reserved = 0;
-	submit(r);
+	start_step(st, pid_tgid, ASC_PT_STEP_PY_ID, ts);	/* as the native step probe */
 	return 0;
 }
 
@@ -446,12 +355,7 @@ int BPF_KPROBE(asc_aten_enter)
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
-	e->args[0] = PT_REGS_PARM1(ctx);
-	e->args[1] = PT_REGS_PARM2(ctx);
-	e->args[2] = PT_REGS_PARM3(ctx);
-	e->args[3] = PT_REGS_PARM4(ctx);
-	e->args[4] = PT_REGS_PARM5(ctx);
-	e->args[5] = PT_REGS_PARM6(ctx);
+	read_args(ctx, e->args);
 	submit(e);
 	if (cfg.shapes)
 		emit_tensors(ctx, pid_tgid, id, ts);
@@ -469,17 +373,10 @@ SEC("uretprobe")
 int BPF_KRETPROBE(asc_aten_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct asc_exit *x;
 
 	if (!gate(pid_tgid))
 		return 0;
-	x = reserve(sizeof(*x));
-	if (!x)
-		return 0;
-	fill_hdr(&x->hdr, ASC_REC_EXIT, sizeof(*x), pid_tgid, bpf_get_attach_cookie(ctx),
-		 bpf_ktime_get_ns());
-	x->ret = PT_REGS_RC(ctx);
-	submit(x);
+	emit_exit(pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns(), PT_REGS_RC(ctx));
 	return 0;
 }
 
