@@ -40,10 +40,10 @@ struct evidence {
 
 struct finding {
 	const char *id;			/* stable name for scripts */
-	char summary[768];		/* one line with the numbers */
+	char summary[1024];		/* one line with the numbers */
 	struct evidence ev[MAX_EVIDENCE];
 	int nev;
-	const char *thresholds[3];	/* names compared against */
+	const char *thresholds[4];	/* names compared against */
 	int nthr;
 	const char *op, *api, *stack;	/* call site, when the finding has one */
 	const char *suggestion;
@@ -100,7 +100,7 @@ static void ev(struct finding *f, const char *key, double value)
 
 static void uses(struct finding *f, const char *name)
 {
-	if (f->nthr < 3)
+	if (f->nthr < 4)
 		f->thresholds[f->nthr++] = name;
 }
 
@@ -150,38 +150,48 @@ static void find_dispatch(struct report *r)
 {
 	const struct asc_rpt_dispatch *d = &r->res->dispatch;
 	struct finding *f;
-	char depth[160] = "queue depth not measured (no Enqueue/Dequeue pairs)";
+	char depth[200] = "queue depth not measured (no Enqueue/Dequeue pairs)";
 
 	if (!d->dispatch_bound || !(f = add_finding(r, "dispatch_bound", SUGGEST_DISPATCH)))
 		return;
 	if (d->queue_measured)
 		snprintf(depth, sizeof(depth),
-			 "task queue depth median %.0f / max %.0f over %llu slots (threshold "
-			 "queue_depth=%g; wait median %.1f us)",
-			 d->queue_depth_median, d->queue_depth_max,
-			 (unsigned long long)d->queue_pairs, r->t->queue_depth,
-			 d->queue_wait_median_us);
+			 "%.1f%% of that time with >= %g slots waiting in the task queue (threshold "
+			 "queue_depth); depth at enqueue median %.0f / max %.0f over %llu slots",
+			 d->starved_ns ? 100.0 * (double)d->starved_queued_ns / (double)d->starved_ns
+				       : 0.0,
+			 r->t->queue_depth, d->queue_depth_median, d->queue_depth_max,
+			 (unsigned long long)d->queue_pairs);
 	snprintf(f->summary, sizeof(f->summary),
-		 "dispatch-bound (%s): the device is idle %.1f%% of its active time (threshold "
-		 "idle_share=%g); median gap %.1f us, p99 %.1f us between consecutive kernels on a "
-		 "stream over %llu gaps (threshold gap_us=%g); %s",
-		 d->by_gaps ? (d->by_queue ? "kernels issued late, and the queue stands full"
-					   : "kernels issued late by the host")
-			    : "the task queue stands full: launching is the bottleneck",
-		 100.0 * d->idle_share, r->t->idle_share, d->gap_median_us, d->gap_p99_us,
-		 (unsigned long long)d->nr_gaps, r->t->gap_us, depth);
+		 "dispatch-bound (%s): the device waits for submissions %.1f%% of its active time "
+		 "(threshold idle_share=%g; idle %.1f%% in all), in %llu stretches of >= %g us "
+		 "(threshold gap_us), the longest %.1f%% of them (below stall_share=%g: not one "
+		 "stall); %llu of %llu kernels were submitted after the previous kernel on their "
+		 "stream ended; median gap %.1f us; %s",
+		 d->by_queue ? "the task queue holds work while the device waits: launching "
+			       "(acl_thread) is behind"
+			     : "kernels issued late by the host: the task queue runs empty",
+		 100.0 * d->starved_share, r->t->idle_share, 100.0 * d->idle_share,
+		 (unsigned long long)d->starved_gaps, r->t->gap_us,
+		 100.0 * (double)d->starved_max_ns / (double)d->starved_ns, r->t->stall_share,
+		 (unsigned long long)d->starved_transitions, (unsigned long long)d->transitions,
+		 d->gap_median_us, depth);
+	ev(f, "starved_share", d->starved_share);
+	ev(f, "starved_us", us(d->starved_ns));
+	ev(f, "starved_max_us", us(d->starved_max_ns));
+	ev(f, "starved_gaps", (double)d->starved_gaps);
 	ev(f, "idle_share", d->idle_share);
 	ev(f, "idle_us", us(d->idle_ns));
 	ev(f, "compute_us", us(d->compute_ns));
 	ev(f, "gap_median_us", d->gap_median_us);
-	ev(f, "gap_p99_us", d->gap_p99_us);
 	ev(f, "gaps", (double)d->nr_gaps);
 	if (d->queue_measured) {
+		ev(f, "starved_queued_us", us(d->starved_queued_ns));
 		ev(f, "queue_depth_median", d->queue_depth_median);
-		ev(f, "queue_depth_max", d->queue_depth_max);
 	}
 	uses(f, "idle_share");
 	uses(f, "gap_us");
+	uses(f, "stall_share");
 	if (d->queue_measured)
 		uses(f, "queue_depth");
 }
@@ -450,6 +460,15 @@ static void text_report(struct report *r)
 	asc_out_printf(o, "gaps between consecutive kernels on a stream: %llu, median %.1f us, "
 		       "p99 %.1f us\n", (unsigned long long)res->dispatch.nr_gaps,
 		       res->dispatch.gap_median_us, res->dispatch.gap_p99_us);
+	asc_out_printf(o, "device waiting for submissions: %.1f us (%.1f%% of its active time) in "
+		       "%llu stretches, longest %.1f us; %llu of %llu kernels submitted after the "
+		       "previous one on their stream ended%s\n",
+		       us(res->dispatch.starved_ns), 100.0 * res->dispatch.starved_share,
+		       (unsigned long long)res->dispatch.starved_gaps,
+		       us(res->dispatch.starved_max_ns),
+		       (unsigned long long)res->dispatch.starved_transitions,
+		       (unsigned long long)res->dispatch.transitions,
+		       res->dispatch.submissions_known ? "" : " (no submission times captured)");
 	if (res->dispatch.queue_measured)
 		asc_out_printf(o, "task queue: %llu slots, depth at enqueue median %.0f max %.0f, "
 			       "enqueue-to-dequeue median %.1f us\n",
@@ -712,6 +731,12 @@ static void json_report(struct report *r)
 		jw_num(&w, "gap_median_us", s->gap_median_us);
 		jw_int(&w, "queue_slots", (int64_t)s->queue_slots);
 		jw_num(&w, "queue_depth_median", s->queue_depth_median);
+		jw_num(&w, "starved_us", us(s->starved_ns));
+		jw_num(&w, "starved_share", s->starved_share);
+		jw_int(&w, "starved_gaps", (int64_t)s->starved_gaps);
+		jw_num(&w, "starved_queued_us", us(s->starved_queued_ns));
+		jw_int(&w, "transitions", (int64_t)s->transitions);
+		jw_int(&w, "starved_transitions", (int64_t)s->starved_transitions);
 		jw_bool(&w, "dispatch_bound", s->dispatch_bound);
 		jw_close(&w, '}');
 		tot += s->end_ns - s->start_ns;
@@ -740,6 +765,15 @@ static void json_report(struct report *r)
 	jw_num(&w, "queue_depth_median", res->dispatch.queue_depth_median);
 	jw_num(&w, "queue_depth_max", res->dispatch.queue_depth_max);
 	jw_num(&w, "queue_wait_median_us", res->dispatch.queue_wait_median_us);
+	jw_bool(&w, "submissions_known", res->dispatch.submissions_known);
+	jw_num(&w, "starved_us", us(res->dispatch.starved_ns));
+	jw_num(&w, "starved_share", res->dispatch.starved_share);
+	jw_int(&w, "starved_gaps", (int64_t)res->dispatch.starved_gaps);
+	jw_num(&w, "starved_max_us", us(res->dispatch.starved_max_ns));
+	jw_num(&w, "starved_queued_us", us(res->dispatch.starved_queued_ns));
+	jw_int(&w, "transitions", (int64_t)res->dispatch.transitions);
+	jw_int(&w, "starved_transitions", (int64_t)res->dispatch.starved_transitions);
+	jw_num(&w, "starved_kernel_share", res->dispatch.starved_kernel_share);
 	jw_bool(&w, "dispatch_bound", res->dispatch.dispatch_bound);
 	jw_bool(&w, "by_gaps", res->dispatch.by_gaps);
 	jw_bool(&w, "by_queue", res->dispatch.by_queue);

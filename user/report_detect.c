@@ -32,8 +32,9 @@ struct threshold_def {
 
 static const struct threshold_def threshold_defs[] = {
 	T(idle_share, 0.30, 1, 0),
-	T(gap_us, 20.0, 0, 0),
-	T(queue_depth, 64.0, 0, 0),
+	T(gap_us, 5.0, 0, 0),
+	T(stall_share, 0.5, 1, 0),
+	T(queue_depth, 1.0, 0, 0),
 	T(optimizer_kernels, 32.0, 0, 0),
 	T(transdata_per_step, 1.0, 0, 0),
 	T(cast_per_step, 1.0, 0, 0),
@@ -488,6 +489,8 @@ int asc_rpt_detect_steps(const struct asc_rpt_input *in, struct asc_rpt_result *
 		}
 		sp->host_only_ns = (first - s) + (e - last);
 		sp->idle_ns = (last - first) - busy;
+		sp->device_start_ns = first;
+		sp->device_end_ns = last;
 	}
 	res->nr_steps = n;
 	free(ks);
@@ -513,6 +516,8 @@ static int cmp_kernel_stream_start(const void *a, const void *b)
 struct step_gap {
 	int64_t step;
 	uint64_t gap;
+	int known;		/* the second kernel's submission is known */
+	int starved;		/* ... and it came after the first kernel ended */
 };
 
 static int cmp_step_gap(const void *a, const void *b)
@@ -621,11 +626,24 @@ static int queue_stats(const struct asc_rpt_input *in, struct asc_rpt_result *re
 }
 
 /*
- * Per-step idle shares and gaps, for the per-step verdicts.  ks[] is sorted
- * by (stream, start).  Best effort: a failed allocation leaves the per-step
- * gaps at 0 (the overall verdict does not depend on them).
+ * A transition a -> b (consecutive kernels of one stream) is starved when b
+ * was submitted after a ended, so the device had nothing of this stream left
+ * to run, and the device waited at least gap_ns for it.
  */
-static void step_gaps(size_t nk, const struct asc_rpt_kernel **ks, struct asc_rpt_result *res)
+static int starved_transition(const struct asc_rpt_kernel *a, const struct asc_rpt_kernel *b,
+			      double gap_ns)
+{
+	return b->submit_ns && b->submit_ns > a->end_ns && b->start_ns > a->end_ns &&
+	       (double)(b->start_ns - a->end_ns) >= gap_ns;
+}
+
+/*
+ * Per-step idle shares, gaps and transitions, for the per-step verdicts.
+ * ks[] is sorted by (stream, start).  Best effort: a failed allocation leaves
+ * the per-step gaps at 0 (the overall verdict does not depend on them).
+ */
+static void step_gaps(size_t nk, const struct asc_rpt_kernel **ks, double gap_ns,
+		      struct asc_rpt_result *res)
 {
 	struct step_gap *sg = calloc(nk + 1, sizeof(*sg));
 	size_t i, j, k, n = 0;
@@ -646,12 +664,18 @@ static void step_gaps(size_t nk, const struct asc_rpt_kernel **ks, struct asc_rp
 			continue;
 		sg[n].step = a->step;
 		sg[n].gap = b->start_ns > a->end_ns ? b->start_ns - a->end_ns : 0;
+		sg[n].known = b->submit_ns != 0;
+		sg[n].starved = starved_transition(a, b, gap_ns);
 		n++;
 	}
 	qsort(sg, n, sizeof(*sg), cmp_step_gap);
 	for (i = 0; i < n; i = k) {
-		for (k = i; k < n && sg[k].step == sg[i].step; k++)
-			;
+		uint64_t known = 0, starved = 0;
+
+		for (k = i; k < n && sg[k].step == sg[i].step; k++) {
+			known += (uint64_t)sg[k].known;
+			starved += (uint64_t)sg[k].starved;
+		}
 		for (j = 0; j < res->nr_steps; j++) {
 			struct asc_rpt_step_split *sp = &res->steps[j];
 
@@ -659,9 +683,163 @@ static void step_gaps(size_t nk, const struct asc_rpt_kernel **ks, struct asc_rp
 				continue;
 			sp->nr_gaps = k - i;
 			sp->gap_median_us = (double)sg[i + rank_index(k - i, 50)].gap / NS_PER_US;
+			sp->transitions = known;
+			sp->starved_transitions = starved;
 		}
 	}
 	free(sg);
+}
+
+/*
+ * The intervals during which the device has work: each task from its
+ * submission (when known and earlier than its start) to its end; sorted,
+ * merged.  NULL + *n = 0 on ENOMEM or without kernels.
+ */
+static struct interval *covered_intervals(const struct asc_rpt_input *in, size_t *n)
+{
+	struct interval *iv = calloc(in->nr_kernels + 1, sizeof(*iv));
+	size_t i, m = 0;
+
+	*n = 0;
+	if (!iv)
+		return NULL;
+	for (i = 0; i < in->nr_kernels; i++) {
+		const struct asc_rpt_kernel *k = &in->kernels[i];
+
+		if (k->end_ns < k->start_ns)
+			continue;
+		iv[m].start = k->submit_ns && k->submit_ns < k->start_ns ? k->submit_ns
+									  : k->start_ns;
+		iv[m].end = k->end_ns;
+		m++;
+	}
+	*n = merge_intervals(iv, m);
+	return iv;
+}
+
+/*
+ * The intervals with at least `depth` slots waiting in the task queue:
+ * enqueued and not yet dequeued, from the complete Enqueue/Dequeue pairs.
+ * Sorted, disjoint.  NULL + *n = 0 without pairs or on ENOMEM.
+ */
+static struct interval *queued_intervals(const struct asc_rpt_input *in, double depth, size_t *n)
+{
+	uint64_t *enq = calloc(in->nr_queue + 1, sizeof(*enq));
+	uint64_t *deq = calloc(in->nr_queue + 1, sizeof(*deq));
+	struct interval *iv = calloc(2 * in->nr_queue + 1, sizeof(*iv));
+	size_t i, m = 0, ei = 0, di = 0;
+	int64_t level = 0;
+
+	*n = 0;
+	for (i = 0; enq && deq && iv && i < in->nr_queue; i++) {
+		const struct asc_rpt_queue *q = &in->queue[i];
+
+		if (!q->enqueue_ns || !q->dequeue_ns || q->dequeue_ns < q->enqueue_ns)
+			continue;
+		enq[m] = q->enqueue_ns;
+		deq[m] = q->dequeue_ns;
+		m++;
+	}
+	if (!m || !iv) {
+		free(enq);
+		free(deq);
+		free(iv);
+		return NULL;
+	}
+	qsort(enq, m, sizeof(*enq), cmp_u64);
+	qsort(deq, m, sizeof(*deq), cmp_u64);
+	/* sweep the depth step function; a dequeue at the instant of an enqueue goes first */
+	while (ei < m || di < m) {
+		int is_deq = di < m && (ei == m || deq[di] <= enq[ei]);
+		uint64_t ts = is_deq ? deq[di++] : enq[ei++];
+		int was = level > 0 && (double)level >= depth, now;
+
+		level += is_deq ? -1 : 1;
+		now = level > 0 && (double)level >= depth;
+		if (!was && now) {
+			iv[*n].start = ts;
+		} else if (was && !now) {
+			iv[*n].end = ts;
+			if (iv[*n].end > iv[*n].start)
+				(*n)++;
+		}
+	}
+	free(enq);
+	free(deq);
+	return iv;
+}
+
+/* Length of [a, b) inside the sorted, disjoint iv[0..n). */
+static uint64_t overlap_len(const struct interval *iv, size_t n, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = n;
+	uint64_t sum = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (iv[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && iv[lo].start < b; lo++) {
+		uint64_t s = iv[lo].start > a ? iv[lo].start : a;
+		uint64_t e = iv[lo].end < b ? iv[lo].end : b;
+
+		if (e > s)
+			sum += e - s;
+	}
+	return sum;
+}
+
+static void starved_piece(struct asc_rpt_step_split *sp, uint64_t a, uint64_t b, double gap_ns,
+			  const struct interval *qv, size_t nq)
+{
+	if (b <= a || (double)(b - a) < gap_ns)
+		return;
+	sp->starved_ns += b - a;
+	sp->starved_gaps++;
+	if (b - a > sp->starved_max_ns)
+		sp->starved_max_ns = b - a;
+	sp->starved_queued_ns += overlap_len(qv, nq, a, b);
+}
+
+/* The starved stretches of one step: its device window less the covered intervals. */
+static void step_starvation(struct asc_rpt_step_split *sp, const struct interval *cv, size_t nc,
+			    const struct interval *qv, size_t nq, double gap_ns)
+{
+	uint64_t w0 = sp->device_start_ns, w1 = sp->device_end_ns, at = w0;
+	size_t lo = 0, hi = nc;
+
+	if (w1 <= w0)
+		return;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cv[mid].end <= w0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < nc && cv[lo].start < w1; lo++) {
+		if (cv[lo].start > at)
+			starved_piece(sp, at, cv[lo].start, gap_ns, qv, nq);
+		if (cv[lo].end > at)
+			at = cv[lo].end;
+	}
+	if (at < w1)
+		starved_piece(sp, at, w1, gap_ns, qv, nq);
+}
+
+/* The rule of struct asc_rpt_dispatch, on one step's or the pooled numbers. */
+static int starved_verdict(uint64_t active_ns, uint64_t starved_ns, uint64_t starved_max_ns,
+			   const struct asc_rpt_thresholds *t)
+{
+	if (!active_ns || !starved_ns)
+		return 0;
+	return (double)starved_ns / (double)active_ns >= t->idle_share &&
+	       (double)starved_max_ns < t->stall_share * (double)starved_ns;
 }
 
 int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,
@@ -669,8 +847,10 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 {
 	struct asc_rpt_dispatch *d = &res->dispatch;
 	const struct asc_rpt_kernel **ks;
-	uint64_t *gaps;
-	size_t i, n = 0, nk;
+	struct interval *cv, *qv;
+	double gap_ns = t->gap_us * NS_PER_US;
+	uint64_t *gaps, active;
+	size_t i, n = 0, nk, nc, nq;
 	int err;
 
 	memset(d, 0, sizeof(*d));
@@ -679,15 +859,6 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 		if (err)
 			return err;
 	}
-	for (i = 0; i < res->nr_steps; i++) {
-		d->compute_ns += res->steps[i].compute_ns;
-		d->copy_ns += res->steps[i].copy_ns;
-		d->idle_ns += res->steps[i].idle_ns;
-		d->host_only_ns += res->steps[i].host_only_ns;
-	}
-	if (d->compute_ns + d->copy_ns + d->idle_ns)
-		d->idle_share = (double)d->idle_ns /
-				(double)(d->compute_ns + d->copy_ns + d->idle_ns);
 
 	ks = calloc(in->nr_kernels + 1, sizeof(*ks));
 	gaps = calloc(in->nr_kernels + 1, sizeof(*gaps));
@@ -710,9 +881,12 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 		if (in->nr_steps && a->step == ASC_RPT_NO_STEP)
 			continue;
 		gaps[n++] = b->start_ns > a->end_ns ? b->start_ns - a->end_ns : 0;
+		if (b->submit_ns)
+			d->transitions++;
+		d->starved_transitions += (uint64_t)starved_transition(a, b, gap_ns);
 	}
 	d->nr_gaps = n;
-	step_gaps(nk, ks, res);
+	step_gaps(nk, ks, gap_ns, res);
 	if (n) {
 		qsort(gaps, n, sizeof(*gaps), cmp_u64);
 		d->gap_median_us = (double)gaps[rank_index(n, 50)] / NS_PER_US;
@@ -720,24 +894,56 @@ int asc_rpt_detect_dispatch(const struct asc_rpt_input *in, const struct asc_rpt
 	}
 	free(ks);
 	free(gaps);
+	for (i = 0; i < in->nr_kernels; i++)
+		if (in->kernels[i].submit_ns)
+			d->submissions_known = 1;
+
+	cv = covered_intervals(in, &nc);
+	qv = queued_intervals(in, t->queue_depth, &nq);
+	if (in->nr_kernels && !cv) {
+		free(qv);
+		return -ENOMEM;
+	}
+	for (i = 0; i < res->nr_steps; i++) {
+		struct asc_rpt_step_split *sp = &res->steps[i];
+
+		step_starvation(sp, cv, nc, qv, nq, gap_ns);
+		active = sp->compute_ns + sp->copy_ns + sp->idle_ns;
+		if (active)
+			sp->starved_share = (double)sp->starved_ns / (double)active;
+		d->compute_ns += sp->compute_ns;
+		d->copy_ns += sp->copy_ns;
+		d->idle_ns += sp->idle_ns;
+		d->host_only_ns += sp->host_only_ns;
+		d->starved_ns += sp->starved_ns;
+		d->starved_gaps += sp->starved_gaps;
+		d->starved_queued_ns += sp->starved_queued_ns;
+		if (sp->starved_max_ns > d->starved_max_ns)
+			d->starved_max_ns = sp->starved_max_ns;
+	}
+	free(cv);
+	free(qv);
+	active = d->compute_ns + d->copy_ns + d->idle_ns;
+	if (active) {
+		d->idle_share = (double)d->idle_ns / (double)active;
+		d->starved_share = (double)d->starved_ns / (double)active;
+	}
+	if (d->transitions)
+		d->starved_kernel_share = (double)d->starved_transitions / (double)d->transitions;
 
 	err = queue_stats(in, res);
 	if (err)
 		return err;
-	if ((d->compute_ns + d->copy_ns + d->idle_ns) > 0 && n > 0 &&
-	    d->idle_share >= t->idle_share) {
-		d->by_gaps = d->gap_median_us >= t->gap_us;
-		d->by_queue = d->queue_measured && d->queue_depth_median >= t->queue_depth;
-	}
-	d->dispatch_bound = d->by_gaps || d->by_queue;
-	/* the same rule on each step's own share, gaps and queue depth */
+	d->dispatch_bound = starved_verdict(active, d->starved_ns, d->starved_max_ns, t);
+	/* launch side when the task queue held slots through most of the starvation */
+	d->by_queue = d->dispatch_bound && d->starved_queued_ns * 2 > d->starved_ns;
+	d->by_gaps = d->dispatch_bound && !d->by_queue;
+	/* the same rule on each step's own numbers */
 	for (i = 0; i < res->nr_steps; i++) {
 		struct asc_rpt_step_split *sp = &res->steps[i];
 
-		int late = sp->nr_gaps && sp->gap_median_us >= t->gap_us;
-		int full = sp->queue_slots && sp->queue_depth_median >= t->queue_depth;
-
-		sp->dispatch_bound = sp->idle_share >= t->idle_share && (late || full);
+		sp->dispatch_bound = starved_verdict(sp->compute_ns + sp->copy_ns + sp->idle_ns,
+						     sp->starved_ns, sp->starved_max_ns, t);
 	}
 	return 0;
 }

@@ -41,6 +41,8 @@ struct asc_rpt_kernel {
 	const char *op;		/* launching framework op ("aten::add_"), or NULL */
 	const char *api;	/* launching CANN API ("aclnnAdd"), or NULL */
 	const char *stack;	/* call stack, frames separated by ';', or NULL */
+	uint64_t submit_ns;	/* when the host handed it to the device (halSqTaskSend),
+				 * host clock; 0 if unknown */
 };
 
 /*
@@ -113,9 +115,14 @@ struct asc_rpt_input {
  * fractions in [0, 1]; times in microseconds; sizes in MiB.
  */
 struct asc_rpt_thresholds {
-	double idle_share;		/* dispatch-bound: device idle / device active window */
-	double gap_us;			/* dispatch-bound: median gap between kernels on a stream */
-	double queue_depth;		/* dispatch-bound: median task-queue depth (launch side) */
+	double idle_share;		/* dispatch-bound: device starved (idle, nothing submitted)
+					 * / device active window */
+	double gap_us;			/* dispatch-bound: shortest wait that counts as starving
+					 * (shorter: launch latency, clock noise) */
+	double stall_share;		/* dispatch-bound: the longest starved stretch at this share
+					 * of all starved time or more is one stall, not dispatch */
+	double queue_depth;		/* dispatch-bound: task-queue slots waiting during the
+					 * starvation that make it the launch side's (acl_thread) */
 	double optimizer_kernels;	/* per-parameter optimizer kernels per step */
 	double transdata_per_step;	/* TransData kernels per step */
 	double cast_per_step;		/* Cast kernels per step */
@@ -157,6 +164,16 @@ struct asc_rpt_step_split {
 	uint64_t queue_slots;	/* enqueues inside the step */
 	double queue_depth_median;
 	double idle_share;	/* idle / (compute + copy + idle) */
+	uint64_t device_start_ns;	/* the step's first task start / last task end (clipped),
+					 * 0 when it has none */
+	uint64_t device_end_ns;
+	uint64_t starved_ns;	/* per-step starvation (see struct asc_rpt_dispatch) */
+	uint64_t starved_gaps;
+	uint64_t starved_max_ns;
+	uint64_t starved_queued_ns;
+	uint64_t transitions;
+	uint64_t starved_transitions;
+	double starved_share;
 	int dispatch_bound;	/* same rule as the overall verdict, on this step alone */
 };
 
@@ -177,10 +194,38 @@ struct asc_rpt_dispatch {
 	double queue_depth_max;
 	double queue_wait_median_us;	/* dequeue - enqueue */
 	/*
-	 * idle_share >= t.idle_share and either the host issues kernels late
-	 * (gap_median_us >= t.gap_us: Python / framework side) or the queue
-	 * stands full while the device idles (queue_depth_median >= t.queue_depth:
-	 * acl_thread launch side)
+	 * Starvation: the device idle with nothing to run, i.e. inside a step's
+	 * device window and outside every task's [submission, end] interval
+	 * (tasks whose submission is unknown cover only [start, end]), counted
+	 * in stretches of at least t.gap_us.  It is what the host makes the
+	 * device wait; idle time with work submitted (event waits, the start
+	 * latency) is not.
+	 */
+	uint64_t starved_ns;
+	uint64_t starved_gaps;		/* stretches counted */
+	uint64_t starved_max_ns;	/* the longest one */
+	uint64_t starved_queued_ns;	/* of starved_ns: >= t.queue_depth slots waiting in the
+					 * task queue (Enqueued, not yet Dequeued) */
+	double starved_share;		/* starved / (compute + copy + idle) */
+	/*
+	 * Transitions (evidence only): consecutive kernels of one stream in one
+	 * step whose second kernel's submission is known; starved when it was
+	 * submitted after the first ended and the gap is >= t.gap_us.  Batched
+	 * submissions (several SQEs per halSqTaskSend) starve once per batch,
+	 * so this share is no part of the verdict.
+	 */
+	uint64_t transitions;
+	uint64_t starved_transitions;
+	double starved_kernel_share;	/* starved_transitions / transitions */
+	int submissions_known;		/* 1 if any kernel has a submission time */
+	/*
+	 * starved_share >= t.idle_share and starved_max_ns < t.stall_share *
+	 * starved_ns: the device waits for the host, and not in one stall (a
+	 * data load or a host pause inside the step) but spread over the step,
+	 * which is what dispatch costs look like.  Then
+	 * by_queue when most of the starved time had the task queue holding
+	 * >= t.queue_depth slots (acl_thread, the launch side, is behind), else
+	 * by_gaps (the framework / Python side issues ops late).
 	 */
 	int dispatch_bound;
 	int by_gaps;		/* which of the two held */

@@ -464,6 +464,7 @@ static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 		out->end_ns = (uint64_t)k->end_ns;
 		out->step = k->step;
 		out->stream = k->stream;
+		out->submit_ns = k->submit_ns > 0 ? (uint64_t)k->submit_ns : 0;
 		out->name = str_or_null(c, k->name);
 		out->type = str_or_null(c, k->type);
 		out->op = op_path(p, op);

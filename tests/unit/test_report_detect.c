@@ -58,7 +58,7 @@ static void test_threshold_defaults_and_set(void **state)
 	assert_true(t.top >= 1);
 	for (i = 0; (name = asc_rpt_threshold_get(&t, i, &v)); i++)
 		n++;
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 12);
 
 	assert_int_equal(asc_rpt_threshold_set(&t, "idle_share=0.75"), 0);
 	assert_true(t.idle_share == 0.75);
@@ -228,34 +228,54 @@ static void test_empty_input(void **state)
 
 /* ---- dispatch-bound ---- */
 
-/*
- * One step of 4 kernels of 30 us separated by gaps of gap_us: with gap = 40,
- * compute = 120, idle = 120, idle share exactly 0.5, median gap exactly 40.
- */
-static int dispatch_verdict(uint64_t gap, double idle_share, double gap_us,
-			    struct asc_rpt_dispatch *out)
+/* A kernel submitted lead_us before its start (lead 0: at its start). */
+static struct asc_rpt_kernel kern_sub(uint64_t start_us, uint64_t dur_us, int64_t step,
+				      uint64_t lead_us)
 {
-	struct asc_rpt_kernel ks[4];
+	struct asc_rpt_kernel k = kern(start_us, dur_us, step, 3, "MatMul");
+
+	k.submit_ns = US(start_us - lead_us);
+	return k;
+}
+
+/*
+ * One step of 5 kernels of 32 us separated by 40 us gaps, each submitted
+ * lead_us before it starts (lead_us > 40: while the previous one ran).
+ * With lead 0: compute 160, idle 160, all of it starved in 4 stretches of
+ * 40 (the longest 0.25 of the starved time): starved share exactly 0.5.
+ */
+static int dispatch_verdict(uint64_t lead_us, int known, double idle_share, double gap_us,
+			    double stall_share, struct asc_rpt_dispatch *out)
+{
+	struct asc_rpt_kernel ks[5];
 	struct asc_rpt_step st = { 7, 0, 0 };
-	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 4, .steps = &st, .nr_steps = 1 };
+	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 5, .steps = &st, .nr_steps = 1 };
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r;
 	int i, verdict;
 
-	for (i = 0; i < 4; i++)
-		ks[i] = kern(1000 + (uint64_t)i * (30 + gap), 30, 7, 3, "MatMul");
+	for (i = 0; i < 5; i++) {
+		ks[i] = kern_sub(1000 + (uint64_t)i * 72, 32, 7, lead_us);
+		if (!known)
+			ks[i].submit_ns = 0;
+	}
 	st.start_ns = US(1000);
-	st.end_ns = ks[3].end_ns;
+	st.end_ns = ks[4].end_ns;
 	asc_rpt_thresholds_default(&t);
 	t.idle_share = idle_share;
 	t.gap_us = gap_us;
+	t.stall_share = stall_share;
 	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
 	verdict = r.dispatch.dispatch_bound;
 	/* one step: the per-step verdict is the overall one */
 	assert_int_equal(r.nr_steps, 1);
 	assert_int_equal(r.steps[0].dispatch_bound, verdict);
 	assert_true(r.steps[0].idle_share == r.dispatch.idle_share);
+	assert_true(r.steps[0].starved_share == r.dispatch.starved_share);
 	assert_true(r.steps[0].gap_median_us == r.dispatch.gap_median_us);
+	/* without a queue the starvation is the framework side's */
+	assert_int_equal(r.dispatch.by_gaps, verdict);
+	assert_false(r.dispatch.by_queue);
 	if (out)
 		*out = r.dispatch;
 	asc_rpt_result_free(&r);
@@ -267,26 +287,79 @@ static void test_dispatch_at_thresholds(void **state)
 	struct asc_rpt_dispatch d;
 
 	(void)state;
-	assert_true(dispatch_verdict(40, 0.5, 40.0, &d));
+	assert_true(dispatch_verdict(0, 1, 0.5, 40.0, 0.2500001, &d));
 	assert_true(d.idle_share == 0.5);
+	assert_true(d.starved_share == 0.5);
+	assert_int_equal(d.starved_ns, US(160));
+	assert_int_equal(d.starved_gaps, 4);
+	assert_int_equal(d.starved_max_ns, US(40));
+	assert_true(d.submissions_known);
+	assert_int_equal(d.transitions, 4);
+	assert_int_equal(d.starved_transitions, 4);
 	assert_true(d.gap_median_us == 40.0);
 	assert_true(d.gap_p99_us == 40.0);
-	assert_int_equal(d.nr_gaps, 3);
-	assert_int_equal(d.compute_ns, US(120));
-	assert_int_equal(d.idle_ns, US(120));
-	/* just above either threshold: not dispatch-bound */
-	assert_false(dispatch_verdict(40, 0.5000001, 40.0, NULL));
-	assert_false(dispatch_verdict(40, 0.5, 40.001, NULL));
-	/* just below: still dispatch-bound */
-	assert_true(dispatch_verdict(40, 0.4999999, 39.999, NULL));
-	/* back-to-back kernels are never dispatch-bound */
-	assert_false(dispatch_verdict(0, 0, 0.001, &d));
-	assert_true(d.idle_share == 0);
+	assert_int_equal(d.nr_gaps, 4);
+	assert_int_equal(d.compute_ns, US(160));
+	assert_int_equal(d.idle_ns, US(160));
+	/* just above the share: not dispatch-bound; just below: still */
+	assert_false(dispatch_verdict(0, 1, 0.5000001, 40.0, 0.2500001, NULL));
+	assert_true(dispatch_verdict(0, 1, 0.4999999, 40.0, 0.2500001, NULL));
+	/* gap_us: a 40 us wait counts at 40, not at 40.001 (then nothing is starved) */
+	assert_false(dispatch_verdict(0, 1, 0.5, 40.001, 0.2500001, &d));
+	assert_int_equal(d.starved_ns, 0);
+	assert_int_equal(d.starved_transitions, 0);
+	/* stall_share: the longest stretch is exactly 0.25 of the starved time */
+	assert_false(dispatch_verdict(0, 1, 0.5, 40.0, 0.25, NULL));
+	/* a kernel submitted 10 us before it starts: 30 us of each gap is starved */
+	assert_true(dispatch_verdict(10, 1, 120.0 / 320.0, 30.0, 0.2500001, &d));
+	assert_int_equal(d.starved_ns, US(120));
+	assert_false(dispatch_verdict(10, 1, 120.0 / 320.0 + 1e-7, 30.0, 0.2500001, NULL));
+	/*
+	 * Submitted while the previous kernel ran: the device idles with work
+	 * queued (an event wait, a dependency), which is not the host's doing.
+	 */
+	assert_false(dispatch_verdict(50, 1, 0.01, 0.0, 1.0, &d));
+	assert_true(d.idle_share == 0.5);
+	assert_int_equal(d.starved_ns, 0);
+	assert_int_equal(d.starved_transitions, 0);
+	assert_int_equal(d.transitions, 4);
+	/* submissions unknown: every idle stretch counts as starved, no transitions known */
+	assert_true(dispatch_verdict(0, 0, 0.5, 40.0, 0.2500001, &d));
+	assert_false(d.submissions_known);
+	assert_int_equal(d.starved_ns, US(160));
+	assert_int_equal(d.transitions, 0);
+}
+
+static void test_dispatch_back_to_back_is_not_dispatch(void **state)
+{
+	struct asc_rpt_kernel ks[4];
+	struct asc_rpt_step st = { 0, US(1000), US(1040) };
+	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 4, .steps = &st, .nr_steps = 1 };
+	struct asc_rpt_thresholds t;
+	struct asc_rpt_result r;
+	int i;
+
+	(void)state;
+	/* submitted just in time, one after the other ends: no idle, nothing starved */
+	for (i = 0; i < 4; i++)
+		ks[i] = kern_sub(1000 + (uint64_t)i * 10, 10, 0, 0);
+	asc_rpt_thresholds_default(&t);
+	t.idle_share = 0;
+	t.gap_us = 0;
+	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
+	assert_true(r.dispatch.idle_share == 0);
+	assert_int_equal(r.dispatch.starved_ns, 0);
+	assert_false(r.dispatch.dispatch_bound);
+	asc_rpt_result_free(&r);
 }
 
 static void test_dispatch_one_long_gap_is_not_dispatch(void **state)
 {
-	/* 20 kernels of 10 us back to back, then one 1000 us hole: idle share high, median 0 */
+	/*
+	 * 20 kernels of 10 us back to back, then one 1000 us hole with nothing
+	 * submitted: starved, but in one stall (a host pause, a data load), not
+	 * the per-op cost dispatch is about.
+	 */
 	struct asc_rpt_kernel ks[21];
 	struct asc_rpt_step st = { 0, US(0), 0 };
 	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 21, .steps = &st, .nr_steps = 1 };
@@ -296,69 +369,97 @@ static void test_dispatch_one_long_gap_is_not_dispatch(void **state)
 
 	(void)state;
 	for (i = 0; i < 20; i++)
-		ks[i] = kern((uint64_t)i * 10, 10, 0, 1, "Add");
-	ks[20] = kern(1200, 10, 0, 1, "Add");
+		ks[i] = kern_sub((uint64_t)i * 10, 10, 0, 0);
+	ks[20] = kern_sub(1200, 10, 0, 0);
 	st.end_ns = US(1210);
 	asc_rpt_thresholds_default(&t);
 	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
 	assert_true(r.dispatch.idle_share > 0.8);
+	assert_true(r.dispatch.starved_share > 0.8);
+	assert_int_equal(r.dispatch.starved_gaps, 1);
+	assert_int_equal(r.dispatch.starved_max_ns, US(1000));
 	assert_true(r.dispatch.gap_median_us == 0);
 	assert_true(r.dispatch.gap_p99_us == 1000.0);
+	assert_false(r.dispatch.dispatch_bound);
+	assert_false(r.steps[0].dispatch_bound);
+	asc_rpt_result_free(&r);
+	/* only a stall_share above 1 would call it dispatch */
+	t.stall_share = 1;
+	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
 	assert_false(r.dispatch.dispatch_bound);
 	asc_rpt_result_free(&r);
 }
 
 /*
- * Launch-side bottleneck: kernels arrive in batches of 4 back to back (median
- * gap 0) with 300 us holes between batches, while the task queue stands 10
- * deep: dispatch-bound by the queue, not by the gaps.
+ * Launch-side bottleneck: 4 batches of 4 kernels of 10 us, each batch sent
+ * at once (one halSqTaskSend) when it starts, with 300 us holes between
+ * batches; the 16 task-queue slots were all enqueued before the first batch
+ * and each is dequeued 1 us before its batch is sent.  During the holes the
+ * queue holds 12, 8, then 4 slots (each drops 1 us before the hole ends):
+ * the device starves with work waiting in the queue.
  */
 static void test_dispatch_by_queue_depth(void **state)
 {
 	struct asc_rpt_kernel ks[16];
-	struct asc_rpt_queue q[11];
-	struct asc_rpt_step st = { 0, US(1000), 0 };
-	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 16, .queue = q, .nr_queue = 11,
+	struct asc_rpt_queue q[16];
+	struct asc_rpt_step st = { 0, US(800), 0 };
+	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 16, .queue = q, .nr_queue = 16,
 				    .steps = &st, .nr_steps = 1 };
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r;
-	uint64_t at = 1000;
+	uint64_t batch = 1000;
 	int i;
 
 	(void)state;
 	for (i = 0; i < 16; i++) {
-		ks[i] = kern(at, 10, 0, 1, "Add");
-		at += 10 + (i % 4 == 3 ? 300 : 0);
+		if (i && i % 4 == 0)
+			batch += 40 + 300;
+		ks[i] = kern_sub(batch + (uint64_t)(i % 4) * 10, 10, 0, (uint64_t)(i % 4) * 10);
+		q[i] = (struct asc_rpt_queue){ US(900 + (uint64_t)i), US(batch - 1),
+					       (uint64_t)i + 1 };
 	}
 	st.end_ns = ks[15].end_ns;
-	/* 11 slots enqueued 1 us apart in the step, all dequeued later: depths 0..10, median 5 */
-	for (i = 0; i < 11; i++)
-		q[i] = (struct asc_rpt_queue){ US(1000 + i), US(2000 + i), (uint64_t)i + 1 };
 	asc_rpt_thresholds_default(&t);
-	t.queue_depth = 5;
 	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
 	assert_true(r.dispatch.gap_median_us == 0);
-	assert_true(r.dispatch.queue_depth_median == 5);
-	assert_true(r.dispatch.idle_share >= t.idle_share);
+	assert_int_equal(r.dispatch.starved_ns, US(900));
+	assert_int_equal(r.dispatch.starved_gaps, 3);
+	/* one starved transition per batch: batching hides it from the per-kernel count */
+	assert_int_equal(r.dispatch.starved_transitions, 3);
+	assert_int_equal(r.dispatch.transitions, 15);
+	assert_int_equal(r.dispatch.starved_queued_ns, US(899));
 	assert_true(r.dispatch.dispatch_bound);
 	assert_true(r.dispatch.by_queue);
 	assert_false(r.dispatch.by_gaps);
 	assert_true(r.steps[0].dispatch_bound);
-	assert_int_equal(r.steps[0].queue_slots, 11);
-	assert_true(r.steps[0].queue_depth_median == 5);
+	assert_int_equal(r.steps[0].queue_slots, 16);
 	asc_rpt_result_free(&r);
 
-	t.queue_depth = 5.001;
+	/* 12 slots wait only through the first hole, less its last us */
+	t.queue_depth = 12;
 	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
-	assert_false(r.dispatch.dispatch_bound);
-	assert_false(r.steps[0].dispatch_bound);
+	assert_int_equal(r.dispatch.starved_queued_ns, US(299));
+	assert_true(r.dispatch.dispatch_bound);
+	assert_false(r.dispatch.by_queue);
+	assert_true(r.dispatch.by_gaps);
+	asc_rpt_result_free(&r);
+	t.queue_depth = 12.001;
+	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
+	assert_int_equal(r.dispatch.starved_queued_ns, 0);
+	asc_rpt_result_free(&r);
+	/* at 8 slots: 300 + 299 us of the 900, the majority */
+	t.queue_depth = 8;
+	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
+	assert_int_equal(r.dispatch.starved_queued_ns, US(599));
+	assert_true(r.dispatch.by_queue);
 	asc_rpt_result_free(&r);
 
-	/* a deep queue with a busy device is device-bound, not dispatch-bound */
-	t.queue_depth = 5;
+	/* a device starved less than the threshold share is not dispatch-bound */
+	t.queue_depth = 1;
 	t.idle_share = 0.99;
 	assert_int_equal(asc_rpt_analyse(&in, &t, &r), 0);
 	assert_false(r.dispatch.dispatch_bound);
+	assert_false(r.dispatch.by_queue);
 	asc_rpt_result_free(&r);
 }
 
@@ -940,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_no_steps_uses_whole_capture),
 		cmocka_unit_test(test_empty_input),
 		cmocka_unit_test(test_dispatch_at_thresholds),
+		cmocka_unit_test(test_dispatch_back_to_back_is_not_dispatch),
 		cmocka_unit_test(test_dispatch_one_long_gap_is_not_dispatch),
 		cmocka_unit_test(test_dispatch_by_queue_depth),
 		cmocka_unit_test(test_gap_percentiles_and_step_boundaries),
