@@ -7,8 +7,11 @@ findings agree with npu_model's ground-truth journal (the daemon's `exec`
 lines: device counters of every task the card ran; `task`, `step` and `mem`
 lines of the libraries), never with report's own output:
 
-  baseline          none of the findings below; kernel counts per type as the card ran them
-  dispatch-bound    dispatch_bound, with the journal's median gap between kernels
+  baseline          none of the findings below but dispatch_bound, and that exactly when the
+                    journal says the card starved (on this shared machine it can); kernel
+                    counts per type as the card ran them
+  dispatch-bound    dispatch_bound by the host issuing late, the journal's median gap between
+                    kernels and the card's starved share
   native-optimizer  native_optimizer, ~6 kernels per parameter, parameters = Addcdiv per step
   fused-optimizer   no native_optimizer; its ApplyAdamW kernels counted as fused
   transdata         transdata naming npu_format_cast, the scenario's call site, at its rate
@@ -16,8 +19,12 @@ lines of the libraries), never with report's own output:
   multi-stream      two streams and their overlap as the card ran them
   oom               alloc_failed with ACL_ERROR_RT_MEMORY_ALLOCATION (207001)
   (schedule)        two cycles: each run directory reports its own steps and their kernels
-  launch-storm      queue depth as the journal's; dispatch_bound by the queue exactly when the
-                    journal's depth reaches queue_depth (the depth varies with CPU sharing)
+  launch-storm      queue depth as the journal's; dispatch_bound (and by the queue) exactly when
+                    the journal's starvation says so (it varies with CPU sharing)
+
+dispatch_bound is checked against the journal's own starvation: the card idle
+inside a step with no task submitted (halSqTaskSend lines) and not yet ended
+(exec lines), and the task-queue slots waiting meanwhile (queue lines).
 """
 import collections
 import json
@@ -103,6 +110,7 @@ class Truth:
     """What the card ran for one process, from the journal."""
 
     def __init__(self, journal, pid):
+        self.journal = journal
         self.execs = [f for k, f in journal if k == "exec" and f["pid"] == pid]
         self.tasks = {(f["stream"], f["task"], f["wrap"]): f for k, f in journal if k == "task"}
         self.steps = sorted(int(f["t"]) for k, f in journal if k == "step")
@@ -134,6 +142,88 @@ class Truth:
             ks.sort()
             gaps += [max(0, b[0] - a[1]) / FREQ_HZ * 1e6 for a, b in zip(ks, ks[1:])]
         return gaps
+
+    def sends(self):
+        """(stream, 16-bit task id) -> sorted halSqTaskSend entry times of the SQEs naming it."""
+        by = collections.defaultdict(list)
+        for k, f in self.journal:
+            if k == "api" and f["name"] == "halSqTaskSend" and "task" in f:
+                for i in range(int(f.get("sqe_num", 1))):
+                    by[(f["stream"], str((int(f["task"]) + i) % 65536))].append(int(f["t0"]))
+        for v in by.values():
+            v.sort()
+        return by
+
+    def starvation(self, t):
+        """
+        The report's rule on the journal: per step, the window from its first task start to
+        its last task end (host times of the exec lines, clipped to the step), less every
+        task's [send, end]; stretches of >= gap_us.  Returns (starved share of the windows'
+        active time, longest stretch / starved, queued share of the starved time).
+        """
+        sends = self.sends()
+        tasks = []
+        for e in self.execs:
+            if int(e["sqe_type"]) not in COMPUTE_SQE and int(e["sqe_type"]) != COPY_SQE:
+                continue
+            t0, t1 = int(e["t0"]), int(e["t1"])
+            sent = [x for x in sends.get((e["stream"], e["task"]), []) if x <= t0]
+            tasks.append((sent[-1] if sent else t0, t0, t1))
+        merged = []
+        for a, b in sorted((sub, t1) for sub, _, t1 in tasks):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        bounds = self.steps + [max(t1 for _, _, t1 in tasks) + 1]
+        gap_ns = t["gap_us"] * 1000
+        pieces, active = [], 0
+        for s, e in zip(bounds, bounds[1:]):
+            ivs = sorted((max(a, s), min(b, e)) for _, a, b in tasks if b > s and a < e)
+            if not ivs:
+                continue
+            w0, w1 = ivs[0][0], max(b for _, b in ivs)
+            busy, cur = 0, None
+            for a, b in ivs:
+                if cur and a <= cur[1]:
+                    cur[1] = max(cur[1], b)
+                else:
+                    if cur:
+                        busy += cur[1] - cur[0]
+                    cur = [a, b]
+            busy += cur[1] - cur[0]
+            active += w1 - w0
+            at = w0
+            for a, b in merged:
+                if b <= w0 or a >= w1:
+                    continue
+                if a > at:
+                    pieces.append((at, a))
+                at = max(at, b)
+            if at < w1:
+                pieces.append((at, w1))
+        pieces = [(a, b) for a, b in pieces if b - a >= gap_ns]
+        starved = sum(b - a for a, b in pieces)
+        # task-queue depth over time from the queue lines' enqueue/dequeue pairs
+        enq, deq = {}, {}
+        for k, f in self.journal:
+            if k == "queue":
+                (enq if f["side"] == "enqueue" else deq)[f["corr"]] = int(f["t"])
+        edges = sorted([(deq[c], -1) for c in enq if c in deq] + [(enq[c], 1) for c in enq if c in deq])
+        queued, level, since = 0, 0, None
+        runs = []
+        for ts, d in edges:
+            level += d
+            if level >= t["queue_depth"] and level > 0 and since is None:
+                since = ts
+            elif not (level >= t["queue_depth"] and level > 0) and since is not None:
+                runs.append((since, ts))
+                since = None
+        for a, b in pieces:
+            queued += sum(max(0, min(b, y) - max(a, x)) for x, y in runs if x < b and y > a)
+        if not active or not starved:
+            return 0.0, 1.0, 0.0
+        return starved / active, max(b - a for a, b in pieces) / starved, queued / starved
 
     def overlap_us(self):
         per = collections.defaultdict(list)
@@ -172,12 +262,43 @@ class Truth:
         return out
 
 
+def check_dispatch(name, rep, truth):
+    """
+    dispatch_bound as the journal's starvation says, where the journal's numbers are clear of
+    the thresholds (2 points of share: the probe and clock-conversion offsets of a few
+    hundred ns per stretch); returns the journal's (share, stall, queued).
+    """
+    d, t = rep["dispatch"], rep["thresholds"]
+    share, stall, queued = truth.starvation(t)
+    print("%s: starved share %.3f (card %.3f), longest stretch %.3f of it (card %.3f), "
+          "queued %.3f (card %.3f), dispatch_bound %s by_queue %s" %
+          (name, d["starved_share"], share, d["starved_max_us"] / max(d["starved_us"], 1e-9),
+           stall, d["starved_queued_us"] / max(d["starved_us"], 1e-9), queued,
+           d["dispatch_bound"], d["by_queue"]))
+    check(abs(d["starved_share"] - share) <= 0.02,
+          "%s: starved share %.3f, the card's %.3f" % (name, d["starved_share"], share))
+    if abs(share - t["idle_share"]) > 0.02 and abs(stall - t["stall_share"]) > 0.02:
+        want = share >= t["idle_share"] and stall < t["stall_share"]
+        check(d["dispatch_bound"] == want and ("dispatch_bound" in ids(rep)) == want,
+              "%s: dispatch_bound %s, the card's starved share %.3f / stall %.3f say %s" %
+              (name, d["dispatch_bound"], share, stall, want))
+        if want and abs(queued - 0.5) > 0.02:
+            check(d["by_queue"] == (queued > 0.5),
+                  "%s: by_queue %s, the card starved with the queue holding slots %.3f of "
+                  "the time" % (name, d["by_queue"], queued))
+    return share, stall, queued
+
+
 def test_baseline(tmp):
     rep, journal, pid, out = trace("baseline", 4, tmp, convert=True)
     if rep is None:
         return
-    check(not (ids(rep) & PROBLEMS), "baseline: findings %s" % sorted(ids(rep) & PROBLEMS))
+    # device-bound by design; but on a loaded machine the host can starve even this card,
+    # which the journal shows and the report must then say
+    others = PROBLEMS - {"dispatch_bound"}
+    check(not (ids(rep) & others), "baseline: findings %s" % sorted(ids(rep) & others))
     truth = Truth(journal, pid)
+    check_dispatch("baseline", rep, truth)
     print("baseline: findings %s, idle share %.3f, median gap %s us, %d kernels (card %d)" %
           (sorted(ids(rep)), rep["dispatch"]["idle_share"], rep["dispatch"]["gap_median_us"],
            sum(k["count"] for k in rep["top_kernels"]), len(truth.compute())))
@@ -242,8 +363,15 @@ def test_dispatch_bound(tmp):
     if rep is None:
         return
     f = finding(rep, "dispatch_bound")
+    truth = Truth(journal, pid)
+    share, stall, queued = check_dispatch("dispatch-bound", rep, truth)
+    # 200 us of host time per op before kernels of a few us: the card starves whatever the load
+    check(share >= 0.9 and stall < 0.5, "dispatch-bound: the card starved only %.3f (stall %.3f)"
+          % (share, stall))
     check(f is not None, "dispatch-bound: not called dispatch-bound: %s" % sorted(ids(rep)))
-    gaps = Truth(journal, pid).gaps_us()
+    check(rep["dispatch"]["by_gaps"] or queued > 0.5,
+          "dispatch-bound: the host issues late, yet blamed on the queue (queued %.3f)" % queued)
+    gaps = truth.gaps_us()
     med = nearest_rank(gaps, 50)
     print("dispatch-bound: idle share %.3f, median gap %s us (card %s us), %d gaps" %
           (rep["dispatch"]["idle_share"], rep["dispatch"]["gap_median_us"], med, len(gaps)))
@@ -275,9 +403,9 @@ def queue_depths(journal, pid_tids):
 
 def test_launch_storm(tmp):
     """
-    How deep the queue stands depends on how the two threads share the 2 CPUs
-    (it was seen from 9 to 2582 here), so the verdict is checked against the
-    journal's own depth and gaps under the stated rule, not assumed.
+    How deep the queue stands and how long the card starves depend on how the
+    two threads share the 2 CPUs (depths from 9 to 3692 were seen here), so the
+    verdict is checked against the journal's own starvation, not assumed.
     """
     rep, journal, pid, _ = trace("launch-storm", 1, tmp)
     if rep is None:
@@ -292,14 +420,7 @@ def test_launch_storm(tmp):
                                             d["idle_share"], sorted(ids(rep))))
     check(abs(d["queue_depth_median"] - med) <= 0.02 * med + 1,
           "launch-storm: queue depth median %s, journal %s" % (d["queue_depth_median"], med))
-    t = rep["thresholds"]
-    # the 2% / 1-slot tolerance above: a depth that close to the threshold decides nothing here
-    if abs(med - t["queue_depth"]) > 0.02 * med + 1 and d["idle_share"] >= t["idle_share"]:
-        want = med >= t["queue_depth"] or gap >= t["gap_us"]
-        check(d["dispatch_bound"] == want and ("dispatch_bound" in ids(rep)) == want,
-              "launch-storm: dispatch-bound %s, journal depth %s / gap %s say %s" %
-              (d["dispatch_bound"], med, gap, want))
-        check(d["by_queue"] == (med >= t["queue_depth"]), "launch-storm: by_queue %s" % d["by_queue"])
+    check_dispatch("launch-storm", rep, Truth(journal, pid))
 
 
 def test_optimizers(tmp):

@@ -125,6 +125,42 @@ def test_statistics(tmp):
     check(d["queue_measured"] and d["queue_slots"] == len(t["kernels"]),
           "queue slots %s, kernels %d" % (d["queue_slots"], len(t["kernels"])))
 
+    # starvation: each step's device window less every kernel's [submission, end], in
+    # stretches of at least gap_us (default 5 us)
+    gap_ns = r["thresholds"]["gap_us"] * 1000
+    cover = sorted((min(k["submit"], k["start"]), k["end"]) for k in t["kernels"])
+    merged = []
+    for a, b in cover:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    pieces = []
+    for step in sorted({k["step"] for k in t["kernels"]}):
+        w0 = min(k["start"] for k in t["kernels"] if k["step"] == step)
+        w1 = max(k["end"] for k in t["kernels"] if k["step"] == step)
+        at = w0
+        for a, b in merged:
+            if b <= w0 or a >= w1:
+                continue
+            if a > at:
+                pieces.append(a - at)
+            at = max(at, b)
+        if at < w1:
+            pieces.append(w1 - at)
+    pieces = [p for p in pieces if p >= gap_ns]
+    check(d["submissions_known"], "submission times not known")
+    check(close(d["starved_us"], sum(pieces) / 1000.0),
+          "starved %s us, truth %s us" % (d["starved_us"], sum(pieces) / 1000.0))
+    check(d["starved_gaps"] == len(pieces) and pieces and close(d["starved_max_us"], max(pieces) / 1000.0),
+          "starved stretches %s (max %s us), truth %d (max %s)" %
+          (d["starved_gaps"], d["starved_max_us"], len(pieces), pieces and max(pieces) / 1000.0))
+    starved_tr = [1 for a, b in zip(ks, ks[1:]) if a["stream"] == b["stream"] and
+                  a["step"] == b["step"] and b["submit"] > a["end"] and b["start"] - a["end"] >= gap_ns]
+    check(d["transitions"] == len(gaps) and d["starved_transitions"] == len(starved_tr),
+          "starved transitions %s of %s, truth %d of %d" %
+          (d["starved_transitions"], d["transitions"], len(starved_tr), len(gaps)))
+
     # the split adds up per step
     for s in r["steps"]:
         check(close(s["compute_us"] + s["copy_us"] + s["idle_us"] + s["host_only_us"], s["duration_us"]),
@@ -172,16 +208,27 @@ def test_thresholds(cap, r):
         for name, v in f["thresholds"].items():
             check(v == at["thresholds"][name], "finding %s states %s=%s" % (f["id"], name, v))
 
+    # dispatch_bound: starved share >= idle_share, longest stretch < stall_share of the starved
+    # time; the measured values put exactly on and just past each threshold
     d = r["dispatch"]
-    base = ["--threshold", "idle_share=%r" % d["idle_share"]]
-    at = report_json(base + ["--threshold", "gap_us=%r" % d["gap_median_us"], cap])
-    check(at["dispatch"]["dispatch_bound"], "not dispatch-bound exactly at the measured gap and share")
+    share, stall = d["starved_share"], d["starved_max_us"] / d["starved_us"]
+    loose = ["--threshold", "stall_share=1"]
+    at = report_json(["--threshold", "idle_share=%r" % share] + loose + [cap])
+    check(at["dispatch"]["dispatch_bound"], "not dispatch-bound exactly at the measured starved share")
     check("dispatch_bound" in [f["id"] for f in at["findings"]], "no dispatch_bound finding")
-    above = report_json(base + ["--threshold", "gap_us=%r" % (d["gap_median_us"] + 0.001), cap])
-    check(not above["dispatch"]["dispatch_bound"], "dispatch-bound with gap_us above the median")
-    share = report_json(["--threshold", "idle_share=%r" % min(1.0, d["idle_share"] + 1e-6),
-                         "--threshold", "gap_us=0", cap])
-    check(not share["dispatch"]["dispatch_bound"], "dispatch-bound with idle_share above the share")
+    above = report_json(["--threshold", "idle_share=%r" % min(1.0, share + 1e-6)] + loose + [cap])
+    check(not above["dispatch"]["dispatch_bound"], "dispatch-bound with idle_share above the share")
+    base = ["--threshold", "idle_share=%r" % share]
+    gap = report_json(base + loose + ["--threshold", "gap_us=%r" % d["starved_max_us"], cap])
+    check(gap["dispatch"]["starved_gaps"] >= 1 and gap["dispatch"]["starved_max_us"] == d["starved_max_us"],
+          "gap_us at the longest stretch keeps %s stretches" % gap["dispatch"]["starved_gaps"])
+    gap = report_json(base + loose + ["--threshold", "gap_us=%r" % (d["starved_max_us"] + 0.001), cap])
+    check(gap["dispatch"]["starved_us"] == 0 and not gap["dispatch"]["dispatch_bound"],
+          "gap_us above the longest stretch still starves %s us" % gap["dispatch"]["starved_us"])
+    st = report_json(base + ["--threshold", "stall_share=%r" % (stall * (1 + 1e-6)), cap])
+    check(st["dispatch"]["dispatch_bound"], "not dispatch-bound with stall_share above the longest stretch")
+    st = report_json(base + ["--threshold", "stall_share=%r" % (stall * (1 - 1e-6)), cap])
+    check(not st["dispatch"]["dispatch_bound"], "dispatch-bound with stall_share below the longest stretch")
 
     top1 = report_json(["--top", "1", cap])
     check(len(top1["top_kernels"]) == 1 and top1["top_kernels"][0] == r["top_kernels"][0],
