@@ -96,20 +96,89 @@ static aclnnStatus plan1(const char *op, const char *kernel, const aclTensor *co
 		return r;								\
 	}
 
+/* The ops that plan one kernel: the aclnn op name and the kernel its executor launches. */
+enum {
+	OP_ADD, OP_MUL, OP_RELU, OP_THRESHOLD_BACKWARD, OP_GELU, OP_GELU_BACKWARD, OP_SOFTMAX,
+	OP_SOFTMAX_BACKWARD, OP_CAST, OP_SQRT, OP_INPLACE_MULS, OP_INPLACE_ADDS,
+	OP_INPLACE_ADDCMUL, OP_INPLACE_ADDCDIV, OP_MATMUL, OP_BATCH_MATMUL, OP_ADDMM,
+	OP_LAYER_NORM, OP_LAYER_NORM_BACKWARD, OP_REDUCE_SUM, OP_CONVOLUTION,
+	OP_NPU_FORMAT_CAST, OP_APPLY_ADAMW_V2, OP_NONZERO,
+};
+
+static const struct aclnn_op {
+	const char *name;
+	const char *kernel;
+} OPS[] = {
+	[OP_ADD] = { "aclnnAdd", "Add" },
+	[OP_MUL] = { "aclnnMul", "Mul" },
+	[OP_RELU] = { "aclnnRelu", "Relu" },
+	[OP_THRESHOLD_BACKWARD] = { "aclnnThresholdBackward", "ReluGrad" },
+	[OP_GELU] = { "aclnnGelu", "Gelu" },
+	[OP_GELU_BACKWARD] = { "aclnnGeluBackward", "GeluGrad" },
+	[OP_SOFTMAX] = { "aclnnSoftmax", "SoftmaxV2" },
+	[OP_SOFTMAX_BACKWARD] = { "aclnnSoftmaxBackward", "SoftmaxGrad" },
+	[OP_CAST] = { "aclnnCast", "Cast" },
+	[OP_SQRT] = { "aclnnSqrt", "Sqrt" },
+	[OP_INPLACE_MULS] = { "aclnnInplaceMuls", "Muls" },
+	[OP_INPLACE_ADDS] = { "aclnnInplaceAdds", "Adds" },
+	[OP_INPLACE_ADDCMUL] = { "aclnnInplaceAddcmul", "Addcmul" },
+	[OP_INPLACE_ADDCDIV] = { "aclnnInplaceAddcdiv", "Addcdiv" },
+	[OP_MATMUL] = { "aclnnMatmul", "MatMulV2" },
+	[OP_BATCH_MATMUL] = { "aclnnMatmul", "BatchMatMulV2" },
+	/* out = beta * self + alpha * (mat1 @ mat2): the bias add is fused into MatMulV2 */
+	[OP_ADDMM] = { "aclnnAddmm", "MatMulV2" },
+	[OP_LAYER_NORM] = { "aclnnLayerNorm", "LayerNormV3" },
+	[OP_LAYER_NORM_BACKWARD] = { "aclnnLayerNormBackward", "LayerNormGradV3" },
+	[OP_REDUCE_SUM] = { "aclnnReduceSum", "ReduceSum" },
+	[OP_CONVOLUTION] = { "aclnnConvolution", "Conv2D" },
+	[OP_NPU_FORMAT_CAST] = { "aclnnNpuFormatCast", "TransData" },
+	/* torch_npu's fused AdamW (torch_npu.optim.NpuFusedAdamW / _fused_adamw_ on NPU) */
+	[OP_APPLY_ADAMW_V2] = { "aclnnApplyAdamWV2", "ApplyAdamW" },
+	[OP_NONZERO] = { "aclnnNonzero", "NonZero" },
+};
+
+/*
+ * Phase 1 of a one-kernel op, called by its exported entry point `fn` (which
+ * took npu_api_t0 = t0): `check` is the op's own argument verdict, returned
+ * as is unless ACLNN_SUCCESS; then its kernel is planned over in[] -> out[]
+ * with workspace `ws`.  Writes fn's journal line.
+ */
+static aclnnStatus gws1(const char *fn, unsigned long long t0, int op, aclnnStatus check,
+			const aclTensor *const *in, int nin, const aclTensor *const *out, int nout,
+			uint64_t ws, uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+	aclnnStatus r = check;
+
+	if (r == ACLNN_SUCCESS)
+		r = plan1(OPS[op].name, OPS[op].kernel, in, nin, out, nout, ws, workspaceSize,
+			  executor);
+	NPU_API_EXIT_AS(fn, t0, "cann", r, "\top=%s\tws=%llu", OPS[op].name,
+			(unsigned long long)(r || !workspaceSize ? 0 : *workspaceSize));
+	return r;
+}
+
+/* ACLNN_SUCCESS when every listed argument is non-NULL. */
+#define NEED(...) (all_set((const void *const[]){ __VA_ARGS__ },			\
+			       sizeof((const void *const[]){ __VA_ARGS__ }) / sizeof(void *)) \
+		   ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_NULLPTR)
+
+static bool all_set(const void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!p[i])
+			return false;
+	return true;
+}
+
 /* ---- elementwise and activations --------------------------------------------------------- */
 
 NPU_NOINLINE aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other,
 						  const aclScalar *alpha, aclTensor *out,
 						  uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = alpha ? plan1("aclnnAdd", "Add", T(self, other), 2, T(out), 1, 0, workspaceSize,
-			  executor)
-		  : ACLNN_ERR_PARAM_NULLPTR;
-	GWS_EXIT("aclnnAdd", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_ADD, NEED(alpha), T(self, other), 2, T(out), 1, 0,
+		    workspaceSize, executor);
 }
 ACLNN_RUN(aclnnAdd)
 
@@ -117,12 +186,9 @@ NPU_NOINLINE aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const a
 						  aclTensor *out, uint64_t *workspaceSize,
 						  aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = plan1("aclnnMul", "Mul", T(self, other), 2, T(out), 1, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnMul", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_MUL, ACLNN_SUCCESS, T(self, other), 2, T(out), 1, 0,
+		    workspaceSize, executor);
 }
 ACLNN_RUN(aclnnMul)
 
@@ -130,12 +196,9 @@ NPU_NOINLINE aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor *self, aclTen
 						   uint64_t *workspaceSize,
 						   aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = plan1("aclnnRelu", "Relu", T(self), 1, T(out), 1, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnRelu", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_RELU, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0,
+		    workspaceSize, executor);
 }
 ACLNN_RUN(aclnnRelu)
 
@@ -146,14 +209,9 @@ NPU_NOINLINE aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor 
 								uint64_t *workspaceSize,
 								aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = threshold ? plan1("aclnnThresholdBackward", "ReluGrad", T(gradOutput, self), 2,
-			      T(gradInput), 1, 0, workspaceSize, executor)
-		      : ACLNN_ERR_PARAM_NULLPTR;
-	GWS_EXIT("aclnnThresholdBackward", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_THRESHOLD_BACKWARD, NEED(threshold),
+		    T(gradOutput, self), 2, T(gradInput), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnThresholdBackward)
 
@@ -161,12 +219,9 @@ NPU_NOINLINE aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTen
 						   uint64_t *workspaceSize,
 						   aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = plan1("aclnnGelu", "Gelu", T(self), 1, T(out), 1, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnGelu", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_GELU, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0,
+		    workspaceSize, executor);
 }
 ACLNN_RUN(aclnnGelu)
 
@@ -176,31 +231,29 @@ NPU_NOINLINE aclnnStatus aclnnGeluBackwardGetWorkspaceSize(const aclTensor *grad
 							   uint64_t *workspaceSize,
 							   aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = plan1("aclnnGeluBackward", "GeluGrad", T(gradOutput, self), 2, T(gradInput), 1, 0,
-		  workspaceSize, executor);
-	GWS_EXIT("aclnnGeluBackward", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_GELU_BACKWARD, ACLNN_SUCCESS, T(gradOutput, self), 2,
+		    T(gradInput), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnGeluBackward)
+
+/* ACLNN_ERR_PARAM_INVALID for a dim outside self's rank (a NULL self is plan1's to refuse). */
+static aclnnStatus dim_check(const aclTensor *self, int64_t dim)
+{
+	struct npu_shape s;
+
+	if (self && !NnopbaseTensorShape(self, &s) && (dim >= s.ndim || dim < -s.ndim))
+		return ACLNN_ERR_PARAM_INVALID;
+	return ACLNN_SUCCESS;
+}
 
 NPU_NOINLINE aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim,
 						      aclTensor *out, uint64_t *workspaceSize,
 						      aclOpExecutor **executor)
 {
-	struct npu_shape s;
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	if (self && !NnopbaseTensorShape(self, &s) && (dim >= s.ndim || dim < -s.ndim))
-		r = ACLNN_ERR_PARAM_INVALID;
-	else
-		r = plan1("aclnnSoftmax", "SoftmaxV2", T(self), 1, T(out), 1, 0, workspaceSize,
-			  executor);
-	GWS_EXIT("aclnnSoftmax", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_SOFTMAX, dim_check(self, dim), T(self), 1, T(out), 1,
+		    0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnSoftmax)
 
@@ -210,14 +263,10 @@ NPU_NOINLINE aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *g
 							      uint64_t *workspaceSize,
 							      aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
 	(void)dim;
-	r = plan1("aclnnSoftmaxBackward", "SoftmaxGrad", T(gradOutput, output), 2, T(gradInput),
-		  1, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnSoftmaxBackward", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_SOFTMAX_BACKWARD, ACLNN_SUCCESS,
+		    T(gradOutput, output), 2, T(gradInput), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnSoftmaxBackward)
 
@@ -225,13 +274,10 @@ NPU_NOINLINE aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor *self, const 
 						   aclTensor *out, uint64_t *workspaceSize,
 						   aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = (dtype == ACL_DT_UNDEFINED) ? ACLNN_ERR_PARAM_INVALID
-		: plan1("aclnnCast", "Cast", T(self), 1, T(out), 1, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnCast", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_CAST,
+		    dtype == ACL_DT_UNDEFINED ? ACLNN_ERR_PARAM_INVALID : ACLNN_SUCCESS, T(self), 1,
+		    T(out), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnCast)
 
@@ -239,12 +285,9 @@ NPU_NOINLINE aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor *self, aclTen
 						   uint64_t *workspaceSize,
 						   aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = plan1("aclnnSqrt", "Sqrt", T(self), 1, T(out), 1, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnSqrt", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_SQRT, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0,
+		    workspaceSize, executor);
 }
 ACLNN_RUN(aclnnSqrt)
 
@@ -255,14 +298,9 @@ NPU_NOINLINE aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef,
 							  uint64_t *workspaceSize,
 							  aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = other ? plan1("aclnnInplaceMuls", "Muls", T(selfRef), 1, T(selfRef), 1, 0,
-			  workspaceSize, executor)
-		  : ACLNN_ERR_PARAM_NULLPTR;
-	GWS_EXIT("aclnnInplaceMuls", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_INPLACE_MULS, NEED(other), T(selfRef), 1, T(selfRef),
+		    1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnInplaceMuls)
 
@@ -272,14 +310,9 @@ NPU_NOINLINE aclnnStatus aclnnInplaceAddsGetWorkspaceSize(aclTensor *selfRef,
 							  uint64_t *workspaceSize,
 							  aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = (other && alpha) ? plan1("aclnnInplaceAdds", "Adds", T(selfRef), 1, T(selfRef), 1, 0,
-				     workspaceSize, executor)
-			     : ACLNN_ERR_PARAM_NULLPTR;
-	GWS_EXIT("aclnnInplaceAdds", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_INPLACE_ADDS, NEED(other, alpha), T(selfRef), 1,
+		    T(selfRef), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnInplaceAdds)
 
@@ -290,14 +323,9 @@ NPU_NOINLINE aclnnStatus aclnnInplaceAddcmulGetWorkspaceSize(aclTensor *selfRef,
 							     uint64_t *workspaceSize,
 							     aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = value ? plan1("aclnnInplaceAddcmul", "Addcmul", T(selfRef, tensor1, tensor2), 3,
-			  T(selfRef), 1, 0, workspaceSize, executor)
-		  : ACLNN_ERR_PARAM_NULLPTR;
-	GWS_EXIT("aclnnInplaceAddcmul", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_INPLACE_ADDCMUL, NEED(value),
+		    T(selfRef, tensor1, tensor2), 3, T(selfRef), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnInplaceAddcmul)
 
@@ -308,55 +336,44 @@ NPU_NOINLINE aclnnStatus aclnnInplaceAddcdivGetWorkspaceSize(aclTensor *selfRef,
 							     uint64_t *workspaceSize,
 							     aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = value ? plan1("aclnnInplaceAddcdiv", "Addcdiv", T(selfRef, tensor1, tensor2), 3,
-			  T(selfRef), 1, 0, workspaceSize, executor)
-		  : ACLNN_ERR_PARAM_NULLPTR;
-	GWS_EXIT("aclnnInplaceAddcdiv", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_INPLACE_ADDCDIV, NEED(value),
+		    T(selfRef, tensor1, tensor2), 3, T(selfRef), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnInplaceAddcdiv)
 
 /* ---- matrix products -------------------------------------------------------------------- */
+
+/* BatchMatMulV2 for a batched self (rank > 2), else MatMulV2. */
+static int matmul_kind(const aclTensor *self)
+{
+	struct npu_shape s;
+
+	return self && !NnopbaseTensorShape(self, &s) && s.ndim > 2 ? OP_BATCH_MATMUL : OP_MATMUL;
+}
 
 NPU_NOINLINE aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2,
 						     aclTensor *out, int8_t cubeMathType,
 						     uint64_t *workspaceSize,
 						     aclOpExecutor **executor)
 {
-	struct npu_shape s;
-	aclnnStatus r;
 	NPU_API_ENTER();
-
 	(void)cubeMathType;
-	r = (self && !NnopbaseTensorShape(self, &s) && s.ndim > 2)
-		? plan1("aclnnMatmul", "BatchMatMulV2", T(self, mat2), 2, T(out), 1, 0,
-			workspaceSize, executor)
-		: plan1("aclnnMatmul", "MatMulV2", T(self, mat2), 2, T(out), 1, 0, workspaceSize,
-			executor);
-	GWS_EXIT("aclnnMatmul", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, matmul_kind(self), ACLNN_SUCCESS, T(self, mat2), 2,
+		    T(out), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnMatmul)
 
-/* out = beta * self + alpha * (mat1 @ mat2): the bias add is fused into MatMulV2. */
 NPU_NOINLINE aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat1,
 						    const aclTensor *mat2, const aclScalar *beta,
 						    const aclScalar *alpha, aclTensor *out,
 						    int8_t cubeMathType, uint64_t *workspaceSize,
 						    aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
 	(void)cubeMathType;
-	r = (beta && alpha && self) ? plan1("aclnnAddmm", "MatMulV2", T(mat1, mat2, self), 3,
-					    T(out), 1, 0, workspaceSize, executor)
-				    : ACLNN_ERR_PARAM_NULLPTR;
-	GWS_EXIT("aclnnAddmm", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_ADDMM, NEED(beta, alpha, self), T(mat1, mat2, self), 3,
+		    T(out), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnAddmm)
 
@@ -371,19 +388,16 @@ NPU_NOINLINE aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor *input,
 							uint64_t *workspaceSize,
 							aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
 	(void)weightOptional;
 	(void)biasOptional;
 	(void)meanOutOptional;
 	(void)rstdOutOptional;
-	r = !normalizedShape ? ACLNN_ERR_PARAM_NULLPTR
-	    : !(eps > 0) ? ACLNN_ERR_PARAM_INVALID
-	    : plan1("aclnnLayerNorm", "LayerNormV3", T(input), 1, T(out), 1, 0, workspaceSize,
-		    executor);
-	GWS_EXIT("aclnnLayerNorm", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_LAYER_NORM,
+		    !normalizedShape ? ACLNN_ERR_PARAM_NULLPTR
+		    : !(eps > 0)     ? ACLNN_ERR_PARAM_INVALID
+				     : ACLNN_SUCCESS,
+		    T(input), 1, T(out), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnLayerNorm)
 
@@ -394,20 +408,15 @@ NPU_NOINLINE aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
 	aclTensor *gradWeightOut, aclTensor *gradBiasOut, uint64_t *workspaceSize,
 	aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
 	(void)mean;
 	(void)rstd;
 	(void)weightOptional;
 	(void)biasOptional;
 	(void)gradWeightOut;
 	(void)gradBiasOut;
-	r = (!normalizedShape || !outputMask) ? ACLNN_ERR_PARAM_NULLPTR
-		: plan1("aclnnLayerNormBackward", "LayerNormGradV3", T(gradOut, input), 2,
-			T(gradInputOut), 1, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnLayerNormBackward", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_LAYER_NORM_BACKWARD, NEED(normalizedShape, outputMask),
+		    T(gradOut, input), 2, T(gradInputOut), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnLayerNormBackward)
 
@@ -417,16 +426,11 @@ NPU_NOINLINE aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self,
 							aclTensor *out, uint64_t *workspaceSize,
 							aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
 	(void)keepDim;
 	(void)dtype;
-	r = dim ? plan1("aclnnReduceSum", "ReduceSum", T(self), 1, T(out), 1, 0, workspaceSize,
-			executor)
-		: ACLNN_ERR_PARAM_NULLPTR;
-	GWS_EXIT("aclnnReduceSum", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_REDUCE_SUM, NEED(dim), T(self), 1, T(out), 1, 0,
+		    workspaceSize, executor);
 }
 ACLNN_RUN(aclnnReduceSum)
 
@@ -448,21 +452,16 @@ NPU_NOINLINE aclnnStatus aclnnConvolutionGetWorkspaceSize(
 	bool transposed, const aclIntArray *outputPadding, const int64_t groups, aclTensor *output,
 	int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
+	aclnnStatus check = NEED(stride, padding, dilation);
 
 	(void)bias;
 	(void)outputPadding;
 	(void)cubeMathType;
-	if (!stride || !padding || !dilation)
-		r = ACLNN_ERR_PARAM_NULLPTR;
-	else if (transposed || groups < 1)
-		r = ACLNN_ERR_PARAM_INVALID;	/* the model has no transposed conv */
-	else
-		r = plan1("aclnnConvolution", "Conv2D", T(input, weight), 2, T(output), 1,
-			  conv_workspace(input), workspaceSize, executor);
-	GWS_EXIT("aclnnConvolution", r, workspaceSize);
-	return r;
+	if (!check && (transposed || groups < 1))
+		check = ACLNN_ERR_PARAM_INVALID;	/* the model has no transposed conv */
+	return gws1(__func__, npu_api_t0, OP_CONVOLUTION, check, T(input, weight), 2, T(output), 1,
+		    check ? 0 : conv_workspace(input), workspaceSize, executor);
 }
 ACLNN_RUN(aclnnConvolution)
 
@@ -514,42 +513,32 @@ NPU_NOINLINE aclnnStatus aclnnNpuFormatCastGetWorkspaceSize(const aclTensor *src
 							    uint64_t *workspaceSize,
 							    aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = plan1("aclnnNpuFormatCast", "TransData", T(srcTensor), 1, T(dstTensor), 1, 0,
-		  workspaceSize, executor);
-	GWS_EXIT("aclnnNpuFormatCast", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_NPU_FORMAT_CAST, ACLNN_SUCCESS, T(srcTensor), 1,
+		    T(dstTensor), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnNpuFormatCast)
 
 /* ---- fused and multi-tensor optimizer ops ---------------------------------------------------- */
 
-/* torch_npu's fused AdamW (torch_npu.optim.NpuFusedAdamW / _fused_adamw_ on NPU). */
 NPU_NOINLINE aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(
 	aclTensor *varRef, aclTensor *mRef, aclTensor *vRef, aclTensor *maxGradNormOptionalRef,
 	const aclTensor *grad, const aclTensor *step, float lr, float beta1, float beta2,
 	float weightDecay, float eps, bool amsgrad, bool maximize, uint64_t *workspaceSize,
 	aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
+	aclnnStatus check = NEED(step);
 
 	(void)maxGradNormOptionalRef;
 	(void)weightDecay;
 	(void)amsgrad;
 	(void)maximize;
-	if (!step)
-		r = ACLNN_ERR_PARAM_NULLPTR;
-	else if (!(lr >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) ||
-		 !(eps >= 0))
-		r = ACLNN_ERR_PARAM_INVALID;
-	else
-		r = plan1("aclnnApplyAdamWV2", "ApplyAdamW", T(varRef, mRef, vRef, grad), 4,
-			  T(varRef, mRef, vRef), 3, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnApplyAdamWV2", r, workspaceSize);
-	return r;
+	if (!check && (!(lr >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) ||
+		       !(eps >= 0)))
+		check = ACLNN_ERR_PARAM_INVALID;
+	return gws1(__func__, npu_api_t0, OP_APPLY_ADAMW_V2, check, T(varRef, mRef, vRef, grad), 4,
+		    T(varRef, mRef, vRef), 3, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnApplyAdamWV2)
 
@@ -604,11 +593,8 @@ NPU_NOINLINE aclnnStatus aclnnNonzeroGetWorkspaceSize(const aclTensor *self, acl
 						      uint64_t *workspaceSize,
 						      aclOpExecutor **executor)
 {
-	aclnnStatus r;
 	NPU_API_ENTER();
-
-	r = plan1("aclnnNonzero", "NonZero", T(self), 1, T(out), 1, 0, workspaceSize, executor);
-	GWS_EXIT("aclnnNonzero", r, workspaceSize);
-	return r;
+	return gws1(__func__, npu_api_t0, OP_NONZERO, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0,
+		    workspaceSize, executor);
 }
 ACLNN_RUN(aclnnNonzero)
