@@ -208,20 +208,32 @@ NPU_NOINLINE aclError aclrtSynchronizeEvent(aclrtEvent event)
 	return r;
 }
 
+/*
+ * rtEventQuery for the aclrtQueryEvent* pair: ACL_SUCCESS with *ready set,
+ * ACL_ERROR_INVALID_PARAM for a NULL event or status, else rt's error.
+ */
+static aclError query_event(aclrtEvent event, const void *status, int *ready)
+{
+	aclError r;
+
+	if (!event || !status)
+		return ACL_ERROR_INVALID_PARAM;
+	r = rtEventQuery(event);
+	if (r != 0 && r != 1)
+		return r;
+	*ready = !r;
+	return ACL_SUCCESS;
+}
+
 NPU_NOINLINE aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
 {
 	aclError r;
+	int ready = 0;
 	NPU_API_ENTER();
 
-	if (!event || !status) {
-		r = ACL_ERROR_INVALID_PARAM;
-	} else {
-		r = rtEventQuery(event);
-		if (r == 0 || r == 1) {
-			*status = r ? ACL_EVENT_STATUS_NOT_READY : ACL_EVENT_STATUS_COMPLETE;
-			r = ACL_SUCCESS;
-		}
-	}
+	r = query_event(event, status, &ready);
+	if (!r)
+		*status = ready ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
 	NPU_API_EXIT("cann", r, "\tevent=%p", event);
 	return r;
 }
@@ -229,18 +241,13 @@ NPU_NOINLINE aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status
 NPU_NOINLINE aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
 {
 	aclError r;
+	int ready = 0;
 	NPU_API_ENTER();
 
-	if (!event || !status) {
-		r = ACL_ERROR_INVALID_PARAM;
-	} else {
-		r = rtEventQuery(event);
-		if (r == 0 || r == 1) {
-			*status = r ? ACL_EVENT_RECORDED_STATUS_NOT_READY
-				    : ACL_EVENT_RECORDED_STATUS_COMPLETE;
-			r = ACL_SUCCESS;
-		}
-	}
+	r = query_event(event, status, &ready);
+	if (!r)
+		*status = ready ? ACL_EVENT_RECORDED_STATUS_COMPLETE
+				: ACL_EVENT_RECORDED_STATUS_NOT_READY;
 	NPU_API_EXIT("cann", r, "\tevent=%p", event);
 	return r;
 }
@@ -271,17 +278,26 @@ static int policy_ok(aclrtMemMallocPolicy policy)
 	return (policy & 0xff) <= ACL_MEM_MALLOC_HUGE1G_ONLY_P2P;
 }
 
+/*
+ * The checks aclrtMalloc* share, then rtMalloc of `bytes` (the caller's
+ * rounding of size) from HBM.
+ */
+static aclError dev_malloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy, size_t bytes)
+{
+	if (!devPtr || !size || !policy_ok(policy) || size > (SIZE_MAX >> 2))
+		return ACL_ERROR_INVALID_PARAM;
+	return rtMalloc(devPtr, bytes, RT_MEMORY_HBM, ACL_MODULE_ID);
+}
+
+#define ALIGN32(size)	(((size) + 31) & ~(size_t)31)
+
 /* aclrtMalloc: the size is rounded up to 32 bytes plus 32 bytes of padding (CANN docs). */
 NPU_NOINLINE aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
 	aclError r;
 	NPU_API_ENTER();
 
-	if (!devPtr || !size || !policy_ok(policy) || size > (SIZE_MAX >> 2))
-		r = ACL_ERROR_INVALID_PARAM;
-	else
-		r = rtMalloc(devPtr, ((size + 31) & ~(size_t)31) + 32, RT_MEMORY_HBM,
-			     ACL_MODULE_ID);
+	r = dev_malloc(devPtr, size, policy, ALIGN32(size) + 32);
 	NPU_API_EXIT("cann", r, "\tsize=%zu\tptr=%p", size, (r || !devPtr) ? NULL : *devPtr);
 	return r;
 }
@@ -292,10 +308,7 @@ NPU_NOINLINE aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMal
 	aclError r;
 	NPU_API_ENTER();
 
-	if (!devPtr || !size || !policy_ok(policy) || size > (SIZE_MAX >> 2))
-		r = ACL_ERROR_INVALID_PARAM;
-	else
-		r = rtMalloc(devPtr, (size + 31) & ~(size_t)31, RT_MEMORY_HBM, ACL_MODULE_ID);
+	r = dev_malloc(devPtr, size, policy, ALIGN32(size));
 	NPU_API_EXIT("cann", r, "\tsize=%zu\tptr=%p", size, (r || !devPtr) ? NULL : *devPtr);
 	return r;
 }
@@ -352,13 +365,20 @@ NPU_NOINLINE aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *t
 	return r;
 }
 
+/* The arguments aclrtMemcpy and aclrtMemcpyAsync accept. */
+static int memcpy_args_ok(const void *dst, size_t destMax, const void *src, size_t count,
+			  aclrtMemcpyKind kind)
+{
+	return dst && src && count <= destMax && (unsigned int)kind <= ACL_MEMCPY_DEVICE_TO_DEVICE;
+}
+
 NPU_NOINLINE aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 				  aclrtMemcpyKind kind)
 {
 	aclError r;
 	NPU_API_ENTER();
 
-	if (!dst || !src || count > destMax || (unsigned int)kind > ACL_MEMCPY_DEVICE_TO_DEVICE)
+	if (!memcpy_args_ok(dst, destMax, src, count, kind))
 		r = ACL_ERROR_INVALID_PARAM;
 	else
 		r = rtMemcpy(dst, destMax, src, count, (rtMemcpyKind_t)kind);
@@ -372,7 +392,7 @@ NPU_NOINLINE aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *sr
 	aclError r;
 	NPU_API_ENTER();
 
-	if (!dst || !src || count > destMax || (unsigned int)kind > ACL_MEMCPY_DEVICE_TO_DEVICE)
+	if (!memcpy_args_ok(dst, destMax, src, count, kind))
 		r = ACL_ERROR_INVALID_PARAM;
 	else
 		r = rtMemcpyAsync(dst, destMax, src, count, (rtMemcpyKind_t)kind, stream);
@@ -478,18 +498,7 @@ NPU_NOINLINE aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, 
 
 NPU_NOINLINE size_t aclDataTypeSize(aclDataType dataType)
 {
-	switch (dataType) {
-	case ACL_FLOAT: case ACL_INT32: case ACL_UINT32:
-		return 4;
-	case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16:
-		return 2;
-	case ACL_INT8: case ACL_UINT8: case ACL_BOOL:
-		return 1;
-	case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE:
-		return 8;
-	default:
-		return 0;
-	}
+	return npu_acl_dtype_size(dataType);
 }
 
 NPU_NOINLINE aclTensorDesc *aclCreateTensorDesc(aclDataType dataType, int numDims,

@@ -103,6 +103,23 @@ static aclError execute(const char *opType, int numInputs, const aclTensorDesc *
 	return rtKernelLaunch(stub, cost.block_dim, &args, sizeof(args), NULL, stream);
 }
 
+/*
+ * Both entry points, for `fn` entered at t0: the model compiles nothing, so
+ * the attributes, engine, compile flag and op path change nothing.
+ */
+static aclError compile_and_execute(const char *fn, unsigned long long t0, const char *opType,
+				    int numInputs, const aclTensorDesc *const inputDesc[],
+				    const aclDataBuffer *const inputs[], int numOutputs,
+				    const aclTensorDesc *const outputDesc[],
+				    aclDataBuffer *const outputs[], aclrtStream stream)
+{
+	aclError r;
+
+	r = execute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, stream);
+	NPU_API_EXIT_AS(fn, t0, "cann", r, "\top=%s\tstream=%p", opType ? opType : "-", stream);
+	return r;
+}
+
 NPU_NOINLINE aclError aclopCompileAndExecute(const char *opType, int numInputs,
 					     const aclTensorDesc *const inputDesc[],
 					     const aclDataBuffer *const inputs[], int numOutputs,
@@ -112,16 +129,13 @@ NPU_NOINLINE aclError aclopCompileAndExecute(const char *opType, int numInputs,
 					     aclopCompileType compileFlag, const char *opPath,
 					     aclrtStream stream)
 {
-	aclError r;
 	NPU_API_ENTER();
-
 	(void)attr;
 	(void)engineType;
 	(void)compileFlag;
 	(void)opPath;
-	r = execute(opType, numInputs, inputDesc, inputs, numOutputs, outputDesc, outputs, stream);
-	NPU_API_EXIT("cann", r, "\top=%s\tstream=%p", opType ? opType : "-", stream);
-	return r;
+	return compile_and_execute(__func__, npu_api_t0, opType, numInputs, inputDesc, inputs,
+				   numOutputs, outputDesc, outputs, stream);
 }
 
 NPU_NOINLINE aclError aclopCompileAndExecuteV2(const char *opType, int numInputs,
@@ -132,16 +146,13 @@ NPU_NOINLINE aclError aclopCompileAndExecuteV2(const char *opType, int numInputs
 					       aclopCompileType compileFlag, const char *opPath,
 					       aclrtStream stream)
 {
-	aclError r;
 	NPU_API_ENTER();
-
 	(void)attr;
 	(void)engineType;
 	(void)compileFlag;
 	(void)opPath;
-	r = execute(opType, numInputs, (const aclTensorDesc *const *)inputDesc,
-		    (const aclDataBuffer *const *)inputs, numOutputs,
-		    (const aclTensorDesc *const *)outputDesc, outputs, stream);
-	NPU_API_EXIT("cann", r, "\top=%s\tstream=%p", opType ? opType : "-", stream);
-	return r;
+	return compile_and_execute(__func__, npu_api_t0, opType, numInputs,
+				   (const aclTensorDesc *const *)inputDesc,
+				   (const aclDataBuffer *const *)inputs, numOutputs,
+				   (const aclTensorDesc *const *)outputDesc, outputs, stream);
 }

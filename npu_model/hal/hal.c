@@ -812,6 +812,26 @@ HAL_API drvError_t halMemFree(void *pp)
 
 /* ---- ids, SQ/CQ ------------------------------------------------------------------------- */
 
+/*
+ * TRS_RES_ID_ALLOC (with the stream priority and flag from in->res) or
+ * TRS_RES_ID_FREE (of in->resourceId) of an id of in->type; *p holds the
+ * answer.
+ */
+static drvError_t res_id_ioctl(struct hal_dev *dv, const struct halResourceIdInputInfo *in,
+			       unsigned long cmd, struct trs_res_id_para *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tsid = in->tsId;
+	p->res_type = (int)in->type;
+	if (cmd == TRS_RES_ID_ALLOC) {
+		p->usr_para.stream_pri = in->res[0];
+		p->usr_para.flag = in->res[1];
+	} else {
+		p->id = in->resourceId;
+	}
+	return hal_errno_to_drv(hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, cmd, p));
+}
+
 HAL_API drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
 				      struct halResourceIdOutputInfo *out)
 {
@@ -819,19 +839,12 @@ HAL_API drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputI
 	struct trs_res_id_para p;
 	struct hal_dev *dv;
 	drvError_t ret;
-	int err;
 
 	dv = hal_dev_get(devId, &ret);
 	if (dv && (!in || !out || in->type >= DRV_SQ_ID))
 		ret = DRV_ERROR_INVALID_VALUE;
 	else if (dv) {
-		memset(&p, 0, sizeof(p));
-		p.tsid = in->tsId;
-		p.res_type = (int)in->type;
-		p.usr_para.stream_pri = in->res[0];
-		p.usr_para.flag = in->res[1];
-		err = hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_RES_ID_ALLOC, &p);
-		ret = hal_errno_to_drv(err);
+		ret = res_id_ioctl(dv, in, TRS_RES_ID_ALLOC, &p);
 		if (!ret) {
 			memset(out, 0, sizeof(*out));
 			out->resourceId = p.id;
@@ -852,14 +865,8 @@ HAL_API drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputIn
 	dv = hal_dev_get(devId, &ret);
 	if (dv && (!in || in->type >= DRV_SQ_ID))
 		ret = DRV_ERROR_INVALID_VALUE;
-	else if (dv) {
-		memset(&p, 0, sizeof(p));
-		p.tsid = in->tsId;
-		p.res_type = (int)in->type;
-		p.id = in->resourceId;
-		ret = hal_errno_to_drv(
-			hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_RES_ID_FREE, &p));
-	}
+	else if (dv)
+		ret = res_id_ioctl(dv, in, TRS_RES_ID_FREE, &p);
 	API_LINE("halResourceIdFree", t0, ret, "\tdev=%u\ttype=%d\tid=%d", devId,
 		 in ? (int)in->type : -1, in ? (int)in->resourceId : -1);
 	return ret;

@@ -161,6 +161,26 @@ size_t aclGetTensorDescNumDims(const aclTensorDesc *desc);
 int64_t aclGetTensorDescDim(const aclTensorDesc *desc, size_t index);
 aclDataType aclGetTensorDescType(const aclTensorDesc *desc);
 size_t aclDataTypeSize(aclDataType dataType);
+
+/*
+ * aclDataTypeSize's table, for libnnopbase's aclCreateTensor too (not a CANN
+ * symbol): bytes per element, 0 for a type the model does not know.
+ */
+static inline size_t npu_acl_dtype_size(aclDataType dataType)
+{
+	switch (dataType) {
+	case ACL_FLOAT: case ACL_INT32: case ACL_UINT32:
+		return 4;
+	case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16:
+		return 2;
+	case ACL_INT8: case ACL_UINT8: case ACL_BOOL:
+		return 1;
+	case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE:
+		return 8;
+	default:
+		return 0;
+	}
+}
 aclError aclopCompileAndExecute(const char *opType, int numInputs,
 	const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs,
 	const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],

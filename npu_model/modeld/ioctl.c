@@ -12,6 +12,7 @@
  * for copy_from_user/copy_to_user); the daemon runs as root so it may.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,34 @@ static int in_arg(const struct md_ioctl_req *r, void *dst, size_t len)
 	return 0;
 }
 
+/* The (type, tsId) head every SQ/CQ request structure starts with. */
+struct sqcq_head {
+	drvSqCqType_t type;
+	uint32_t tsId;
+};
+
+#define SQCQ_HEAD_OF(s)									\
+	_Static_assert(offsetof(struct s, type) == offsetof(struct sqcq_head, type) &&	\
+		       offsetof(struct s, tsId) == offsetof(struct sqcq_head, tsId),	\
+		       #s " starts with (type, tsId)")
+SQCQ_HEAD_OF(halSqCqFreeInfo);
+SQCQ_HEAD_OF(halSqCqQueryInfo);
+SQCQ_HEAD_OF(halSqCqConfigInfo);
+SQCQ_HEAD_OF(halTaskSendInfo);
+SQCQ_HEAD_OF(halReportRecvInfo);
+
+/* in_arg() of an SQ/CQ request: -EINVAL unless it names a normal SQ/CQ on TS 0. */
+static int sqcq_in_arg(const struct md_ioctl_req *r, void *dst, size_t len)
+{
+	struct sqcq_head h;
+	int err = in_arg(r, dst, len);
+
+	if (err)
+		return err;
+	memcpy(&h, dst, sizeof(h));
+	return h.type != DRV_NORMAL_TYPE || h.tsId != 0 ? -EINVAL : 0;
+}
+
 static int out_arg(struct md_ioctl_req *r, const void *src, size_t len)
 {
 	if (!r->out || r->out_size < len)
@@ -151,16 +180,24 @@ static int do_bind(struct md_file *f, struct md_ioctl_req *r)
 
 /* ---- 'X' TSDRV ---------------------------------------------------------------------- */
 
+/* in_arg() of TRS_RES_ID_ALLOC / _FREE: -EINVAL unless an id type below DRV_SQ_ID on TS 0. */
+static int res_id_in_arg(const struct md_ioctl_req *r, struct trs_res_id_para *p)
+{
+	int err = in_arg(r, p, sizeof(*p));
+
+	if (err)
+		return err;
+	return p->tsid != 0 || p->res_type < 0 || p->res_type >= DRV_SQ_ID ? -EINVAL : 0;
+}
+
 static int res_id_alloc(struct md_card *c, struct md_file *f, struct md_ioctl_req *r)
 {
 	struct trs_res_id_para p;
 	int id, err;
 
-	err = in_arg(r, &p, sizeof(p));
+	err = res_id_in_arg(r, &p);
 	if (err)
 		return err;
-	if (p.tsid != 0 || p.res_type < 0 || p.res_type >= DRV_SQ_ID)
-		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
 	id = file_gone(f) ? -EBADF : md_ids_alloc(&c->ids[p.res_type], f);
 	pthread_mutex_unlock(&c->lock);
@@ -175,11 +212,9 @@ static int res_id_free(struct md_card *c, struct md_file *f, struct md_ioctl_req
 	struct trs_res_id_para p;
 	int err;
 
-	err = in_arg(r, &p, sizeof(p));
+	err = res_id_in_arg(r, &p);
 	if (err)
 		return err;
-	if (p.tsid != 0 || p.res_type < 0 || p.res_type >= DRV_SQ_ID)
-		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
 	err = md_ids_free(&c->ids[p.res_type], p.id, f);
 	pthread_mutex_unlock(&c->lock);
@@ -258,11 +293,9 @@ static int sqcq_free(struct md_card *c, struct md_file *f, struct md_ioctl_req *
 	struct halSqCqFreeInfo in;
 	int err;
 
-	err = in_arg(r, &in, sizeof(in));
+	err = sqcq_in_arg(r, &in, sizeof(in));
 	if (err)
 		return err;
-	if (in.type != DRV_NORMAL_TYPE || in.tsId != 0)
-		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
 	err = sq_free_locked(c, f, in.sqId);
 	pthread_mutex_unlock(&c->lock);
@@ -284,11 +317,9 @@ static int sqcq_query(struct md_card *c, struct md_file *f, struct md_ioctl_req 
 	struct md_sq *sq;
 	int err;
 
-	err = in_arg(r, &q, sizeof(q));
+	err = sqcq_in_arg(r, &q, sizeof(q));
 	if (err)
 		return err;
-	if (q.type != DRV_NORMAL_TYPE || q.tsId != 0)
-		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
 	sq = own_sq(c, f, q.sqId, &err);
 	if (sq) {
@@ -318,11 +349,9 @@ static int sqcq_config(struct md_card *c, struct md_file *f, struct md_ioctl_req
 	struct halSqCqConfigInfo q;
 	int err;
 
-	err = in_arg(r, &q, sizeof(q));
+	err = sqcq_in_arg(r, &q, sizeof(q));
 	if (err)
 		return err;
-	if (q.type != DRV_NORMAL_TYPE || q.tsId != 0)
-		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
 	if (own_sq(c, f, q.sqId, &err) && q.prop != DRV_SQCQ_PROP_SQ_DISABLE_TO_ENABLE)
 		err = -EOPNOTSUPP;
@@ -337,11 +366,11 @@ static int sqcq_send(struct md_card *c, struct md_file *f, struct md_ioctl_req *
 	struct md_sq *sq;
 	int err;
 
-	err = in_arg(r, &in, sizeof(in));
+	err = sqcq_in_arg(r, &in, sizeof(in));
 	if (err)
 		return err;
-	if (in.type != DRV_NORMAL_TYPE || in.tsId != 0 || in.sqe_num == 0 ||
-	    in.sqe_num >= NPU_UIO_SQ_DEPTH || !all_zero(in.res, SQCQ_RESV_LENGTH))
+	if (in.sqe_num == 0 || in.sqe_num >= NPU_UIO_SQ_DEPTH ||
+	    !all_zero(in.res, SQCQ_RESV_LENGTH))
 		return -EINVAL;
 	sqes = malloc((size_t)in.sqe_num * sizeof(*sqes));
 	if (!sqes)
@@ -370,11 +399,10 @@ static int cq_recv(struct md_card *c, struct md_file *f, struct md_ioctl_req *r)
 	uint32_t n = 0;
 	int err;
 
-	err = in_arg(r, &in, sizeof(in));
+	err = sqcq_in_arg(r, &in, sizeof(in));
 	if (err)
 		return err;
-	if (in.type != DRV_NORMAL_TYPE || in.tsId != 0 || in.cqe_num == 0 ||
-	    in.cqId >= NPU_UIO_MAX_SQ || !in.cqe_addr)
+	if (in.cqe_num == 0 || in.cqId >= NPU_UIO_MAX_SQ || !in.cqe_addr)
 		return -EINVAL;
 	/* Negative timeouts wait "forever": in slices, so a killed caller is noticed. */
 	deadline = in.timeout < 0 ? UINT64_MAX : md_now_ns() + (uint64_t)in.timeout * 1000000ull;

@@ -70,22 +70,6 @@ struct aclOpExecutor {
 	aclrtFuncHandle funcs[NNOP_MAX_KERNELS];
 };
 
-static size_t dtype_size(aclDataType t)
-{
-	switch (t) {
-	case ACL_FLOAT: case ACL_INT32: case ACL_UINT32:
-		return 4;
-	case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16:
-		return 2;
-	case ACL_INT8: case ACL_UINT8: case ACL_BOOL:
-		return 1;
-	case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE:
-		return 8;
-	default:
-		return 0;
-	}
-}
-
 NPU_NOINLINE aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
 					aclDataType dataType, const int64_t *stride, int64_t offset,
 					aclFormat format, const int64_t *storageDims,
@@ -95,8 +79,8 @@ NPU_NOINLINE aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDi
 
 	(void)storageDims;
 	(void)storageDimsNum;
-	if (viewDimsNum > NPU_OP_MAX_DIMS || (viewDimsNum && !viewDims) || !dtype_size(dataType) ||
-	    offset < 0)
+	if (viewDimsNum > NPU_OP_MAX_DIMS || (viewDimsNum && !viewDims) ||
+	    !npu_acl_dtype_size(dataType) || offset < 0)
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -134,7 +118,7 @@ NPU_NOINLINE aclScalar *aclCreateScalar(void *value, aclDataType dataType)
 {
 	struct aclScalar *s;
 
-	if (!value || !dtype_size(dataType))
+	if (!value || !npu_acl_dtype_size(dataType))
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -256,7 +240,7 @@ __attribute__((visibility("default"))) int NnopbaseTensorShape(const aclTensor *
 	memset(s, 0, sizeof(*s));
 	s->ndim = t->ndim;
 	memcpy(s->dims, t->dims, sizeof(s->dims));
-	s->elem_size = (uint32_t)dtype_size(t->dtype);
+	s->elem_size = (uint32_t)npu_acl_dtype_size(t->dtype);
 	return 0;
 }
 

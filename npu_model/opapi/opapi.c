@@ -170,6 +170,17 @@ static bool all_set(const void *const *p, size_t n)
 	return true;
 }
 
+/* Phase 1 of an op with the prototype (self, out, workspaceSize, executor), no check of its own. */
+#define ACLNN_GWS_UNARY(fn, op)								\
+	NPU_NOINLINE aclnnStatus fn##GetWorkspaceSize(const aclTensor *self, aclTensor *out,	\
+						      uint64_t *workspaceSize,		\
+						      aclOpExecutor **executor)		\
+	{										\
+		NPU_API_ENTER();							\
+		return gws1(__func__, npu_api_t0, op, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0, \
+			    workspaceSize, executor);					\
+	}
+
 /* ---- elementwise and activations --------------------------------------------------------- */
 
 NPU_NOINLINE aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other,
@@ -192,14 +203,7 @@ NPU_NOINLINE aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const a
 }
 ACLNN_RUN(aclnnMul)
 
-NPU_NOINLINE aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-						   uint64_t *workspaceSize,
-						   aclOpExecutor **executor)
-{
-	NPU_API_ENTER();
-	return gws1(__func__, npu_api_t0, OP_RELU, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0,
-		    workspaceSize, executor);
-}
+ACLNN_GWS_UNARY(aclnnRelu, OP_RELU)
 ACLNN_RUN(aclnnRelu)
 
 NPU_NOINLINE aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput,
@@ -215,14 +219,7 @@ NPU_NOINLINE aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor 
 }
 ACLNN_RUN(aclnnThresholdBackward)
 
-NPU_NOINLINE aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-						   uint64_t *workspaceSize,
-						   aclOpExecutor **executor)
-{
-	NPU_API_ENTER();
-	return gws1(__func__, npu_api_t0, OP_GELU, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0,
-		    workspaceSize, executor);
-}
+ACLNN_GWS_UNARY(aclnnGelu, OP_GELU)
 ACLNN_RUN(aclnnGelu)
 
 NPU_NOINLINE aclnnStatus aclnnGeluBackwardGetWorkspaceSize(const aclTensor *gradOutput,
@@ -281,14 +278,7 @@ NPU_NOINLINE aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor *self, const 
 }
 ACLNN_RUN(aclnnCast)
 
-NPU_NOINLINE aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-						   uint64_t *workspaceSize,
-						   aclOpExecutor **executor)
-{
-	NPU_API_ENTER();
-	return gws1(__func__, npu_api_t0, OP_SQRT, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0,
-		    workspaceSize, executor);
-}
+ACLNN_GWS_UNARY(aclnnSqrt, OP_SQRT)
 ACLNN_RUN(aclnnSqrt)
 
 /* ---- in-place optimizer arithmetic (torch.optim AdamW, foreach=False) --------------------- */
@@ -508,15 +498,7 @@ ACLNN_RUN(aclnnConvolutionBackward)
 
 /* ---- format conversion ----------------------------------------------------------------------- */
 
-NPU_NOINLINE aclnnStatus aclnnNpuFormatCastGetWorkspaceSize(const aclTensor *srcTensor,
-							    aclTensor *dstTensor,
-							    uint64_t *workspaceSize,
-							    aclOpExecutor **executor)
-{
-	NPU_API_ENTER();
-	return gws1(__func__, npu_api_t0, OP_NPU_FORMAT_CAST, ACLNN_SUCCESS, T(srcTensor), 1,
-		    T(dstTensor), 1, 0, workspaceSize, executor);
-}
+ACLNN_GWS_UNARY(aclnnNpuFormatCast, OP_NPU_FORMAT_CAST)
 ACLNN_RUN(aclnnNpuFormatCast)
 
 /* ---- fused and multi-tensor optimizer ops ---------------------------------------------------- */
@@ -589,12 +571,5 @@ ACLNN_RUN(aclnnForeachMulScalar)
 
 /* ---- an AI CPU op ---------------------------------------------------------------------------- */
 
-NPU_NOINLINE aclnnStatus aclnnNonzeroGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-						      uint64_t *workspaceSize,
-						      aclOpExecutor **executor)
-{
-	NPU_API_ENTER();
-	return gws1(__func__, npu_api_t0, OP_NONZERO, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0,
-		    workspaceSize, executor);
-}
+ACLNN_GWS_UNARY(aclnnNonzero, OP_NONZERO)
 ACLNN_RUN(aclnnNonzero)
