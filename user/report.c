@@ -156,10 +156,10 @@ static void find_dispatch(struct report *r)
 		return;
 	if (d->queue_measured)
 		snprintf(depth, sizeof(depth),
-			 "%.1f%% of that time with >= %g slots waiting in the task queue (threshold "
-			 "queue_depth); depth at enqueue median %.0f / max %.0f over %llu slots",
-			 d->starved_ns ? 100.0 * (double)d->starved_queued_ns / (double)d->starved_ns
-				       : 0.0,
+			 "%.1f%% of that time with >= %g slots waiting in the task queue "
+			 "(threshold queue_depth); depth at enqueue median %.0f / max %.0f over "
+			 "%llu slots",
+			 100.0 * (double)d->starved_queued_ns / (double)d->starved_ns,
 			 r->t->queue_depth, d->queue_depth_median, d->queue_depth_max,
 			 (unsigned long long)d->queue_pairs);
 	snprintf(f->summary, sizeof(f->summary),
