@@ -769,21 +769,29 @@ static struct interval *queued_intervals(const struct asc_rpt_input *in, double 
 	return iv;
 }
 
-/* Length of [a, b) inside the sorted, disjoint iv[0..n). */
-static uint64_t overlap_len(const struct interval *iv, size_t n, uint64_t a, uint64_t b)
+/* Index of the first of the sorted, disjoint iv[0..n) that ends after ts (n if none). */
+static size_t first_ending_after(const struct interval *iv, size_t n, uint64_t ts)
 {
 	size_t lo = 0, hi = n;
-	uint64_t sum = 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (iv[mid].end <= a)
+		if (iv[mid].end <= ts)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < n && iv[lo].start < b; lo++) {
+	return lo;
+}
+
+/* Length of [a, b) inside the sorted, disjoint iv[0..n). */
+static uint64_t overlap_len(const struct interval *iv, size_t n, uint64_t a, uint64_t b)
+{
+	uint64_t sum = 0;
+	size_t lo;
+
+	for (lo = first_ending_after(iv, n, a); lo < n && iv[lo].start < b; lo++) {
 		uint64_t s = iv[lo].start > a ? iv[lo].start : a;
 		uint64_t e = iv[lo].end < b ? iv[lo].end : b;
 
@@ -810,19 +818,11 @@ static void step_starvation(struct asc_rpt_step_split *sp, const struct interval
 			    const struct interval *qv, size_t nq, double gap_ns)
 {
 	uint64_t w0 = sp->device_start_ns, w1 = sp->device_end_ns, at = w0;
-	size_t lo = 0, hi = nc;
+	size_t lo;
 
 	if (w1 <= w0)
 		return;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cv[mid].end <= w0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < nc && cv[lo].start < w1; lo++) {
+	for (lo = first_ending_after(cv, nc, w0); lo < nc && cv[lo].start < w1; lo++) {
 		if (cv[lo].start > at)
 			starved_piece(sp, at, cv[lo].start, gap_ns, qv, nq);
 		if (cv[lo].end > at)
