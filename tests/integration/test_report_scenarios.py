@@ -369,10 +369,12 @@ def test_dispatch_bound(tmp):
     f = finding(rep, "dispatch_bound")
     truth = Truth(journal, pid)
     share, stall, queued = check_dispatch("dispatch-bound", rep, truth)
-    # 200 us of host time per op before kernels of a few us: the card starves most of the
-    # time whatever the load (0.85..0.98 seen with a busy loop on one core)
-    check(share >= 0.6 and stall < 0.4, "dispatch-bound: the card starved only %.3f (stall %.3f)"
-          % (share, stall))
+    # 200 us of host time per op before kernels of a few us: the card starves well past the
+    # threshold whatever the load (0.50..0.99 seen with a busy loop on one core: npu-modeld,
+    # starved of CPU too, then starts submitted tasks late, which is not host starvation)
+    t = rep["thresholds"]
+    check(share >= t["idle_share"] + 0.05 and stall < t["stall_share"] - 0.05,
+          "dispatch-bound: the card starved only %.3f (stall %.3f)" % (share, stall))
     check(f is not None, "dispatch-bound: not called dispatch-bound: %s" % sorted(ids(rep)))
     check(rep["dispatch"]["by_gaps"] or queued > 0.5,
           "dispatch-bound: the host issues late, yet blamed on the queue (queued %.3f)" % queued)
