@@ -283,6 +283,21 @@ ACLNN_RUN(aclnnSqrt)
 
 /* ---- in-place optimizer arithmetic (torch.optim AdamW, foreach=False) --------------------- */
 
+/* Phase 1 of the in-place selfRef += value * (tensor1 op tensor2) ops: value must be given. */
+#define ACLNN_GWS_ADDC(fn, op)								\
+	NPU_NOINLINE aclnnStatus fn##GetWorkspaceSize(aclTensor *selfRef,			\
+						      const aclTensor *tensor1,		\
+						      const aclTensor *tensor2,		\
+						      const aclScalar *value,		\
+						      uint64_t *workspaceSize,		\
+						      aclOpExecutor **executor)		\
+	{										\
+		NPU_API_ENTER();							\
+		return gws1(__func__, npu_api_t0, op, NEED(value),			\
+			    T(selfRef, tensor1, tensor2), 3, T(selfRef), 1, 0,		\
+			    workspaceSize, executor);					\
+	}
+
 NPU_NOINLINE aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef,
 							  const aclScalar *other,
 							  uint64_t *workspaceSize,
@@ -306,30 +321,10 @@ NPU_NOINLINE aclnnStatus aclnnInplaceAddsGetWorkspaceSize(aclTensor *selfRef,
 }
 ACLNN_RUN(aclnnInplaceAdds)
 
-NPU_NOINLINE aclnnStatus aclnnInplaceAddcmulGetWorkspaceSize(aclTensor *selfRef,
-							     const aclTensor *tensor1,
-							     const aclTensor *tensor2,
-							     const aclScalar *value,
-							     uint64_t *workspaceSize,
-							     aclOpExecutor **executor)
-{
-	NPU_API_ENTER();
-	return gws1(__func__, npu_api_t0, OP_INPLACE_ADDCMUL, NEED(value),
-		    T(selfRef, tensor1, tensor2), 3, T(selfRef), 1, 0, workspaceSize, executor);
-}
+ACLNN_GWS_ADDC(aclnnInplaceAddcmul, OP_INPLACE_ADDCMUL)
 ACLNN_RUN(aclnnInplaceAddcmul)
 
-NPU_NOINLINE aclnnStatus aclnnInplaceAddcdivGetWorkspaceSize(aclTensor *selfRef,
-							     const aclTensor *tensor1,
-							     const aclTensor *tensor2,
-							     const aclScalar *value,
-							     uint64_t *workspaceSize,
-							     aclOpExecutor **executor)
-{
-	NPU_API_ENTER();
-	return gws1(__func__, npu_api_t0, OP_INPLACE_ADDCDIV, NEED(value),
-		    T(selfRef, tensor1, tensor2), 3, T(selfRef), 1, 0, workspaceSize, executor);
-}
+ACLNN_GWS_ADDC(aclnnInplaceAddcdiv, OP_INPLACE_ADDCDIV)
 ACLNN_RUN(aclnnInplaceAddcdiv)
 
 /* ---- matrix products -------------------------------------------------------------------- */
