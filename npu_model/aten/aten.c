@@ -24,6 +24,7 @@
 #include "npu_acl.h"
 #include "npu_api_journal.h"
 #include "npu_torch.h"
+#include "aten/aten_priv.h"
 
 #define TENSOR_MAGIC 0x41544e53U
 
@@ -135,6 +136,7 @@ void npu_tensor_release(struct at_tensor *t)
 	t->impl = NULL;
 	if (__atomic_sub_fetch(&i->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
+	npu_autograd_release_meta(i);
 	if (i->base) {
 		struct at_tensor b = { i->base };
 
@@ -290,6 +292,11 @@ static struct at_tensor make_view(const struct at_tensor *t, const int64_t *size
 	}
 	*i = *t->impl;
 	i->refcount = 1;
+	i->grad_fn = NULL;	/* the view op gives it its own */
+	i->output_nr = 0;
+	i->requires_grad = false;
+	i->grad_accumulator = NULL;
+	i->grad = NULL;
 	i->ndim = ndim;
 	memcpy(i->sizes, sizes, (size_t)ndim * sizeof(int64_t));
 	i->base = npu_tensor_ref(t).impl;
@@ -300,7 +307,40 @@ bad:
 	return v;
 }
 
-#define ATEN_EXIT(r, op) NPU_API_EXIT("framework", (r), "\top=aten::" op)
+/*
+ * Every op enters the dispatcher (npu_autograd_op_enter: its RecordFunction
+ * seqNr, -1 when nested or with grad mode off) and leaves it; the journal
+ * line carries seq, fwd (0: the forward thread id is only set on backward
+ * nodes' ranges) and grad_fn, the class of the backward node the op created.
+ */
+#define ATEN_ENTER()								\
+	NPU_API_ENTER();							\
+	const int64_t aten_seq = npu_autograd_op_enter();			\
+	const char *aten_grad_fn = NULL
+
+#define ATEN_EXIT(r, op)							\
+	do {									\
+		npu_autograd_op_exit();						\
+		NPU_API_EXIT("framework", (r), "\top=aten::" op "\tseq=%lld\tfwd=0%s%s",	\
+			     (long long)aten_seq, aten_grad_fn ? "\tgrad_fn=" : "",	\
+			     aten_grad_fn ? aten_grad_fn : "");			\
+	} while (0)
+
+/* The op's autograd kernel: its backward node before the implementation runs (or NULL). */
+#define AG_NODE(cls, nin, ...)							\
+	ag_node(aten_seq, &(cls), (const struct at_tensor *const[]){ __VA_ARGS__ }, (nin),	\
+		&aten_grad_fn)
+
+static struct torch_autograd_node *ag_node(int64_t seq, const struct torch_autograd_vtable *vt,
+					   const struct at_tensor *const *ins, int nin,
+					   const char **name)
+{
+	struct torch_autograd_node *n = npu_ag_node_new(seq, vt, ins, nin);
+
+	if (n)
+		*name = n->name;
+	return n;
+}
 #define TRET(t) ((t)->impl ? 0 : -1)
 
 /* ---- the ops -------------------------------------------------------------------------------- */
@@ -312,9 +352,12 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3
 	const struct c10_scalar *alpha)
 {
 	double x = alpha ? alpha->v : 1.0;
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated12AddBackward0E, 2,
+						 self, other);
 
 	*ret = binary("add", self, other, &x, 1);
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "add");
 	return ret;
 }
@@ -323,9 +366,14 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops10mul_Tensor4callERKNS_6TensorES4_(
 	struct at_tensor *ret, const struct at_tensor *self, const struct at_tensor *other)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated12MulBackward0E, 2,
+						 self, other);
 
+	npu_ag_save(fn, 0, self);
+	npu_ag_save(fn, 1, other);
 	*ret = binary("mul", self, other, NULL, 0);
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "mul");
 	return ret;
 }
@@ -336,8 +384,12 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops2mm4callERKNS_6TensorES4_(
 {
 	int64_t sizes[NPU_TENSOR_MAX_DIMS];
 	const struct npu_tensor_impl *a, *b;
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated11MmBackward0E, 2,
+						 self, mat2);
 
+	npu_ag_save(fn, 0, self);
+	npu_ag_save(fn, 1, mat2);
 	ret->impl = NULL;
 	if (!defined(self) || !defined(mat2) || self->impl->ndim < 2 || mat2->impl->ndim != 2 ||
 	    self->impl->sizes[self->impl->ndim - 1] != mat2->impl->sizes[0]) {
@@ -351,6 +403,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops2mm4callERKNS_6TensorES4_(
 	*ret = npu_tensor_empty(sizes, a->ndim, a->dtype, a->device);
 	dispatch("mm", ret, 1, (const struct at_tensor *const[]){ self, mat2 }, 2, NULL, 0);
 out:
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "mm");
 	return ret;
 }
@@ -362,8 +415,12 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c10
 {
 	double x[2] = { beta ? beta->v : 1.0, alpha ? alpha->v : 1.0 };
 	int64_t sizes[2];
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated14AddmmBackward0E, 3,
+						 self, mat1, mat2);
 
+	npu_ag_save(fn, 0, mat1);
+	npu_ag_save(fn, 1, mat2);
 	ret->impl = NULL;
 	if (!defined(self) || !defined(mat1) || !defined(mat2) || mat1->impl->ndim != 2 ||
 	    mat2->impl->ndim != 2 || mat1->impl->sizes[1] != mat2->impl->sizes[0]) {
@@ -375,6 +432,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c10
 	*ret = npu_tensor_empty(sizes, 2, mat1->impl->dtype, mat1->impl->device);
 	dispatch("addmm", ret, 1, (const struct at_tensor *const[]){ self, mat1, mat2 }, 3, x, 2);
 out:
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "addmm");
 	return ret;
 }
@@ -384,7 +442,9 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops1t4callERKNS_6TensorE(struct at_tensor
 								 const struct at_tensor *self)
 {
 	int64_t sizes[2];
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated10TBackward0E, 1,
+						 self);
 
 	ret->impl = NULL;
 	if (defined(self) && self->impl->ndim == 2) {
@@ -394,6 +454,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops1t4callERKNS_6TensorE(struct at_tensor
 	} else {
 		npu_aten_set_error(ACL_ERROR_INVALID_PARAM);
 	}
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "t");
 	return ret;
 }
@@ -402,9 +463,17 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops1t4callERKNS_6TensorE(struct at_tensor
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops4view4callERKNS_6TensorEN3c108ArrayRefIlEE(
 	struct at_tensor *ret, const struct at_tensor *self, struct c10_int_array_ref size)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated13ViewBackward0E, 1,
+						 self);
 
+	if (fn && defined(self)) {	/* self_sym_sizes */
+		npu_ag_save_int(fn, 0, self->impl->ndim);
+		for (int d = 0; d < self->impl->ndim; d++)
+			npu_ag_save_int(fn, 1 + d, self->impl->sizes[d]);
+	}
 	*ret = make_view(self, size.data, (int)size.len);
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "view");
 	return ret;
 }
@@ -413,9 +482,13 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops4view4callERKNS_6TensorEN3c108ArrayRef
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops4relu4callERKNS_6TensorE(struct at_tensor *ret,
 								    const struct at_tensor *self)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated13ReluBackward0E, 1,
+						 self);
 
 	*ret = unary("relu", self, NULL, 0);
+	npu_ag_save(fn, 0, ret);	/* result */
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "relu");
 	return ret;
 }
@@ -426,7 +499,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops18threshold_backward4callERKNS_6Tensor
 	const struct c10_scalar *threshold)
 {
 	double x = threshold ? threshold->v : 0.0;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	*ret = binary("threshold_backward", grad_output, self, &x, 1);
 	ATEN_EXIT(TRET(ret), "threshold_backward");
@@ -437,10 +510,14 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops18threshold_backward4callERKNS_6Tensor
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops4gelu4callERKNS_6TensorEN3c1017basic_string_viewIcEE(
 	struct at_tensor *ret, const struct at_tensor *self, struct c10_string_view approximate)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated13GeluBackward0E, 1,
+						 self);
 
 	(void)approximate;
+	npu_ag_save(fn, 0, self);
 	*ret = unary("gelu", self, NULL, 0);
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "gelu");
 	return ret;
 }
@@ -451,7 +528,7 @@ _ZN2at4_ops13gelu_backward4callERKNS_6TensorES4_N3c1017basic_string_viewIcEE(
 	struct at_tensor *ret, const struct at_tensor *grad_output, const struct at_tensor *self,
 	struct c10_string_view approximate)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	(void)approximate;
 	*ret = binary("gelu_backward", grad_output, self, NULL, 0);
@@ -464,10 +541,15 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops8_softmax4callERKNS_6TensorElb(
 	struct at_tensor *ret, const struct at_tensor *self, int64_t dim, bool half_to_float)
 {
 	double x = (double)dim;
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated16SoftmaxBackward0E, 1,
+						 self);
 
 	(void)half_to_float;
 	*ret = unary("softmax", self, &x, 1);
+	npu_ag_save(fn, 0, ret);	/* result */
+	npu_ag_save_int(fn, 0, dim);
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "_softmax");
 	return ret;
 }
@@ -478,7 +560,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops22_softmax_backward_data4callERKNS_6Te
 	int64_t dim, int8_t input_dtype)
 {
 	double x = (double)dim;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	(void)input_dtype;
 	*ret = binary("softmax_backward", grad_output, output, &x, 1);
@@ -509,7 +591,11 @@ _ZN2at4_ops17native_layer_norm4callERKNS_6TensorEN3c108ArrayRefIlEERKNS5_8option
 {
 	const struct at_tensor *ins[3] = { input };
 	int nin = 1, r = -1;
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	const struct at_tensor *w = weight && weight->has ? &weight->value : NULL;
+	const struct at_tensor *b = bias && bias->has ? &bias->value : NULL;
+	struct torch_autograd_node *fn =
+		AG_NODE(_ZTVN5torch8autograd9generated24NativeLayerNormBackward0E, 3, input, w, b);
 
 	memset(ret, 0, sizeof(*ret));
 	if (!defined(input) || normalized_shape.len != 1 ||
@@ -526,6 +612,15 @@ _ZN2at4_ops17native_layer_norm4callERKNS_6TensorEN3c108ArrayRefIlEERKNS5_8option
 	ret->t[2] = stats_like(input);
 	r = dispatch("layer_norm", ret->t, 3, ins, nin, &eps, 1);
 out:
+	if (fn && !r) {
+		npu_ag_save(fn, 0, input);
+		npu_ag_save(fn, 1, &ret->t[1]);	/* mean */
+		npu_ag_save(fn, 2, &ret->t[2]);	/* rstd */
+		npu_ag_save(fn, 3, w);
+		npu_ag_save(fn, 4, b);
+		npu_ag_save_int(fn, 0, normalized_shape.data[0]);
+	}
+	npu_ag_set_outputs(fn, ret->t, 3);
 	ATEN_EXIT(r, "native_layer_norm");
 	return ret;
 }
@@ -546,7 +641,7 @@ _ZN2at4_ops26native_layer_norm_backward4callERKNS_6TensorES4_N3c108ArrayRefIlEES
 	const struct at_tensor *ins[5] = { grad_out, input, mean, rstd };
 	int64_t n = normalized_shape.len == 1 ? normalized_shape.data[0] : -1;
 	int nin = 4, r = -1;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	(void)bias;
 	(void)output_mask;
@@ -595,7 +690,10 @@ _ZN2at4_ops11convolution4callERKNS_6TensorES4_RKN3c108optionalIS2_EENS5_8ArrayRe
 	double x[2];
 	int64_t sizes[4];
 	int nin = 2;
-	NPU_API_ENTER();
+	ATEN_ENTER();
+	struct torch_autograd_node *fn =
+		AG_NODE(_ZTVN5torch8autograd9generated20ConvolutionBackward0E, 3, input, weight,
+			bias && bias->has ? &bias->value : NULL);
 
 	(void)dilation;
 	(void)output_padding;
@@ -611,7 +709,15 @@ _ZN2at4_ops11convolution4callERKNS_6TensorES4_RKN3c108optionalIS2_EENS5_8ArrayRe
 		ins[nin++] = &bias->value;
 	*ret = npu_tensor_empty(sizes, 4, input->impl->dtype, input->impl->device);
 	dispatch("convolution", ret, 1, ins, nin, x, 2);
+	if (fn) {
+		npu_ag_save(fn, 0, input);
+		npu_ag_save(fn, 1, weight);
+		npu_ag_save_int(fn, 0, (int64_t)x[0]);
+		npu_ag_save_int(fn, 1, (int64_t)x[1]);
+		npu_ag_save_int(fn, 2, bias && bias->has);
+	}
 out:
+	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "convolution");
 	return ret;
 }
@@ -632,7 +738,7 @@ _ZN2at4_ops20convolution_backward4callERKNS_6TensorES4_S4_N3c108optionalINS5_8Ar
 {
 	double x[2];
 	int nout = 2, r = -1;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	(void)dilation;
 	(void)output_padding;
@@ -669,7 +775,7 @@ _ZN2at4_ops19empty_memory_format4callEN3c108ArrayRefIlEENS2_8optionalINS2_10Scal
 	struct at_tensor *ret, struct c10_int_array_ref size, struct c10_optional_scalar_type dtype,
 	uint16_t layout, uint32_t device, uint16_t pin_memory, uint16_t memory_format)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	(void)layout;
 	(void)device;
@@ -688,7 +794,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops5copy_4callERNS_6TensorERKS2_b(
 	struct at_tensor out;
 	double x;
 	int r = -1;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	(void)non_blocking;
 	if (!defined(self) || !defined(src) || npu_tensor_numel(self) != npu_tensor_numel(src)) {
@@ -719,7 +825,7 @@ _ZN2at4_ops8_to_copy4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEENS6_INS
 	uint16_t memory_format)
 {
 	struct c10_optional_scalar_type dt;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	ret->impl = NULL;
 	if (!defined(self)) {
@@ -752,7 +858,7 @@ _ZN2at4_ops15sum_dim_IntList4callERKNS_6TensorEN3c108optionalINS5_8ArrayRefIlEEE
 	struct at_tensor *ret, const struct at_tensor *self, struct c10_optional_int_array dim,
 	bool keepdim, struct c10_optional_scalar_type dtype)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	(void)dim;
 	(void)dtype;
@@ -777,7 +883,7 @@ out:
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops4sqrt4callERKNS_6TensorE(struct at_tensor *ret,
 								    const struct at_tensor *self)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	*ret = unary("sqrt", self, NULL, 0);
 	ATEN_EXIT(TRET(ret), "sqrt");
@@ -788,7 +894,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops4sqrt4callERKNS_6TensorE(struct at_ten
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops7nonzero4callERKNS_6TensorE(struct at_tensor *ret,
 								       const struct at_tensor *self)
 {
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	ret->impl = NULL;
 	if (!defined(self)) {
@@ -809,7 +915,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops11mul__Scalar4callERNS_6TensorERKN3c10
 	struct at_tensor *self, const struct c10_scalar *other)
 {
 	double x = other ? other->v : 1.0;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	inplace("mul_scalar_", self, NULL, NULL, &x, 1);
 	ATEN_EXIT(0, "mul_");
@@ -822,7 +928,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops11add__Scalar4callERNS_6TensorERKN3c10
 	struct at_tensor *self, const struct c10_scalar *other, const struct c10_scalar *alpha)
 {
 	double x[2] = { other ? other->v : 0.0, alpha ? alpha->v : 1.0 };
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	inplace("add_scalar_", self, NULL, NULL, x, 2);
 	ATEN_EXIT(0, "add_");
@@ -836,7 +942,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops8addcmul_4callERNS_6TensorERKS2_S5_RKN
 	const struct c10_scalar *value)
 {
 	double x = value ? value->v : 1.0;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	inplace("addcmul_", self, t1, t2, &x, 1);
 	ATEN_EXIT(0, "addcmul_");
@@ -850,7 +956,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops8addcdiv_4callERNS_6TensorERKS2_S5_RKN
 	const struct c10_scalar *value)
 {
 	double x = value ? value->v : 1.0;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	inplace("addcdiv_", self, t1, t2, &x, 1);
 	ATEN_EXIT(0, "addcdiv_");
@@ -869,7 +975,7 @@ NPU_NOINLINE void _ZN2at4_ops20_foreach_mul__Scalar4callEN3c108ArrayRefINS_6Tens
 	struct at_tensor s = { NULL }, outs[15];
 	double x = scalar ? scalar->v : 1.0;
 	int r = -1;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	if (!self.len || !self.data || !defined(&self.data[0])) {
 		npu_aten_set_error(ACL_ERROR_INVALID_PARAM);
@@ -916,7 +1022,7 @@ _ZN2at4_ops13_fused_adamw_4callEN3c108ArrayRefINS_6TensorEEES5_S5_S5_S5_S5_ddddd
 {
 	double x[5] = { lr, beta1, beta2, weight_decay, eps };
 	int r = 0;
-	NPU_API_ENTER();
+	ATEN_ENTER();
 
 	(void)amsgrad;
 	(void)maximize;

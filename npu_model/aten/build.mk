@@ -10,13 +10,16 @@ $(MODEL_OBJ_DIR)/aten/%.o: npu_model/aten/%.c | $(MODEL_OBJ_DIR)/aten
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(MODEL_LIB_CFLAGS) -c $< -o $@
 
-$(LIBTORCH_CPU): $(MODEL_OBJ_DIR)/aten/aten.o $(LIBNPU_COMMON) | $(MODEL_LIB_DIR)
+ATEN_OBJS	:= $(MODEL_OBJ_DIR)/aten/aten.o $(MODEL_OBJ_DIR)/aten/autograd.o
+
+$(LIBTORCH_CPU): $(ATEN_OBJS) $(LIBNPU_COMMON) | $(MODEL_LIB_DIR)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(MODEL_SO_LDFLAGS) -Wl,-soname,libtorch_cpu.so $< -lnpu_common -o $@
+	$(Q)$(CC) $(MODEL_SO_LDFLAGS) -Wl,-soname,libtorch_cpu.so $(ATEN_OBJS) -lnpu_common \
+		-lpthread -o $@
 
 ALL_TARGETS	+= $(LIBTORCH_CPU)
 MODEL_LIB	+= $(LIBTORCH_CPU)
 
 # The unit test links the module with a fake NPU backend of its own.
-TEST_OBJS_test_aten := $(MODEL_OBJ_DIR)/aten/aten.o $(COMMON_OBJS_FOR_TESTS)
+TEST_OBJS_test_aten := $(ATEN_OBJS) $(COMMON_OBJS_FOR_TESTS)
 TEST_LIBS_test_aten := -lpthread

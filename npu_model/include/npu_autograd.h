@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npu_torch.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -82,9 +84,8 @@ struct torch_autograd_node {
 	_Bool has_parent;				/* 40: has_parent_ */
 	uint64_t thread_id;				/* 48: thread_id_ */
 	/* ---- model-private from here (PyTorch: mutex_, next_edges_, ...) ---- */
-	const char *name;				/* the class name (ReluBackward0, ...) */
-	struct torch_autograd_node *next_created;	/* creation order, for the engine */
-	void *saved;					/* the node's saved tensors (owned) */
+	const char *name;				/* 56: what Node::name() returns */
+	/* aten/autograd.c keeps the edges, saved tensors and engine state after this */
 };
 
 _Static_assert(offsetof(struct torch_autograd_vtable, apply) == NPU_AUTOGRAD_VPTR_OFFSET,
@@ -120,9 +121,13 @@ _ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS
 #define NPU_ENGINE_EVALUATE_FUNCTION \
 	_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE
 
-/* The exported vtable objects (data, not functions), as PyTorch names them. */
+/*
+ * Node::name() of each class: the generated classes answer their short name
+ * (ReluBackward0), AccumulateGrad its qualified one, as torch's profiler shows
+ * "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad".
+ * The exported vtable objects (data, not functions), as PyTorch names them. */
 #define NPU_AUTOGRAD_NODE_CLASSES(X)						\
-	X(_ZTVN5torch8autograd14AccumulateGradE, "AccumulateGrad")		\
+	X(_ZTVN5torch8autograd14AccumulateGradE, "torch::autograd::AccumulateGrad")		\
 	X(_ZTVN5torch8autograd9generated13ReluBackward0E, "ReluBackward0")	\
 	X(_ZTVN5torch8autograd9generated13GeluBackward0E, "GeluBackward0")	\
 	X(_ZTVN5torch8autograd9generated14AddmmBackward0E, "AddmmBackward0")	\
@@ -139,6 +144,52 @@ _ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS
 	extern NPU_AUTOGRAD_API const struct torch_autograd_vtable sym;
 NPU_AUTOGRAD_NODE_CLASSES(NPU_AUTOGRAD_DECLARE_VTABLE)
 #undef NPU_AUTOGRAD_DECLARE_VTABLE
+
+/* ---- model helpers (libtorch_cpu.so, not PyTorch API; not probed) ------------------------- */
+
+/* c10::GradMode of the calling thread (on by default); torch.no_grad() sets it off. */
+NPU_AUTOGRAD_API _Bool npu_autograd_grad_enabled(void);
+NPU_AUTOGRAD_API void npu_autograd_set_grad_enabled(_Bool on);
+
+/*
+ * The dispatcher's RecordFunction sequence number for an op entering it on
+ * this thread: peek() when the op is dispatched at the Autograd key (not
+ * nested inside another op) with grad mode on, else -1.  Every call is paired
+ * with npu_autograd_op_exit(); ops called between the two are nested.
+ */
+NPU_AUTOGRAD_API int64_t npu_autograd_op_enter(void);
+NPU_AUTOGRAD_API void npu_autograd_op_exit(void);
+
+/* tensor.requires_grad_(on) on a leaf; its gradient after a backward pass: */
+NPU_AUTOGRAD_API int npu_tensor_set_requires_grad(struct at_tensor *t, _Bool on);
+/* tensor.grad, handed over (the tensor's .grad becomes undefined: zero_grad(set_to_none)). */
+NPU_AUTOGRAD_API struct at_tensor npu_tensor_take_grad(struct at_tensor *t);
+/*
+ * out stands for in in the graph (same grad_fn and output_nr, or the same leaf
+ * requirement): for ops without a backward class of their own that pass the
+ * gradient through unchanged (the model's npu_format_cast).
+ */
+NPU_AUTOGRAD_API void npu_tensor_share_grad_fn(struct at_tensor *out, const struct at_tensor *in);
+/* The node that made t (t.grad_fn), NULL for leaves and tensors made with grad mode off. */
+NPU_AUTOGRAD_API struct torch_autograd_node *npu_tensor_grad_fn(const struct at_tensor *t);
+
+/*
+ * torch.autograd.backward(root, grad): runs the graph behind root on the
+ * engine's device thread ("pt_autograd_<device>", started on first use), the
+ * caller waiting, nodes in the engine's order (ready nodes by sequence_nr,
+ * highest first).  Saved tensors are released as each node runs (no
+ * retain_graph).  0, -EINVAL (root has no grad_fn), or -EIO (a backward op
+ * failed; npu_aten_last_error() on the caller then says why).
+ */
+NPU_AUTOGRAD_API int npu_autograd_backward(const struct at_tensor *root,
+					   const struct at_tensor *grad);
+
+/*
+ * torch_npu's part of the device thread's start (the device guard): binds the
+ * calling thread to the current NPU and returns its index (used in the
+ * thread's name), or a negative error.  libtorch_npu registers it at load.
+ */
+NPU_AUTOGRAD_API int npu_autograd_register_device_init(int (*init)(void));
 
 #ifdef __cplusplus
 }

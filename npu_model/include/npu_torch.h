@@ -73,6 +73,12 @@ struct npu_tensor_impl {
 	size_t nbytes;
 	void *stream;			/* the stream the storage was allocated for */
 	struct npu_tensor_impl *base;	/* a view's base (holds a reference), else NULL */
+	/* autograd meta (aten/autograd.c, npu_autograd.h); zero for a new tensor */
+	void *grad_fn;			/* the node that made it (holds a reference) */
+	uint32_t output_nr;		/* which output of grad_fn it is */
+	_Bool requires_grad;
+	void *grad_accumulator;		/* a leaf's AccumulateGrad node while one lives (weak) */
+	struct npu_tensor_impl *grad;	/* a leaf's .grad (holds a reference) */
 };
 
 struct at_tensor {			/* at::Tensor: one intrusive pointer */

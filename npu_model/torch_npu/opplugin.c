@@ -29,6 +29,7 @@
 #include "npu_acl.h"
 #include "npu_aclnn.h"
 #include "npu_api_journal.h"
+#include "npu_autograd.h"
 #include "npu_torch.h"
 #include "opapi/nnopbase.h"
 #include "torch_npu/torch_npu_priv.h"
@@ -380,9 +381,19 @@ static const struct npu_aten_backend npu_backend = {
 	.op = run_op,
 };
 
+/* The autograd engine's device thread: bind it to this process's NPU (the device guard). */
+static int engine_device_init(void)
+{
+	int device = npu_device < 0 ? 0 : npu_device;
+	int r = aclrtSetDevice(device);
+
+	return r ? -EIO : device;
+}
+
 __attribute__((constructor)) static void opplugin_register(void)
 {
 	npu_aten_register_backend(&npu_backend);
+	npu_autograd_register_device_init(engine_device_init);
 }
 
 /* ---- the TransData call site ----------------------------------------------------------------- */
@@ -404,6 +415,8 @@ NPU_NOINLINE struct at_tensor *_ZN6at_npu6native10custom_ops15npu_format_castERK
 	const struct npu_tensor_impl *s = self ? self->impl : NULL;
 	int err = 0;
 	NPU_API_ENTER();
+	/* dispatched like an aten op (RecordFunction seqNr); no backward class of its own */
+	const int64_t seq = npu_autograd_op_enter();
 
 	ret->impl = NULL;
 	if (!s) {
@@ -433,7 +446,10 @@ NPU_NOINLINE struct at_tensor *_ZN6at_npu6native10custom_ops15npu_format_castERK
 out:
 	if (err)
 		npu_aten_set_error(err);
-	NPU_API_EXIT("framework", err, "\top=TransData");
+	else
+		npu_tensor_share_grad_fn(ret, self);	/* the gradient passes through */
+	npu_autograd_op_exit();
+	NPU_API_EXIT("framework", err, "\top=TransData\tseq=%lld\tfwd=0", (long long)seq);
 	return ret;
 }
 

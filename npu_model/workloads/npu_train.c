@@ -34,6 +34,7 @@
 
 #include "npu_acl.h"
 #include "npu_aten.h"
+#include "npu_autograd.h"
 #include "npu_cost.h"
 #include "npu_journal.h"
 #include "npu_torch.h"
@@ -90,7 +91,7 @@ static T checked(T t, const char *op)
 
 /* ---- aten wrappers ------------------------------------------------------------------------ */
 
-static const struct c10_scalar ONE = { 1.0 }, ZERO = { 0.0 };
+static const struct c10_scalar ONE = { 1.0 };
 
 static T add(const T *a, const T *b)
 {
@@ -116,13 +117,6 @@ static T mm(const T *a, const T *b)
 	return checked(*NPU_ATEN_MM(&r, a, b), "aten::mm");
 }
 
-static T tr(const T *a)
-{
-	T r;
-
-	return checked(*NPU_ATEN_T(&r, a), "aten::t");
-}
-
 static T view(const T *a, const int64_t *sizes, size_t n)
 {
 	T r;
@@ -138,15 +132,6 @@ static T softmax(const T *a)
 	return checked(*NPU_ATEN_SOFTMAX(&r, a, -1, false), "aten::_softmax");
 }
 
-static T softmax_bwd(const T *g, const T *out)
-{
-	T r;
-
-	host_time();
-	return checked(*NPU_ATEN_SOFTMAX_BACKWARD_DATA(&r, g, out, -1, ACL_FLOAT16),
-		       "aten::_softmax_backward_data");
-}
-
 static const struct c10_string_view GELU_NONE = { "none", 4 };
 
 static T gelu(const T *a)
@@ -157,38 +142,12 @@ static T gelu(const T *a)
 	return checked(*NPU_ATEN_GELU(&r, a, GELU_NONE), "aten::gelu");
 }
 
-static T gelu_bwd(const T *g, const T *a)
-{
-	T r;
-
-	host_time();
-	return checked(*NPU_ATEN_GELU_BACKWARD(&r, g, a, GELU_NONE), "aten::gelu_backward");
-}
-
 static T relu(const T *a)
 {
 	T r;
 
 	host_time();
 	return checked(*NPU_ATEN_RELU(&r, a), "aten::relu");
-}
-
-static T relu_bwd(const T *g, const T *a)
-{
-	T r;
-
-	host_time();
-	return checked(*NPU_ATEN_THRESHOLD_BACKWARD(&r, g, a, &ZERO), "aten::threshold_backward");
-}
-
-static T sum0(const T *a)
-{
-	T r;
-	struct c10_optional_int_array dim = { { (const int64_t[]){ 0 }, 1 }, 1 };
-	struct c10_optional_scalar_type none = { 0, 0 };
-
-	host_time();
-	return checked(*NPU_ATEN_SUM_DIM_INTLIST(&r, a, dim, false, none), "aten::sum");
 }
 
 static struct at_tensor3 layer_norm(const T *x, const T *w, const T *b)
@@ -200,21 +159,6 @@ static struct at_tensor3 layer_norm(const T *x, const T *w, const T *b)
 	host_time();
 	NPU_ATEN_NATIVE_LAYER_NORM(&r, x, (struct c10_int_array_ref){ &h, 1 }, &ow, &ob, 1e-5);
 	checked(r.t[0], "aten::native_layer_norm");
-	return r;
-}
-
-static struct at_tensor3 layer_norm_bwd(const T *g, const T *x, const struct at_tensor3 *fw,
-					const T *w, const T *b)
-{
-	struct c10_optional_tensor ow = { *w, 1 }, ob = { *b, 1 };
-	int64_t h = x->impl->sizes[x->impl->ndim - 1];
-	struct at_tensor3 r;
-
-	host_time();
-	NPU_ATEN_NATIVE_LAYER_NORM_BACKWARD(&r, g, x, (struct c10_int_array_ref){ &h, 1 },
-					    &fw->t[1], &fw->t[2], &ow, &ob,
-					    (struct std_array_bool3){ { 1, 1, 1 } });
-	checked(r.t[0], "aten::native_layer_norm_backward");
 	return r;
 }
 
@@ -231,23 +175,6 @@ static T conv(const T *x, const T *w, const T *b, int64_t stride, int64_t pad)
 					     (struct c10_int_array_ref){ dl, 2 }, false,
 					     (struct c10_int_array_ref){ op, 2 }, 1),
 		       "aten::convolution");
-}
-
-static struct at_tensor3 conv_bwd(const T *g, const T *x, const T *w, int64_t stride, int64_t pad)
-{
-	const int64_t st[2] = { stride, stride }, pd[2] = { pad, pad }, dl[2] = { 1, 1 };
-	const int64_t op[2] = { 0, 0 };
-	struct c10_optional_int_array bias = { { w->impl->sizes, 1 }, 1 };
-	struct at_tensor3 r;
-
-	host_time();
-	NPU_ATEN_CONVOLUTION_BACKWARD(&r, g, x, w, bias, (struct c10_int_array_ref){ st, 2 },
-				      (struct c10_int_array_ref){ pd, 2 },
-				      (struct c10_int_array_ref){ dl, 2 }, false,
-				      (struct c10_int_array_ref){ op, 2 }, 1,
-				      (struct std_array_bool3){ { 1, 1, 1 } });
-	checked(r.t[0], "aten::convolution_backward");
-	return r;
 }
 
 static T format_cast(const T *x, int64_t fmt)
@@ -295,30 +222,51 @@ static T *param(struct params *p, const int64_t *sizes, int ndim)
 	if (i >= MAX_PARAMS)
 		die("too many parameters", -E2BIG);
 	p->w[i] = empty(sizes, ndim);
+	npu_tensor_set_requires_grad(&p->w[i], true);
 	p->m[i] = empty(sizes, ndim);
 	p->v[i] = empty(sizes, ndim);
 	p->step[i] = npu_tensor_empty((const int64_t[]){ 1 }, 1, ACL_FLOAT, R.device);
 	return &p->w[i];
 }
 
-static void set_grad(struct params *p, const T *w, T g)
+/* After the backward pass: each parameter's .grad, handed over (zero_grad(set_to_none)). */
+static void params_take_grads(struct params *p)
 {
 	for (int i = 0; i < p->n; i++) {
-		if (p->w[i].impl == w->impl) {
-			rel(&p->g[i]);
-			p->g[i] = g;
-			return;
-		}
+		rel(&p->g[i]);
+		p->g[i] = npu_tensor_take_grad(&p->w[i]);
+		if (!p->g[i].impl)
+			die("backward (a parameter got no gradient)", -EINVAL);
 	}
-	rel(&g);
+}
+
+/* torch.autograd.backward(root, grad): on the engine's device thread, this one waiting */
+static void backward(const T *root, const T *grad)
+{
+	int r = npu_autograd_backward(root, grad);
+
+	if (r)
+		die("backward", r == -EIO ? npu_aten_last_error() : r);
 }
 
 enum optim { OPT_FUSED, OPT_NATIVE, OPT_FOREACH_FUSED };
+
+static void optimizer_step_ops(struct params *p, enum optim kind, double lr, double b1, double b2,
+			       double wd, double eps);
 
 static void optimizer_step(struct params *p, enum optim kind)
 {
 	const double lr = 1e-3, b1 = 0.9, b2 = 0.999, wd = 0.01, eps = 1e-8;
 
+	/* optimizer.step() runs under torch.no_grad(): its ops record no sequence number */
+	npu_autograd_set_grad_enabled(false);
+	optimizer_step_ops(p, kind, lr, b1, b2, wd, eps);
+	npu_autograd_set_grad_enabled(true);
+}
+
+static void optimizer_step_ops(struct params *p, enum optim kind, double lr, double b1, double b2,
+			       double wd, double eps)
+{
 	if (kind == OPT_FOREACH_FUSED) {
 		/* gradient scaling first: multi-tensor kernels over all gradients */
 		struct c10_scalar clip = { 0.5 };
@@ -435,131 +383,47 @@ struct tf_acts {
 	struct at_tensor3 ln1, ln2;
 };
 
-/* Forward and backward of one batch; gradients land in m->p.g. */
+/*
+ * Forward and backward of one batch; gradients land in m->p.g.  The forward
+ * keeps no activations: the backward nodes hold what they saved, and the
+ * backward runs on the autograd engine's thread (torch.autograd.backward).
+ */
 static void tf_fwd_bwd(struct tf *m, const T *input)
 {
-	struct tf_acts A[4];
-	T x = npu_tensor_ref(input), logits, probs, dl, dx, tmp, tmp2;
+	T x = npu_tensor_ref(input), logits, probs;
 
-	/* forward */
 	for (int l = 0; l < m->layers; l++) {
 		struct tf_layer *L = &m->L[l];
-		struct tf_acts *a = &A[l];
-		T s, o, f;
+		struct at_tensor3 ln1, ln2;
+		T q, s, p, ctx, o, x1, h, a, f, y;
 
-		a->x = x;
-		a->ln1 = layer_norm(&x, L->ln1_w, L->ln1_b);
-		a->q = addmm(L->bq, &a->ln1.t[0], L->wq);
-		s = mm(&a->q, L->kt);
-		a->p = softmax(&s);
-		rel(&s);
-		a->ctx = mm(&a->p, L->v);
-		o = addmm(L->bo, &a->ctx, L->wo);
-		a->x1 = add(&x, &o);
-		rel(&o);
-		a->ln2 = layer_norm(&a->x1, L->ln2_w, L->ln2_b);
-		a->h = addmm(L->b1, &a->ln2.t[0], L->w1);
-		a->a = gelu(&a->h);
-		f = addmm(L->b2, &a->a, L->w2);
-		x = add(&a->x1, &f);
-		rel(&f);
+		ln1 = layer_norm(&x, L->ln1_w, L->ln1_b);
+		q = addmm(L->bq, &ln1.t[0], L->wq);
+		s = mm(&q, L->kt);
+		p = softmax(&s);
+		ctx = mm(&p, L->v);
+		o = addmm(L->bo, &ctx, L->wo);
+		x1 = add(&x, &o);
+		ln2 = layer_norm(&x1, L->ln2_w, L->ln2_b);
+		h = addmm(L->b1, &ln2.t[0], L->w1);
+		a = gelu(&h);
+		f = addmm(L->b2, &a, L->w2);
+		y = add(&x1, &f);
+		rel3(&ln1);
+		rel3(&ln2);
+		T *tmp[] = { &q, &s, &p, &ctx, &o, &x1, &h, &a, &f, &x };
+		for (size_t i = 0; i < sizeof(tmp) / sizeof(tmp[0]); i++)
+			rel(tmp[i]);
+		x = y;
 	}
 	logits = addmm(m->head_b, &x, m->head_w);
 	probs = softmax(&logits);
 	rel(&logits);
-
-	/* backward (the loss gradient stands in as probs itself) */
-	dl = softmax_bwd(&probs, &probs);
-	tmp = tr(&x);
-	set_grad(&m->p, m->head_w, mm(&tmp, &dl));
-	rel(&tmp);
-	set_grad(&m->p, m->head_b, sum0(&dl));
-	tmp = tr(m->head_w);
-	dx = mm(&dl, &tmp);
-	rel(&tmp);
-	rel(&dl);
-	rel(&probs);
 	rel(&x);
-	for (int l = m->layers - 1; l >= 0; l--) {
-		struct tf_layer *L = &m->L[l];
-		struct tf_acts *a = &A[l];
-		struct at_tensor3 n2, n1;
-		T dA, dH, dY2, dX1, dCtx, dP, dS, dQ, dY1;
-
-		tmp = tr(&a->a);
-		set_grad(&m->p, L->w2, mm(&tmp, &dx));
-		rel(&tmp);
-		set_grad(&m->p, L->b2, sum0(&dx));
-		tmp = tr(L->w2);
-		dA = mm(&dx, &tmp);
-		rel(&tmp);
-		dH = gelu_bwd(&dA, &a->h);
-		rel(&dA);
-		tmp = tr(&a->ln2.t[0]);
-		set_grad(&m->p, L->w1, mm(&tmp, &dH));
-		rel(&tmp);
-		set_grad(&m->p, L->b1, sum0(&dH));
-		tmp = tr(L->w1);
-		dY2 = mm(&dH, &tmp);
-		rel(&tmp);
-		rel(&dH);
-		n2 = layer_norm_bwd(&dY2, &a->x1, &a->ln2, L->ln2_w, L->ln2_b);
-		rel(&dY2);
-		dX1 = add(&dx, &n2.t[0]);
-		set_grad(&m->p, L->ln2_w, npu_tensor_ref(&n2.t[1]));
-		set_grad(&m->p, L->ln2_b, npu_tensor_ref(&n2.t[2]));
-		rel3(&n2);
-		rel(&dx);
-		tmp = tr(&a->ctx);
-		set_grad(&m->p, L->wo, mm(&tmp, &dX1));
-		rel(&tmp);
-		set_grad(&m->p, L->bo, sum0(&dX1));
-		tmp = tr(L->wo);
-		dCtx = mm(&dX1, &tmp);
-		rel(&tmp);
-		tmp = tr(L->v);
-		dP = mm(&dCtx, &tmp);
-		rel(&tmp);
-		tmp = tr(&a->p);
-		set_grad(&m->p, L->v, mm(&tmp, &dCtx));
-		rel(&tmp);
-		rel(&dCtx);
-		dS = softmax_bwd(&dP, &a->p);
-		rel(&dP);
-		tmp = tr(L->kt);
-		dQ = mm(&dS, &tmp);
-		rel(&tmp);
-		tmp = tr(&a->q);
-		set_grad(&m->p, L->kt, mm(&tmp, &dS));
-		rel(&tmp);
-		rel(&dS);
-		tmp = tr(&a->ln1.t[0]);
-		set_grad(&m->p, L->wq, mm(&tmp, &dQ));
-		rel(&tmp);
-		set_grad(&m->p, L->bq, sum0(&dQ));
-		tmp = tr(L->wq);
-		dY1 = mm(&dQ, &tmp);
-		rel(&tmp);
-		rel(&dQ);
-		n1 = layer_norm_bwd(&dY1, &a->x, &a->ln1, L->ln1_w, L->ln1_b);
-		rel(&dY1);
-		tmp2 = add(&dX1, &n1.t[0]);
-		set_grad(&m->p, L->ln1_w, npu_tensor_ref(&n1.t[1]));
-		set_grad(&m->p, L->ln1_b, npu_tensor_ref(&n1.t[2]));
-		rel3(&n1);
-		rel(&dX1);
-		dx = tmp2;
-		rel(&a->x);
-		rel(&a->q);
-		rel(&a->p);
-		rel(&a->ctx);
-		rel(&a->x1);
-		rel(&a->h);
-		rel(&a->a);
-		rel3(&a->ln1);
-		rel3(&a->ln2);
-	}
-	rel(&dx);
+	/* the loss gradient stands in as probs itself */
+	backward(&probs, &probs);
+	rel(&probs);
+	params_take_grads(&m->p);
 }
 
 /* ---- a small CNN ----------------------------------------------------------------------------- */
@@ -592,11 +456,9 @@ static void cnn_init(struct cnn *m, int64_t batch)
 /* transdata: every conv input goes through npu_format_cast (NCHW -> NC1HWC0) first. */
 static void cnn_fwd_bwd(struct cnn *m, const T *input, bool transdata)
 {
-	const int64_t flat[2] = { m->batch, CNN_C3 * 8 * 8 }, img[4] = { m->batch, CNN_C3, 8, 8 };
+	const int64_t flat[2] = { m->batch, CNN_C3 * 8 * 8 };
 	T x = transdata ? format_cast(input, ACL_FORMAT_NC1HWC0) : npu_tensor_ref(input);
-	T y1, r1, r1c, y2, r2, r2c, y3, r3, f, logits, probs, dl, tmp, df, dr3, dy3, dy2, dy1;
-	struct at_tensor3 g3, g2, g1;
-	T nz;
+	T y1, r1, r1c, y2, r2, r2c, y3, r3, f, logits, probs, nz;
 
 	y1 = conv(&x, m->c1w, m->c1b, 1, 1);
 	r1 = relu(&y1);
@@ -613,36 +475,12 @@ static void cnn_fwd_bwd(struct cnn *m, const T *input, bool transdata)
 	host_time();
 	nz = checked(*NPU_ATEN_NONZERO(&nz, &probs), "aten::nonzero");
 	rel(&nz);
-
-	dl = softmax_bwd(&probs, &probs);
-	tmp = tr(&f);
-	set_grad(&m->p, m->fcw, mm(&tmp, &dl));
-	rel(&tmp);
-	set_grad(&m->p, m->fcb, sum0(&dl));
-	tmp = tr(m->fcw);
-	df = mm(&dl, &tmp);
-	rel(&tmp);
-	dr3 = view(&df, img, 4);
-	dy3 = relu_bwd(&dr3, &r3);
-	g3 = conv_bwd(&dy3, &r2c, m->c3w, 2, 1);
-	set_grad(&m->p, m->c3w, npu_tensor_ref(&g3.t[1]));
-	set_grad(&m->p, m->c3b, npu_tensor_ref(&g3.t[2]));
-	dy2 = relu_bwd(&g3.t[0], &r2);
-	g2 = conv_bwd(&dy2, &r1c, m->c2w, 2, 1);
-	set_grad(&m->p, m->c2w, npu_tensor_ref(&g2.t[1]));
-	set_grad(&m->p, m->c2b, npu_tensor_ref(&g2.t[2]));
-	dy1 = relu_bwd(&g2.t[0], &r1);
-	g1 = conv_bwd(&dy1, &x, m->c1w, 1, 1);
-	set_grad(&m->p, m->c1w, npu_tensor_ref(&g1.t[1]));
-	set_grad(&m->p, m->c1b, npu_tensor_ref(&g1.t[2]));
-
-	rel3(&g1);
-	rel3(&g2);
-	rel3(&g3);
-	T *all[] = { &x, &y1, &r1, &r1c, &y2, &r2, &r2c, &y3, &r3, &f, &logits, &probs, &dl,
-		     &df, &dr3, &dy3, &dy2, &dy1 };
+	T *all[] = { &x, &y1, &r1, &r1c, &y2, &r2, &r2c, &y3, &r3, &f, &logits };
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		rel(all[i]);
+	backward(&probs, &probs);
+	rel(&probs);
+	params_take_grads(&m->p);
 }
 
 /* ---- the loop -------------------------------------------------------------------------------- */
