@@ -5,8 +5,13 @@
  * convolution, layer norm), views sharing storage with reference counts,
  * composites that nest (_to_copy -> empty + copy_), in-place ops, per-
  * parameter fused AdamW, and errors (bad shapes, a failing kernel, no
- * backend) that leave no tensor behind.
+ * backend) that leave no tensor behind.  Autograd (aten/autograd.c):
+ * at::sequence_number and currentThreadId, the seqNr rule, the Node layout
+ * of npu_autograd.h read as raw bytes, and the engine (order, thread,
+ * gradient accumulation, errors, no leaked tensor).
  */
+#include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,6 +23,7 @@
 
 #include "npu_acl.h"
 #include "npu_aten.h"
+#include "npu_autograd.h"
 #include "npu_torch.h"
 
 /* ---- fake backend --------------------------------------------------------------------------- */
@@ -27,6 +33,7 @@ static char ops[64][32];
 static int nr_ops;
 static double last_args[8];
 static int last_nin, last_nout;
+static pthread_t op_thread[64];
 
 static void *fake_alloc(size_t nbytes, int device, void **stream)
 {
@@ -47,8 +54,10 @@ static int fake_op(const char *op, struct at_tensor *outs, int nout,
 {
 	(void)outs;
 	(void)ins;
-	if (nr_ops < 64)
+	if (nr_ops < 64) {
+		op_thread[nr_ops] = pthread_self();
 		strncpy(ops[nr_ops++], op, 31);
+	}
 	last_nin = nin;
 	last_nout = nout;
 	for (int i = 0; i < nargs && i < 8; i++)
@@ -273,6 +282,210 @@ static void test_fused_adamw(void **state)
 	}
 }
 
+
+/* ---- autograd ------------------------------------------------------------------------------- */
+
+static void *thread_id_of_new_thread(void *arg)
+{
+	uint64_t *out = arg;
+
+	out[0] = NPU_CURRENT_THREAD_ID();
+	out[1] = NPU_CURRENT_THREAD_ID();
+	out[2] = NPU_SEQ_PEEK();	/* thread_local: a new thread starts at 0 */
+	return NULL;
+}
+
+static void test_sequence_number(void **state)
+{
+	uint64_t me = NPU_CURRENT_THREAD_ID(), other[3], s = NPU_SEQ_PEEK();
+	pthread_t t;
+
+	(void)state;
+	assert_true(me >= 1);
+	assert_int_equal(NPU_CURRENT_THREAD_ID(), me);
+	assert_int_equal(NPU_SEQ_GET_AND_INCREMENT(), s);
+	assert_int_equal(NPU_SEQ_PEEK(), s + 1);
+	assert_int_equal(pthread_create(&t, NULL, thread_id_of_new_thread, other), 0);
+	pthread_join(t, NULL);
+	assert_true(other[0] > me);
+	assert_int_equal(other[1], other[0]);
+	assert_int_equal(other[2], 0);
+	assert_int_equal(NPU_SEQ_PEEK(), s + 1);
+}
+
+static void test_seq_rule(void **state)
+{
+	int64_t outer, inner;
+
+	(void)state;
+	assert_true(npu_autograd_grad_enabled());
+	outer = npu_autograd_op_enter();
+	inner = npu_autograd_op_enter();
+	assert_int_equal(outer, (int64_t)NPU_SEQ_PEEK());
+	assert_int_equal(inner, -1);	/* nested: below the Autograd key */
+	npu_autograd_op_exit();
+	npu_autograd_op_exit();
+	npu_autograd_set_grad_enabled(false);
+	assert_int_equal(npu_autograd_op_enter(), -1);
+	npu_autograd_op_exit();
+	npu_autograd_set_grad_enabled(true);
+	assert_int_equal(npu_autograd_op_enter(), (int64_t)NPU_SEQ_PEEK());
+	npu_autograd_op_exit();
+}
+
+static uint64_t u64_at(const void *p, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)p + off, sizeof(v));
+	return v;
+}
+
+/* Node creation and the raw layout a tracer reads (offsets as PyTorch 1.13's Node). */
+static void test_node_layout(void **state)
+{
+	struct at_tensor x = mk(2, 4, 8, 0, 0), w = mk(2, 8, 3, 0, 0), b = mk(1, 3, 0, 0, 0), y, z;
+	struct torch_autograd_node *n, *acc;
+	const struct torch_autograd_vtable *vt;
+	uint64_t s;
+	void *vptr;
+
+	(void)state;
+	/* nothing requires grad: no node, the counter does not move */
+	s = NPU_SEQ_PEEK();
+	NPU_ATEN_ADDMM(&y, &b, &x, &w, &(struct c10_scalar){ 1 }, &(struct c10_scalar){ 1 });
+	assert_null(npu_tensor_grad_fn(&y));
+	assert_int_equal(NPU_SEQ_PEEK(), s);
+	npu_tensor_release(&y);
+	/* grad mode off: none either */
+	assert_int_equal(npu_tensor_set_requires_grad(&w, true), 0);
+	npu_autograd_set_grad_enabled(false);
+	NPU_ATEN_ADDMM(&y, &b, &x, &w, &(struct c10_scalar){ 1 }, &(struct c10_scalar){ 1 });
+	npu_autograd_set_grad_enabled(true);
+	assert_null(npu_tensor_grad_fn(&y));
+	assert_int_equal(NPU_SEQ_PEEK(), s);
+	npu_tensor_release(&y);
+	/* w requires grad: AddmmBackward0 with sequence_nr = the old counter */
+	NPU_ATEN_ADDMM(&y, &b, &x, &w, &(struct c10_scalar){ 1 }, &(struct c10_scalar){ 1 });
+	n = npu_tensor_grad_fn(&y);
+	assert_non_null(n);
+	assert_int_equal(NPU_SEQ_PEEK(), s + 1);
+	assert_int_equal(u64_at(n, 24), s);
+	assert_int_equal(u64_at(n, 32), 1);	/* topological_nr_: one above the leaf's */
+	assert_int_equal(u64_at(n, 48), NPU_CURRENT_THREAD_ID());
+	memcpy(&vptr, n, sizeof(vptr));
+	vt = &_ZTVN5torch8autograd9generated14AddmmBackward0E;
+	assert_ptr_equal((char *)vptr - 16, (const void *)vt);
+	assert_ptr_equal(vptr, (const void *)&vt->apply);
+	assert_string_equal(n->name, "AddmmBackward0");
+	/* an op on y chains to it; relu's node is one higher */
+	NPU_ATEN_RELU(&z, &y);
+	assert_int_equal(u64_at(npu_tensor_grad_fn(&z), 24), s + 1);
+	assert_int_equal(u64_at(npu_tensor_grad_fn(&z), 32), 2);
+	assert_true(*((const char *)n + 40));	/* has_parent_ */
+	/* a leaf's AccumulateGrad stands in for it when it is passed through */
+	npu_tensor_share_grad_fn(&x, &w);
+	acc = npu_tensor_grad_fn(&x);
+	assert_non_null(acc);
+	assert_int_equal(u64_at(acc, 24), UINT64_MAX);
+	assert_string_equal(acc->name, "torch::autograd::AccumulateGrad");
+	memcpy(&vptr, acc, sizeof(vptr));
+	assert_ptr_equal((char *)vptr - 16, (const void *)&_ZTVN5torch8autograd14AccumulateGradE);
+	npu_tensor_release(&z);
+	npu_tensor_release(&y);
+	npu_tensor_release(&x);
+	npu_tensor_release(&w);
+	npu_tensor_release(&b);
+}
+
+/* z = relu(mm(x, w)) with only w requiring grad; backward on the engine thread. */
+static void test_backward_engine(void **state)
+{
+	struct at_tensor x = mk(2, 4, 8, 0, 0), w = mk(2, 8, 3, 0, 0), y, z, g = mk(2, 4, 3, 0, 0);
+	struct at_tensor gw;
+	int allocs = nr_allocs - nr_frees;
+
+	(void)state;
+	npu_tensor_set_requires_grad(&w, true);
+	NPU_ATEN_MM(&y, &x, &w);
+	NPU_ATEN_RELU(&z, &y);
+	npu_tensor_release(&y);	/* the nodes keep what they saved */
+	nr_ops = 0;
+	assert_int_equal(npu_autograd_backward(&z, &g), 0);
+	/* ReluBackward0, then MmBackward0 for mat2 only (x wants no gradient) */
+	assert_int_equal(nr_ops, 2);
+	assert_string_equal(ops[0], "threshold_backward");
+	assert_string_equal(ops[1], "mm");
+	assert_false(pthread_equal(op_thread[0], pthread_self()));
+	assert_true(pthread_equal(op_thread[0], op_thread[1]));
+	assert_true(npu_autograd_grad_enabled());	/* the caller's grad mode is its own */
+	gw = npu_tensor_take_grad(&w);
+	shape_is(&gw, 2, 8, 3, 0, 0);
+	assert_null(npu_tensor_take_grad(&w).impl);
+	assert_null(npu_tensor_take_grad(&x).impl);
+	/* errors: no grad_fn */
+	assert_int_equal(npu_autograd_backward(&x, &g), -EINVAL);
+	npu_tensor_release(&gw);
+	npu_tensor_release(&z);
+	npu_tensor_release(&x);
+	npu_tensor_release(&w);
+	npu_tensor_release(&g);
+	assert_int_equal(nr_allocs - nr_frees, allocs - 3);	/* x, w, g; nothing left behind */
+}
+
+/* s = mm(x, w) + mm(x, w): w's gradient arrives twice and is summed with aten::add. */
+static void test_backward_accumulates(void **state)
+{
+	struct at_tensor x = mk(2, 4, 8, 0, 0), w = mk(2, 8, 3, 0, 0), a, b, s, g = mk(2, 4, 3, 0, 0);
+	struct at_tensor gw;
+	int adds = 0, mms = 0, allocs = nr_allocs - nr_frees;
+
+	(void)state;
+	npu_tensor_set_requires_grad(&w, true);
+	NPU_ATEN_MM(&a, &x, &w);
+	NPU_ATEN_MM(&b, &x, &w);
+	NPU_ATEN_ADD_TENSOR(&s, &a, &b, &(struct c10_scalar){ 1 });
+	npu_tensor_release(&a);
+	npu_tensor_release(&b);
+	nr_ops = 0;
+	assert_int_equal(npu_autograd_backward(&s, &g), 0);
+	for (int i = 0; i < nr_ops; i++) {
+		adds += !strcmp(ops[i], "add");
+		mms += !strcmp(ops[i], "mm");
+	}
+	assert_int_equal(mms, 2);
+	assert_int_equal(adds, 1);
+	gw = npu_tensor_take_grad(&w);
+	shape_is(&gw, 2, 8, 3, 0, 0);
+	npu_tensor_release(&gw);
+	npu_tensor_release(&s);
+	npu_tensor_release(&x);
+	npu_tensor_release(&w);
+	npu_tensor_release(&g);
+	assert_int_equal(nr_allocs - nr_frees, allocs - 3);	/* x, w, g */
+}
+
+/* A failing backward kernel: -EIO, the error on the caller, the engine still usable. */
+static void test_backward_failure(void **state)
+{
+	struct at_tensor x = mk(2, 4, 8, 0, 0), w = mk(2, 8, 3, 0, 0), y, g = mk(2, 4, 3, 0, 0);
+
+	(void)state;
+	npu_tensor_set_requires_grad(&w, true);
+	NPU_ATEN_MM(&y, &x, &w);
+	fail_op = 1;
+	assert_int_equal(npu_autograd_backward(&y, &g), -EIO);
+	assert_int_equal(npu_aten_last_error(), 561000);
+	fail_op = 0;
+	npu_tensor_release(&y);
+	NPU_ATEN_MM(&y, &x, &w);
+	assert_int_equal(npu_autograd_backward(&y, &g), 0);
+	npu_tensor_release(&y);
+	npu_tensor_release(&x);
+	npu_tensor_release(&w);
+	npu_tensor_release(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +497,12 @@ int main(void)
 		cmocka_unit_test_setup(test_to_copy_nests, setup),
 		cmocka_unit_test_setup(test_kernel_failure, setup),
 		cmocka_unit_test_setup(test_fused_adamw, setup),
+		cmocka_unit_test_setup(test_sequence_number, setup),
+		cmocka_unit_test_setup(test_seq_rule, setup),
+		cmocka_unit_test_setup(test_node_layout, setup),
+		cmocka_unit_test_setup(test_backward_engine, setup),
+		cmocka_unit_test_setup(test_backward_accumulates, setup),
+		cmocka_unit_test_setup(test_backward_failure, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
