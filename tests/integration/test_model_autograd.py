@@ -20,9 +20,16 @@
   scenarios     fused-optimizer (transformer), transdata (CNN, TransData
                 passes the gradient through), baseline (both models),
                 native-optimizer (per-parameter optimizer ops)
+  ABI           libtorch_cpu.so exports the functions (text) and vtables (data,
+                >= 24 bytes) under torch's names (also in Debian's real
+                libtorch_cpu.so 1.13 where it is installed), evaluate_function
+                demangles to torch's declaration; peek / get_and_increment
+                reach the counter general-dynamic: data16 lea X(%rip),%rdi;
+                data16 data16 rex.W call __tls_get_addr, X a DTPMOD64 slot
 """
 import collections
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -190,7 +197,67 @@ def run(m, scenario, steps):
     return pid, recs
 
 
+TOP = os.environ.get("ASCBPF_TOP", os.path.join(os.path.dirname(__file__), "..", ".."))
+LIBTORCH = os.path.join(os.environ.get("OUTPUT", os.path.join(TOP, "build")), "npu_model", "lib",
+                        "libtorch_cpu.so")
+REAL_LIBTORCH = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"
+FUNCS = ["_ZN2at15sequence_number4peekEv", "_ZN2at15sequence_number17get_and_incrementEv",
+         "_ZN2at14RecordFunction15currentThreadIdEv", EVAL]
+VTABLES = ["_ZTVN5torch8autograd14AccumulateGradE"] + [
+    "_ZTVN5torch8autograd9generated%d%sE" % (len(c), c) for c in sorted(set(TORCH_CLASS.values()))]
+EVAL_DECL = ("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::"
+             "GraphTask>&, torch::autograd::Node*, torch::autograd::InputBuffer&, "
+             "std::shared_ptr<torch::autograd::ReadyQueue> const&)")
+
+
+def out(*cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+
+def check_abi():
+    dyn = {}
+    for line in out("nm", "-D", "--defined-only", LIBTORCH).splitlines():
+        f = line.split()
+        if len(f) == 3:
+            dyn[f[2]] = f[1]
+    for fn in FUNCS:
+        check(dyn.get(fn) == "T", "libtorch_cpu.so: %s is %s, want T" % (fn, dyn.get(fn)))
+    sizes = {}
+    for line in out("readelf", "-sW", "--dyn-syms", LIBTORCH).splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "OBJECT":
+            sizes[f[7]] = int(f[2])
+    for vt in VTABLES:
+        check(dyn.get(vt) in ("D", "V", "R") and sizes.get(vt, 0) >= 24,
+              "libtorch_cpu.so: vtable %s is %s, %s bytes" % (vt, dyn.get(vt), sizes.get(vt)))
+    check(out("c++filt", EVAL).strip() == EVAL_DECL, "evaluate_function demangles to %s" %
+          out("c++filt", EVAL).strip())
+    if os.path.exists(REAL_LIBTORCH):
+        real = set(out("nm", "-D", "--defined-only", REAL_LIBTORCH).split())
+        for sym in FUNCS + VTABLES:
+            check(sym in real, "%s is not in PyTorch's own libtorch_cpu.so" % sym)
+    else:
+        print("note: %s not installed, names checked against the list only" % REAL_LIBTORCH)
+    dtpmod = set()
+    for line in out("readelf", "-rW", LIBTORCH).splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[2] == "R_X86_64_DTPMOD64":
+            dtpmod.add(int(f[0], 16))
+    dis = out("objdump", "-d", "--no-show-raw-insn", LIBTORCH)
+    for fn in FUNCS[:2]:
+        m = re.search(r"<%s>:\n(.*?)\n\n" % re.escape(fn), dis + "\n\n", re.S)
+        body = m.group(1) if m else ""
+        lea = re.search(r"data16 lea 0x[0-9a-f]+\(%rip\),%rdi\s+# ([0-9a-f]+)", body)
+        call = re.search(r"data16 data16 rex\.W call [0-9a-f]+ <__tls_get_addr@plt>", body)
+        check(lea and call and lea.start() < call.start(),
+              "%s: no general-dynamic TLS access in\n%s" % (fn, body))
+        if lea:
+            check(int(lea.group(1), 16) in dtpmod, "%s: lea target %s is not a tls_index" %
+                  (fn, lea.group(1)))
+
+
 def main():
+    check_abi()
     for scenario, steps in (("fused-optimizer", 2), ("transdata", 2), ("baseline", 2),
                             ("native-optimizer", 1)):
         with ModelDaemon(journal=True) as m:
