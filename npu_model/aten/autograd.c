@@ -102,7 +102,7 @@ void npu_autograd_op_exit(void)
 		dispatch_depth--;
 }
 
-/* ---- nodes ------------------------------------------------------------------------------------ */
+/* ---- nodes ----------------------------------------------------------------------------------- */
 
 #define AG_MAX_EDGES	3	/* inputs of a forward op that can need a gradient */
 #define AG_MAX_INPUTS	3	/* outputs of a forward op (native_layer_norm: 3) */
@@ -168,7 +168,7 @@ static void node_get(struct ag_node *n)
 	atomic_fetch_add(&n->refs, 1);
 }
 
-/* sizeof check of the vptr convention: vptr = &vtable->apply */
+/* The Itanium ABI points the vptr past offset_to_top and typeinfo: at the first slot. */
 static const void *vptr_of(const struct torch_autograd_vtable *vt)
 {
 	return (const char *)vt + NPU_AUTOGRAD_VPTR_OFFSET;
@@ -572,7 +572,7 @@ static const char *class_name(const struct torch_autograd_vtable *vt)
 	return "?";
 }
 
-/* ---- the engine -------------------------------------------------------------------------------- */
+/* ---- the engine ------------------------------------------------------------------------------ */
 
 struct graph_task {
 	struct ag_node *root;

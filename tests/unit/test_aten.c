@@ -436,7 +436,8 @@ static void test_backward_engine(void **state)
 /* s = mm(x, w) + mm(x, w): w's gradient arrives twice and is summed with aten::add. */
 static void test_backward_accumulates(void **state)
 {
-	struct at_tensor x = mk(2, 4, 8, 0, 0), w = mk(2, 8, 3, 0, 0), a, b, s, g = mk(2, 4, 3, 0, 0);
+	struct at_tensor x = mk(2, 4, 8, 0, 0), w = mk(2, 8, 3, 0, 0), g = mk(2, 4, 3, 0, 0);
+	struct at_tensor a, b, s;
 	struct at_tensor gw;
 	int adds = 0, mms = 0, allocs = nr_allocs - nr_frees;
 
