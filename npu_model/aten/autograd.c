@@ -187,6 +187,7 @@ static struct ag_node *node_alloc(const struct torch_autograd_vtable *vt, const 
 	if (!n)
 		return NULL;
 	n->base.vptr = vptr_of(vt);
+	n->base.weak_this_ptr = n;	/* enable_shared_from_this; no control block */
 	n->base.sequence_nr = seq;
 	n->base.thread_id = NPU_CURRENT_THREAD_ID();
 	n->base.name = name;

@@ -370,6 +370,7 @@ static void test_node_layout(void **state)
 	n = npu_tensor_grad_fn(&y);
 	assert_non_null(n);
 	assert_int_equal(NPU_SEQ_PEEK(), s + 1);
+	assert_int_equal(u64_at(n, 8), (uint64_t)(uintptr_t)n);	/* weak_this_ */
 	assert_int_equal(u64_at(n, 24), s);
 	assert_int_equal(u64_at(n, 32), 1);	/* topological_nr_: one above the leaf's */
 	assert_int_equal(u64_at(n, 48), NPU_CURRENT_THREAD_ID());
