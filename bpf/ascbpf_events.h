@@ -52,6 +52,7 @@ enum asc_rec_type {
 	ASC_REC_PYSTACK		= 11,	/* Python frames (code object ptr, instruction) of an ENTER */
 	ASC_REC_TENSOR		= 12,	/* tensor dims/dtype of an aten op argument of an ENTER */
 	ASC_REC_FUNCNAME	= 13,	/* kernel function handle -> kernel name (aclrtBinaryGetFunction, rtFunctionRegister) */
+	ASC_REC_SEQNR		= 14,	/* autograd sequence number of an aten op / backward node */
 
 	/* written by userspace into the capture file */
 	ASC_REC_USER_BASE	= 64,
@@ -272,6 +273,33 @@ struct asc_funcname {
 	__u32 flags;		/* ASC_OPNAME_TRUNCATED */
 	char name[ASC_NAME_LEN];
 };
+
+/*
+ * ASC_REC_SEQNR: 56 bytes.  PyTorch's autograd sequence numbers (torch's
+ * "Sequence number" / "Fwd thread id" of a cpu_op), written by
+ * bpf/pytorch.bpf.c; user/seqnr.h has the rules.
+ *  - kind ASC_SEQNR_FORWARD: right after the EXIT of an aten op (same tid,
+ *    probe_id, ts_ns) whose range created an autograd node: seq is the
+ *    thread's at::sequence_number counter at the op's entry.  An op without
+ *    this record has none (-1).
+ *  - kind ASC_SEQNR_NODE: right after the two ENTER records of an
+ *    Engine::evaluate_function probe (same tid, probe_id, ts_ns): the outer
+ *    one is the "autograd::engine::evaluate_function: NAME" range, the inner
+ *    one the node's own range; seq = Node::sequence_nr_ (UINT64_MAX, i.e. -1,
+ *    for AccumulateGrad), fwd_tid = Node::thread_id_, vptr = the node's
+ *    vtable pointer (its class, resolved against the library's _ZTV symbols).
+ */
+struct asc_seqnr {
+	struct asc_hdr hdr;
+	__s64 seq;		/* -1: none */
+	__u64 fwd_tid;		/* at::RecordFunction::currentThreadId() of the forward thread, 0 */
+	__u64 vptr;		/* NODE: the node's vptr in the target; FORWARD: 0 */
+	__u32 kind;		/* ASC_SEQNR_* */
+	__u32 flags;		/* ASC_SEQNR_F_* */
+};
+#define ASC_SEQNR_FORWARD	1
+#define ASC_SEQNR_NODE		2
+#define ASC_SEQNR_F_FAULT	0x1	/* NODE: the node could not be read (seq -1, vptr 0) */
 
 /* ---- records written by userspace ---- */
 

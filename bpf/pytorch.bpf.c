@@ -37,6 +37,14 @@ struct {
 	__type(value, struct asc_pt_argspec);
 } aten_args SEC(".maps");
 
+/* Ours: per thread, the at::sequence_number counter at the entry of each open aten op. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct asc_pt_seq_thread);
+} seq_threads SEC(".maps");
+
 static __always_inline struct asc_tgid_state *gate(__u64 pid_tgid)
 {
 	__u32 tgid = pid_tgid >> 32;
@@ -332,6 +340,133 @@ __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 	return 0;
 }
 
+
+/* ---- autograd sequence numbers (user/seqnr.h) ---- */
+
+/*
+ * The thread's at::sequence_number counter, read where __tls_get_addr would
+ * find it: tls_index {module, offset}, dtv = *(fs base + 8), block =
+ * dtv[module].val (16-byte entries; dtv[-1] counts them).  A block not
+ * allocated yet (-1 / 0, or an entry past a dtv not grown for the module)
+ * means the thread never used the counter: it is 0 then.  A block never
+ * moves once allocated, so the counter's address is kept per thread.
+ */
+static __always_inline int seq_read(struct asc_pt_seq_thread *st, __s64 *val)
+{
+	__u64 addr = st->counter;
+
+	if (!addr) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+		__u64 idx[2] = {}, dtv = 0, len = 0, b = 0;
+
+		if (bpf_probe_read_user(idx, sizeof(idx), (const void *)cfg.seq_tlsidx) < 0 ||
+		    !idx[0])
+			return -1;	/* not relocated yet */
+		if (bpf_probe_read_user(&dtv, sizeof(dtv), (const void *)(fsbase + 8)) < 0 ||
+		    bpf_probe_read_user(&len, sizeof(len), (const void *)(dtv - 16)) < 0)
+			return -1;
+		if (idx[0] > len)
+			goto unallocated;
+		if (bpf_probe_read_user(&b, sizeof(b), (const void *)(dtv + 16 * idx[0])) < 0)
+			return -1;
+		if (!b || b == (__u64)-1)
+			goto unallocated;
+		st->counter = addr = b + idx[1] + cfg.seq_disp;
+	}
+	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr) < 0 ? -1 : 0;
+unallocated:
+	*val = 0;
+	return 0;
+}
+
+static __always_inline void seq_enter(struct pt_regs *ctx)
+{
+	struct asc_pt_seq_thread *st;
+	__u64 sp = PT_REGS_SP(ctx);
+	__s64 v = -1;
+	__u32 d;
+	int i;
+
+	st = bpf_task_storage_get(&seq_threads, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return;
+	if (seq_read(st, &v))
+		v = -1;
+	/* kept frames at or below this sp are dead: their returns were not seen (gate, unwind) */
+	for (i = 0; i < ASC_PT_SEQ_DEPTH; i++) {
+		d = st->depth;
+		if (!d || d > ASC_PT_SEQ_DEPTH || st->f[(d - 1) & (ASC_PT_SEQ_DEPTH - 1)].sp > sp)
+			break;
+		st->depth = d - 1;
+	}
+	d = st->depth;
+	if (d < ASC_PT_SEQ_DEPTH) {
+		st->f[d].sp = sp;
+		st->f[d].v0 = v;
+	}
+	st->depth = d + 1;
+}
+
+/*
+ * At an aten op's return: its entry counter v0 (the frame whose probe sp is
+ * the return's sp - 8, or 8 below that when the probe sits after a push),
+ * frames deeper than it lost their returns and are dropped.  An op whose
+ * range moved the counter (v1 > v0) created an autograd node: torch gives it
+ * seqNr v0 (user/seqnr.h).  Returns v0 then, else -1.
+ */
+static __always_inline __s64 seq_exit(struct pt_regs *ctx)
+{
+	struct asc_pt_seq_thread *st;
+	__u64 sp = PT_REGS_SP(ctx) - 8;
+	__s64 v0 = -1, v1 = -1;
+	int i;
+
+	st = bpf_task_storage_get(&seq_threads, bpf_get_current_task_btf(), 0, 0);
+	if (!st)
+		return -1;
+	for (i = 0; i < ASC_PT_SEQ_DEPTH + 1; i++) {
+		__u32 d = st->depth;
+		__u64 fsp;
+
+		if (!d)
+			return -1;
+		d--;
+		if (d >= ASC_PT_SEQ_DEPTH) {	/* not kept: cannot be checked */
+			st->depth = d;
+			return -1;
+		}
+		fsp = st->f[d].sp;
+		if (fsp > sp)
+			return -1;	/* entered before we watched: not ours */
+		st->depth = d;
+		if (sp - fsp <= 8) {
+			v0 = st->f[d].v0;
+			break;
+		}
+	}
+	if (v0 < 0 || seq_read(st, &v1) || v1 <= v0)
+		return -1;
+	return v0;
+}
+
+static __always_inline void emit_seqnr(__u64 pid_tgid, __u32 id, __u64 ts, __s64 seq,
+				       __u64 fwd_tid, __u64 vptr, __u32 kind, __u32 flags)
+{
+	struct asc_seqnr *r = reserve(sizeof(*r));
+
+	if (!r)
+		return;
+	fill_hdr(&r->hdr, ASC_REC_SEQNR, sizeof(*r), pid_tgid, id, ts);
+	r->seq = seq;
+	r->fwd_tid = fwd_tid;
+	r->vptr = vptr;
+	r->kind = kind;
+	r->flags = flags;
+	submit(r);
+}
+
 /* ---- aten op entry: [STEP], ENTER, then TENSOR records, then PYSTACK ---- */
 
 SEC("uprobe")
@@ -361,22 +496,85 @@ int BPF_KPROBE(asc_aten_enter)
 		emit_tensors(ctx, pid_tgid, id, ts);
 	if (cfg.pystack)
 		emit_pystack(pid_tgid, ts, id);
+	if (cfg.seqnr)
+		seq_enter(ctx);
 	return 0;
 }
 
 /*
  * Return of an aten op: the same EXIT record as the main object's
- * asc_call_exit.  ascbpf trace keeps using asc_call_exit; this one serves
- * loaders that use this object alone (tests/pytorch/pt_trace.c).
+ * asc_call_exit, then (cfg.seqnr) a SEQNR record when the op created an
+ * autograd node.  ascbpf trace uses it for aten sites whenever this object
+ * is loaded (the entry counter lives here).
  */
 SEC("uretprobe")
 int BPF_KRETPROBE(asc_aten_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u64 ts = bpf_ktime_get_ns();
+	__s64 seq;
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_exit(pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns(), PT_REGS_RC(ctx));
+	if (!emit_exit(pid_tgid, id, ts, PT_REGS_RC(ctx)) || !cfg.seqnr)
+		return 0;
+	seq = seq_exit(ctx);
+	if (seq >= 0)
+		emit_seqnr(pid_tgid, id, ts, seq, 0, 0, ASC_SEQNR_FORWARD, 0);
+	return 0;
+}
+
+/*
+ * torch::autograd::Engine::evaluate_function(this, graph_task&, Node *func,
+ * InputBuffer&, ready_queue&): torch records it as the range
+ * "autograd::engine::evaluate_function: NAME" (seq -1) and, inside it,
+ * Node::operator() (inline, not probeable) records the node's range NAME
+ * with its sequence_nr_ and thread_id_.  One ENTER / EXIT pair for the
+ * call, the SEQNR (NODE) of the node right after the ENTER; the converter
+ * makes both ranges from them (user/seqnr.h).
+ */
+SEC("uprobe")
+int BPF_KPROBE(asc_autograd_eval_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 node = PT_REGS_PARM3(ctx), vptr = 0, tid = 0;
+	struct asc_enter *e;
+	__s64 seq = -1;
+	__u32 flags = 0;
+
+	if (!gate(pid_tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
+	read_args(ctx, e->args);
+	submit(e);
+	if (!cfg.node)
+		return 0;
+	if (bpf_probe_read_user(&vptr, sizeof(vptr), (const void *)node) < 0 ||
+	    bpf_probe_read_user(&seq, sizeof(seq), (const void *)(node + cfg.node_seq_off)) < 0 ||
+	    bpf_probe_read_user(&tid, sizeof(tid), (const void *)(node + cfg.node_tid_off)) < 0) {
+		flags = ASC_SEQNR_F_FAULT;
+		seq = -1;
+		vptr = 0;
+		tid = 0;
+	}
+	emit_seqnr(pid_tgid, id, ts, seq < 0 ? -1 : seq, tid, vptr, ASC_SEQNR_NODE, flags);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_autograd_eval_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!gate(pid_tgid))
+		return 0;
+	emit_exit(pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns(), 0);
 	return 0;
 }
 

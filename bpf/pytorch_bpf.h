@@ -66,6 +66,37 @@ struct asc_pt_cfg {
 	__u32 step_name_len;	/* strlen(step_name) */
 	__u32 reserved2;
 	char step_name[ASC_PT_STEP_NAME_LEN];
+
+	/*
+	 * Autograd sequence numbers (user/seqnr.h): at::sequence_number's
+	 * thread_local counter, reached as __tls_get_addr would: the
+	 * tls_index {module, offset} at seq_tlsidx (the loader fills it when it
+	 * relocates the library, possibly after we attached), the thread's dtv
+	 * (fs base + 8), entry module (16 bytes each, dtv[-1] holds the entry
+	 * count), counter at block + offset + seq_disp.  Node fields of
+	 * torch::autograd::Node for Engine::evaluate_function probes.
+	 */
+	__u32 seqnr;		/* 1: SEQNR records at aten op returns */
+	__u32 node;		/* 1: evaluate_function probes read the Node */
+	__u64 seq_tlsidx;	/* address of the accessor's tls_index in the target */
+	__s64 seq_disp;		/* the accessor's displacement from __tls_get_addr's result */
+	__u32 node_seq_off;	/* Node::sequence_nr_ */
+	__u32 node_tid_off;	/* Node::thread_id_ */
+};
+
+#define ASC_PT_SEQ_DEPTH	32	/* nested aten ops whose entry counter is kept per thread */
+
+/* seq_threads task-storage value: the entry counters of the thread's open aten ops. */
+struct asc_pt_seq_frame {
+	__u64 sp;		/* stack pointer at the probe (matches the return's sp - 8) */
+	__s64 v0;		/* counter at entry, -1 if it could not be read */
+};
+
+struct asc_pt_seq_thread {
+	__u64 counter;		/* the counter's address in this thread, 0 until its block exists */
+	__u32 depth;		/* open ops (may exceed ASC_PT_SEQ_DEPTH; those are not kept) */
+	__u32 reserved;
+	struct asc_pt_seq_frame f[ASC_PT_SEQ_DEPTH];
 };
 
 /* step_state map value, key: tid (__u32): the step function's frame at the last aten op. */

@@ -37,6 +37,7 @@
 #include "json_writer.h"
 #include "log.h"
 #include "schedule.h"
+#include "seqnr.h"
 
 /* msprof process sort indices as in the sample (older CANN). */
 #define SORT_CANN		7
@@ -304,6 +305,38 @@ static const char *call_mode(const char *name)
 	return "ACL_OTHERS";
 }
 
+/* One op for the fwdbwd pairing (user/seqnr.h), NULL outside this cycle. */
+static const struct asc_fwdbwd_op *fwdbwd_op(size_t i, void *ctx)
+{
+	static struct asc_fwdbwd_op fo;
+	const struct conv *v = ctx;
+	const struct asc_corr_op *o = &v->c->ops[i];
+
+	if (!in_cycle(v, o->step))
+		return NULL;
+	fo.start_ns = o->start_ns;
+	fo.seq = o->seq;
+	fo.tid = o->tid;
+	fo.fwd_tid = o->fwd_tid;
+	return &fo;
+}
+
+static void write_fwdbwd(struct conv *v, struct trace *t)
+{
+	struct asc_fwdbwd *pairs;
+	long n = asc_fwdbwd_pairs(v->c->nr_ops, fwdbwd_op, v, &pairs), i;
+
+	for (i = 0; i < n; i++) {
+		const struct asc_corr_op *f = &v->c->ops[pairs[i].fwd], *b = &v->c->ops[pairs[i].bwd];
+
+		flow(t, "s", "fwdbwd", pairs[i].seq, v->pid, f->tid, f->start_ns, "fwdbwd");
+		flow(t, "f", "fwdbwd", pairs[i].seq, v->pid, b->tid, b->start_ns, "fwdbwd");
+	}
+	free(pairs);
+	if (n < 0)
+		v->err = (int)n;
+}
+
 static void write_fwk_half(struct conv *v, struct trace *t)
 {
 	const struct asc_corr *c = v->c;
@@ -334,7 +367,8 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 		put_dur(t->o, o->end_ns - o->start_ns);
 		asc_out_puts(t->o, ", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": ");
 		asc_out_s64(t->o, o->seq);
-		asc_out_puts(t->o, ", \"Fwd thread id\": 0");
+		asc_out_puts(t->o, ", \"Fwd thread id\": ");
+		asc_out_u64(t->o, o->fwd_tid);
 		if (o->input_dims || o->input_types) {	/* --record-shapes */
 			asc_out_puts(t->o, ", \"Input Dims\": ");
 			asc_json_cstr(t->o, asc_corr_str(c, o->input_dims));
@@ -401,6 +435,7 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 		meta(t, "thread_sort_index", pid, tids[j], "sort_index", NULL,
 		     tids[j] == deq_tid ? (long long)max_tid + 1 : (long long)tids[j], 1);
 	}
+	write_fwdbwd(v, t);
 #undef ADD_TID
 }
 

@@ -26,6 +26,7 @@
 #include "pytorch.h"
 #include "records.h"
 #include "schedule.h"
+#include "seqnr.h"
 
 #define MAX_OPEN	256	/* open frames kept per thread; deeper ENTERs are ignored */
 
@@ -243,6 +244,8 @@ struct tstate {
 	uint64_t last_queue_ts;
 	uint32_t npend;
 	struct pend_tensor *pend;	/* MAX_PEND, allocated on first use */
+	int32_t exit_op;	/* op closed by the latest EXIT on this thread (SEQNR follows it) */
+	uint32_t exit_probe;
 };
 
 struct probe_info {
@@ -323,6 +326,8 @@ struct priv {
 	int32_t *call_queue;		/* per call: queue index of the Dequeue it ran in */
 	size_t call_queue_cap;
 	size_t ops_cap, calls_cap, queues_cap, mems_cap, steps_cap, thr_cap, cfg_cap, cycles_cap;
+	struct asc_seqnr_names *node_names;	/* backward node vtables (user/seqnr.h) */
+	int node_names_tried;
 	int64_t wall_off;		/* realtime - monotonic */
 	int64_t max_mono;
 	int64_t min_mono;
@@ -501,7 +506,9 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 	pi->sym = strtab_cstr(&p->strs, sym);
 	pi->lib = strtab_cstr(&p->strs, asc_probe_lib(pr));
 	pi->named = pr->kind != ASC_PK_ATEN_OP;
-	if (pr->kind == ASC_PK_ATEN_OP && aten_name(sym, buf, sizeof(buf)))
+	if (pr->kind == ASC_PK_AUTOGRAD_EVAL)	/* each range is renamed by its SEQNR record */
+		pi->name = strtab_cstr(&p->strs, "autograd::engine::evaluate_function");
+	else if (pr->kind == ASC_PK_ATEN_OP && aten_name(sym, buf, sizeof(buf)))
 		pi->name = strtab_cstr(&p->strs, buf);	/* refined on first use */
 	else if (pr->kind == ASC_PK_ATEN_OP && framework_op_name(sym, buf, sizeof(buf)))
 		pi->name = strtab_cstr(&p->strs, buf);
@@ -574,6 +581,7 @@ static struct tstate *thread_of(struct priv *p, uint32_t tid)
 	t->last_op = -1;
 	t->enter_op = -1;
 	t->last_queue = -1;
+	t->exit_op = -1;
 	t->frames = malloc(MAX_OPEN * sizeof(*t->frames));
 	if (!t->frames || hmap_put(&p->tid_index, tid, p->nr_threads)) {
 		free(t->frames);
@@ -799,6 +807,7 @@ static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 		name_aten_probe(c, p, &p->probes[h->probe_id]);
 	switch (pi->kind) {
 	case ASC_PK_ATEN_OP:
+	case ASC_PK_AUTOGRAD_EVAL:
 		kind = FR_OP;
 		break;
 	case ASC_PK_ENQUEUE:
@@ -893,6 +902,8 @@ static void on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exi
 		case FR_OP:
 			c->ops[f->item].end_ns = h->ts_ns;
 			c->ops[f->item].flags &= ~ASC_CORR_O_NO_EXIT;
+			t->exit_op = f->item;
+			t->exit_probe = h->probe_id;
 			break;
 		case FR_CALL:
 			c->calls[f->item].end_ns = h->ts_ns;
@@ -942,6 +953,48 @@ static void on_opname(struct asc_corr *c, struct priv *p, const struct asc_opnam
 	if (t->last_queue >= 0 && t->last_queue_probe == o->hdr.probe_id &&
 	    t->last_queue_ts == o->hdr.ts_ns && id)
 		c->queues[t->last_queue].name = id;
+}
+
+/*
+ * ASC_REC_SEQNR (user/seqnr.h): FORWARD numbers the op its EXIT just closed;
+ * NODE numbers and names the innermost open range of its evaluate_function
+ * probe (the node) and names the one around it (the evaluate_function range).
+ */
+static void on_seqnr(struct asc_corr *c, struct priv *p, const struct asc_seqnr *r)
+{
+	struct tstate *t = thread_of(p, r->hdr.tid);
+	const char *node = NULL;
+	char buf[320];
+	uint32_t i;
+
+	if (!t)
+		return;
+	if (r->kind == ASC_SEQNR_FORWARD) {
+		if (t->exit_op >= 0 && t->exit_probe == r->hdr.probe_id)
+			c->ops[t->exit_op].seq = r->seq;
+		return;
+	}
+	for (i = t->depth; i-- > 0;)
+		if (t->frames[i].probe_id == r->hdr.probe_id && t->frames[i].kind == FR_OP)
+			break;
+	if (i == (uint32_t)-1 || r->kind != ASC_SEQNR_NODE)
+		return;
+	if (!p->node_names_tried) {
+		p->node_names_tried = 1;
+		p->node_names = asc_seqnr_names_from_config(asc_corr_config(c, "pytorch_autograd_lib"),
+							    asc_corr_config(c, "pytorch_autograd_bias"));
+	}
+	if (p->node_names && r->vptr)
+		node = asc_seqnr_names_get(p->node_names, r->vptr);
+	if (!node)
+		node = ASC_NODE_UNKNOWN;
+	c->ops[t->frames[i].item].seq = r->seq;
+	c->ops[t->frames[i].item].fwd_tid = r->fwd_tid;
+	c->ops[t->frames[i].item].name = strtab_cstr(&p->strs, node);
+	if (i > 0 && t->frames[i - 1].probe_id == r->hdr.probe_id && t->frames[i - 1].kind == FR_OP) {
+		snprintf(buf, sizeof(buf), "%s%s", ASC_EVAL_PREFIX, node);
+		c->ops[t->frames[i - 1].item].name = strtab_cstr(&p->strs, buf);
+	}
 }
 
 /* The name of the innermost open frame that captured an OPNAME (RunOpApiV2's op). */
@@ -1148,6 +1201,9 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 		return 0;
 	case ASC_REC_OPNAME:
 		on_opname(c, p, rec);
+		return 0;
+	case ASC_REC_SEQNR:
+		on_seqnr(c, p, rec);
 		return 0;
 	case ASC_REC_QUEUE:
 		return on_queue(c, p, rec);
@@ -1886,6 +1942,7 @@ static void priv_free(struct priv *p)
 	free(p->strs.offs);
 	hmap_free(&p->strs.index);
 	free(p->probes);
+	asc_seqnr_names_free(p->node_names);
 	for (i = 0; i < p->nr_threads; i++) {
 		free(p->threads[i].frames);
 		free(p->threads[i].pend);

@@ -98,7 +98,8 @@ struct asc_corr_op {
 	int64_t device_self_aicore_ns;	/* the same, AI_CORE kernels only */
 	int64_t device_total_aicore_ns;
 	uint32_t flags;			/* ASC_CORR_O_* */
-	uint32_t reserved;
+	uint32_t fwd_tid;		/* torch's "Fwd thread id": 0 forward op, else the
+					 * forward thread's index of a backward node */
 	/*
 	 * With --record-shapes (ASC_REC_TENSOR): torch's "Input Dims" and
 	 * "Input type" strings, one ";\r\n"-separated segment per argument up

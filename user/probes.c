@@ -43,6 +43,11 @@
 const struct asc_probe_spec asc_probe_table[] = {
 	/* ---- framework: PyTorch aten dispatch (libtorch_cpu.so, also under torch_npu) ---- */
 	{ "libtorch_cpu.so", "_ZN2at4_ops*4callE*", FW, ASC_PK_ATEN_OP, ASC_FAM_FRAMEWORK, 0 },
+	/* the autograd engine running one backward node (user/seqnr.h) */
+	{ "libtorch_cpu.so",
+	  "_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4Node"
+	  "ERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE",
+	  FW, ASC_PK_AUTOGRAD_EVAL, ASC_FAM_FRAMEWORK, OPT },
 	/* ---- framework: torch_npu (libtorch_npu.so) ---- */
 	{ "libtorch_npu.so",
 	  "_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb",

@@ -39,6 +39,12 @@ enum asc_probe_kind {
 	 * (handle = stubFunc); ENTER/EXIT too at --level 2.
 	 */
 	ASC_PK_FUNCNAME_REG,
+	/*
+	 * torch::autograd::Engine::evaluate_function: with the PyTorch object
+	 * (user/pytorch.h) the evaluate_function range and the backward node's
+	 * range, with its sequence number (user/seqnr.h); as CALL without it.
+	 */
+	ASC_PK_AUTOGRAD_EVAL,
 };
 
 /* Probe families: what the trace options switch on and off. */

@@ -27,6 +27,7 @@
 #include "probes.h"
 #include "pystack.h"
 #include "pytorch.h"
+#include "seqnr.h"
 #include "schedule.h"
 #include "pytorch_bpf.h"
 #include "pytorch.skel.h"
@@ -1095,6 +1096,9 @@ struct asc_pytorch {
 	char c10_path[4096], torch_path[4096], py_path[4096];
 	uint64_t c10_bias, py_bias;
 	int shapes, pystack, step_py;	/* what is switched on after discovery */
+	int seqnr;			/* SEQNR records (autograd sequence numbers) */
+	struct asc_seqnr_tls tls;
+	uint64_t torch_bias;
 	struct bpf_link *mem_link;
 	int nr_sites, nr_mapped;
 };
@@ -1246,6 +1250,30 @@ static void discover_step_py(struct asc_pytorch *pt)
 	pt->step_py = 1;
 }
 
+/*
+ * Sequence numbers need the counter's TLS slot (seqnr.h); backward node
+ * ranges need only the Node layout.  Both come with libtorch_cpu.so.
+ */
+static void discover_seqnr(struct asc_pytorch *pt)
+{
+	volatile struct asc_pt_cfg *c = &pt->skel->rodata->cfg;
+	int err;
+
+	c->node_seq_off = ASC_NODE_SEQ_OFF;
+	c->node_tid_off = ASC_NODE_TID_OFF;
+	c->node = 1;
+	err = asc_seqnr_discover(pt->pid, pt->opts.libtorch_cpu_path, pt->torch_bias, &pt->tls);
+	if (err) {
+		asc_warn("pytorch: no at::sequence_number counter in %s (%s); cpu_ops get "
+			 "Sequence number -1\n", pt->opts.libtorch_cpu_path, strerror(-err));
+		return;
+	}
+	c->seq_tlsidx = pt->tls.tlsidx_vaddr + pt->torch_bias;
+	c->seq_disp = pt->tls.disp;
+	c->seqnr = 1;
+	pt->seqnr = 1;
+}
+
 struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *opts)
 {
 	struct asc_pytorch *pt = calloc(1, sizeof(*pt));
@@ -1279,12 +1307,17 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 	else if (opts->step_py)
 		asc_warn("pytorch: no --step-py boundary without a readable CPython 3.11\n");
 	if (!pt->opts.libtorch_cpu_path) {
-		uint64_t bias;
-
 		if (!find_mapped(pid, "libtorch_cpu.so", pt->torch_path, sizeof(pt->torch_path),
-				 &bias))
+				 &pt->torch_bias))
 			pt->opts.libtorch_cpu_path = pt->torch_path;
+	} else {
+		char host[4096];
+
+		if (!find_mapped(pid, "libtorch_cpu.so", host, sizeof(host), &pt->torch_bias))
+			snprintf(pt->torch_path, sizeof(pt->torch_path), "%s", host);
 	}
+	if (pt->opts.libtorch_cpu_path && pt->torch_path[0])
+		discover_seqnr(pt);
 	if (pt->shapes && pt->opts.libtorch_cpu_path) {
 		pt->schemas = asc_aten_schemas_load(pt->opts.libtorch_cpu_path);
 		if (!pt->schemas) {
@@ -1317,6 +1350,8 @@ int asc_pytorch_load(struct asc_pytorch *pt, int events_fd, int tgids_fd, int st
 	/* -EOPNOTSUPP: the kernel has no uprobe_multi, the programs stay single */
 	asc_attach_prepare_multi(pt->skel->progs.asc_aten_enter);
 	asc_attach_prepare_multi(pt->skel->progs.asc_aten_exit);
+	asc_attach_prepare_multi(pt->skel->progs.asc_autograd_eval_enter);
+	asc_attach_prepare_multi(pt->skel->progs.asc_autograd_eval_exit);
 	err = pytorch_bpf__load(pt->skel);
 	if (err) {
 		asc_err("pytorch: cannot load the BPF programs: %s\n", strerror(-err));
@@ -1333,6 +1368,21 @@ struct bpf_program *asc_pytorch_aten_prog(struct asc_pytorch *pt)
 struct bpf_program *asc_pytorch_aten_ret_prog(struct asc_pytorch *pt)
 {
 	return pt->skel->progs.asc_aten_exit;
+}
+
+struct bpf_program *asc_pytorch_autograd_prog(struct asc_pytorch *pt)
+{
+	return pt->skel->progs.asc_autograd_eval_enter;
+}
+
+struct bpf_program *asc_pytorch_autograd_ret_prog(struct asc_pytorch *pt)
+{
+	return pt->skel->progs.asc_autograd_eval_exit;
+}
+
+int asc_pytorch_seqnr(const struct asc_pytorch *pt)
+{
+	return pt->seqnr;
 }
 
 int asc_pytorch_events_fd(struct asc_pytorch *pt)
@@ -1396,7 +1446,25 @@ int asc_pytorch_attach_step_py(struct asc_pytorch *pt)
 
 int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)
 {
-	return snprintf(buf, len,
+	char root[64];
+	const char *lib = pt->torch_path;
+	size_t rl = snprintf(root, sizeof(root), "/proc/%d/root", pt->pid);
+	int n;
+
+	/* the library as the target names it: what convert reads the vtable symbols from */
+	if (!strncmp(lib, root, rl) && lib[rl] == '/')
+		lib += rl;
+	n = snprintf(buf, len,
+		     "pytorch_seqnr=%d\npytorch_seq_tls=module %llu offset %llu\n"
+		     "pytorch_autograd_lib=%s\npytorch_autograd_bias=0x%llx\n",
+		     pt->seqnr, (unsigned long long)pt->tls.modid,
+		     (unsigned long long)pt->tls.offset, *lib ? lib : "-",
+		     (unsigned long long)pt->torch_bias);
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	buf += n;
+	len -= n;
+	return n + snprintf(buf, len,
 			"pytorch_shapes=%d\npytorch_tensor_layout=dim@%u,sizes@%u,inline<=%u,dtype@%u\n"
 			"pytorch_aten_sites=%d\npytorch_aten_sites_with_tensors=%d\n"
 			"pytorch_pystack=%d\npytorch_python=%s\npytorch_step_py=%s\n",

@@ -216,6 +216,19 @@ int asc_pytorch_load(struct asc_pytorch *pt, int events_fd, int tgids_fd, int st
 struct bpf_program *asc_pytorch_aten_prog(struct asc_pytorch *pt);
 /* Its return program (EXIT records as asc_call_exit), for loaders without the main object. */
 struct bpf_program *asc_pytorch_aten_ret_prog(struct asc_pytorch *pt);
+/*
+ * Autograd (user/seqnr.h).  Whenever this object is loaded, aten sites must
+ * use asc_pytorch_aten_ret_prog() as their return program: it reads the
+ * sequence counter again and writes the SEQNR record of an op that created
+ * a node.  ASC_PK_AUTOGRAD_EVAL sites (Engine::evaluate_function) take
+ * asc_pytorch_autograd_prog() / _ret_prog(): two ENTERs + SEQNR (NODE), two
+ * EXITs.  asc_pytorch_seqnr() says whether the counter was found (else a
+ * warning was given and aten ops keep -1).
+ */
+struct bpf_program *asc_pytorch_autograd_prog(struct asc_pytorch *pt);
+struct bpf_program *asc_pytorch_autograd_ret_prog(struct asc_pytorch *pt);
+int asc_pytorch_seqnr(const struct asc_pytorch *pt);
+
 /* The object's ring buffer / gate map fds (the shared ones after asc_pytorch_load). */
 int asc_pytorch_events_fd(struct asc_pytorch *pt);
 int asc_pytorch_tgids_fd(struct asc_pytorch *pt);

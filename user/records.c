@@ -35,6 +35,7 @@ _Static_assert(sizeof(struct asc_tensor) == 96, "asc_tensor");
 _Static_assert(sizeof(struct asc_pystack) == 416, "asc_pystack");
 _Static_assert(sizeof(struct asc_pyframe) == 40, "asc_pyframe");
 _Static_assert(sizeof(struct asc_funcname) == 104, "asc_funcname");
+_Static_assert(sizeof(struct asc_seqnr) == 56, "asc_seqnr");
 
 struct rec_type {
 	const char *name;
@@ -56,6 +57,7 @@ static const struct rec_type rec_types[] = {
 	[ASC_REC_PYSTACK]	= { "pystack", sizeof(struct asc_pystack), 0 },
 	[ASC_REC_TENSOR]	= { "tensor", sizeof(struct asc_tensor), 0 },
 	[ASC_REC_FUNCNAME]	= { "funcname", sizeof(struct asc_funcname), 0 },
+	[ASC_REC_SEQNR]		= { "seqnr", sizeof(struct asc_seqnr), 0 },
 	[ASC_REC_DEVTASK]	= { "devtask", sizeof(struct asc_devtask), 0 },
 	[ASC_REC_PROBE]		= { "probe", sizeof(struct asc_probe), 1 },
 	[ASC_REC_CLOCK]		= { "clock", sizeof(struct asc_clock), 0 },

@@ -823,6 +823,14 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 		*entry = t->select_pt ? asc_pytorch_aten_prog(t->select_pt) : NULL;
 		if (!*entry)
 			*entry = sk->progs.asc_call_enter;
+		else	/* its return reads the sequence counter (user/seqnr.h) */
+			*ret = asc_pytorch_aten_ret_prog(t->select_pt);
+		break;
+	case ASC_PK_AUTOGRAD_EVAL:
+		*entry = t->select_pt ? asc_pytorch_autograd_prog(t->select_pt) :
+					sk->progs.asc_call_enter;
+		if (t->select_pt)
+			*ret = asc_pytorch_autograd_ret_prog(t->select_pt);
 		break;
 	case ASC_PK_CALL:
 	default:
@@ -897,9 +905,11 @@ static void warn_missing(const struct target *tg, const struct asc_probe_plan *p
 
 static int append_text(struct target *tg, uint16_t type, uint64_t value, const char *text);
 
+/* Also for sequence numbers (user/seqnr.h): whenever aten ops are traced. */
 static int wants_pytorch(const struct asc_trace_opts *o)
 {
-	return o->record_shapes || o->with_stack || o->step_py || o->profile_memory;
+	return (o->activities & ASC_ACT_CPU) || o->record_shapes || o->with_stack || o->step_py ||
+	       o->profile_memory;
 }
 
 /*

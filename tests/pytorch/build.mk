@@ -3,7 +3,7 @@
 #   pt_trace                     standalone loader of bpf/pytorch.bpf.c (tests and benchmark):
 #                                attaches the aten programs alone, writes a capture file
 
-PT_TEST_OBJS := $(USER_OUT)/pytorch.o $(USER_OUT)/pystack.o $(USER_OUT)/attach.o $(USER_OUT)/log.o
+PT_TEST_OBJS := $(USER_OUT)/pytorch.o $(USER_OUT)/seqnr.o $(USER_OUT)/pystack.o $(USER_OUT)/attach.o $(USER_OUT)/log.o
 TEST_OBJS_test_pytorch := $(PT_TEST_OBJS)
 TEST_OBJS_test_pystack := $(PT_TEST_OBJS)
 
