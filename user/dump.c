@@ -229,6 +229,16 @@ static void dump_fields(struct dumper *d, const void *rec, size_t size)
 		fcstr(d, "module_name", b->module_name, sizeof(b->module_name));
 		break;
 	}
+	case ASC_REC_SEQNR: {
+		const struct asc_seqnr *q = rec;
+
+		fs(d, "seq", q->seq);
+		fu(d, "fwd_tid", q->fwd_tid);
+		fx(d, "vptr", q->vptr);
+		fu(d, "kind", q->kind);
+		fu(d, "flags", q->flags);
+		break;
+	}
 	case ASC_REC_TENSOR: {
 		const struct asc_tensor *t = rec;
 		unsigned int n = t->ndim < ASC_TENSOR_DIMS ? t->ndim : ASC_TENSOR_DIMS;
