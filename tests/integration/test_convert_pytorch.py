@@ -8,7 +8,9 @@ against torch.profiler:
 
 * per training step, trace_view.json has exactly the aten ops of the capture
   as cpu_op X events, with torch's names, the same start (wall clock of the
-  capture's clock pair) and duration, on the traced thread;
+  capture's clock pair) and duration, on the traced thread; the other
+  cpu_ops are the backward side: each "autograd::engine::evaluate_function:
+  X" range with its node's range X (same thread and span);
 * the aten op names per step agree with torch.profiler's run of the same
   script (the differences test_pytorch_ops.py explains are allowed);
 * "Input Dims" has, for each tensor argument the capture recorded, that
@@ -29,6 +31,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_pytorch_ops as tpo  # noqa: E402
 
 failures = []
+EVAL = "autograd::engine::evaluate_function: "
+
+
+def is_node(name):
+    """A backward node's range or its evaluate_function range (not an aten op)."""
+    return not name.startswith("aten::")
 
 
 def check(cond, msg):
@@ -89,8 +97,19 @@ def main():
         for s, a, b in marks:
             want = sorted((o["name"], us_str(o["start"] + off), o["end"] - o["start"])
                           for o in got[s])
-            have = sorted((e["name"], e["ts"], round(e["dur"] * 1000)) for e in ops
-                          if a + off <= int(e["ts"].replace(".", "")) <= b + off)
+            in_step = [e for e in ops if a + off <= int(e["ts"].replace(".", "")) <= b + off]
+            have = sorted((e["name"], e["ts"], round(e["dur"] * 1000)) for e in in_step
+                          if not is_node(e["name"]))
+            # the backward side (test_pytorch_seqnr.py checks its numbers against
+            # torch.profiler): each evaluate_function range holds its node's range
+            evals = [e for e in in_step if e["name"].startswith(EVAL)]
+            nodes = {(e["name"], e["tid"], e["ts"], e["dur"]) for e in in_step
+                     if is_node(e["name"]) and not e["name"].startswith(EVAL)}
+            check(len(evals) >= 4 and len(nodes) == len(evals) and
+                  all((e["name"][len(EVAL):], e["tid"], e["ts"], e["dur"]) in nodes
+                      for e in evals),
+                  "step %d: %d evaluate_function ranges, %d node ranges" %
+                  (s, len(evals), len(nodes)))
             check(want == have, "step %d: %d ops in the capture, %d in trace_view (first "
                   "difference %s)" % (s, len(want), len(have),
                                       next((x for x in zip(want, have) if x[0] != x[1]), None)))
