@@ -34,6 +34,8 @@ RUN_OP_API_V2 = ("_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_s
 # and kernel names, 2 runtime and driver calls.
 CONTRACT = [
     ("libtorch_cpu.so", "_ZN2at4_ops*4callE*", "aten_op", 0),
+    ("libtorch_cpu.so", "_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9"
+     "GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE", "autograd_eval", 0),
     ("libtorch_npu.so", RUN_OP_API_V2, "opname_stdstr", 1),
     ("libtorch_npu.so", "_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl", "aten_op",
      0),
