@@ -282,12 +282,13 @@ struct asc_funcname {
  *    probe_id, ts_ns) whose range created an autograd node: seq is the
  *    thread's at::sequence_number counter at the op's entry.  An op without
  *    this record has none (-1).
- *  - kind ASC_SEQNR_NODE: right after the two ENTER records of an
- *    Engine::evaluate_function probe (same tid, probe_id, ts_ns): the outer
- *    one is the "autograd::engine::evaluate_function: NAME" range, the inner
- *    one the node's own range; seq = Node::sequence_nr_ (UINT64_MAX, i.e. -1,
- *    for AccumulateGrad), fwd_tid = Node::thread_id_, vptr = the node's
- *    vtable pointer (its class, resolved against the library's _ZTV symbols).
+ *  - kind ASC_SEQNR_NODE: right after the ENTER record of an
+ *    Engine::evaluate_function probe (same tid, probe_id, ts_ns): that call
+ *    is the "autograd::engine::evaluate_function: NAME" range and, with the
+ *    same span, the node's own range; seq = Node::sequence_nr_ (UINT64_MAX,
+ *    i.e. -1, for AccumulateGrad), fwd_tid = Node::thread_id_, vptr = the
+ *    node's vtable pointer (its class, resolved against the library's _ZTV
+ *    symbols).
  */
 struct asc_seqnr {
 	struct asc_hdr hdr;

@@ -222,6 +222,8 @@ struct frame {
 	uint32_t name;		/* OPNAME captured inside this frame */
 	int64_t start;		/* mono ns */
 	uint64_t arg0;		/* first argument (kernel launches: the function handle) */
+	int32_t twin;		/* 1 + ops index of a range with this frame's span (a backward
+				 * node inside its evaluate_function range), 0 none */
 };
 
 struct pend_tensor {	/* a TENSOR record waiting for the rest of its op's arguments */
@@ -902,6 +904,10 @@ static void on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exi
 		case FR_OP:
 			c->ops[f->item].end_ns = h->ts_ns;
 			c->ops[f->item].flags &= ~ASC_CORR_O_NO_EXIT;
+			if (f->twin) {
+				c->ops[f->twin - 1].end_ns = h->ts_ns;
+				c->ops[f->twin - 1].flags &= ~ASC_CORR_O_NO_EXIT;
+			}
 			t->exit_op = f->item;
 			t->exit_probe = h->probe_id;
 			break;
@@ -957,28 +963,30 @@ static void on_opname(struct asc_corr *c, struct priv *p, const struct asc_opnam
 
 /*
  * ASC_REC_SEQNR (user/seqnr.h): FORWARD numbers the op its EXIT just closed;
- * NODE numbers and names the innermost open range of its evaluate_function
- * probe (the node) and names the one around it (the evaluate_function range).
+ * NODE names the open range of its evaluate_function probe and adds the
+ * node's range inside it (same span, closed with it: the frame's twin).
  */
-static void on_seqnr(struct asc_corr *c, struct priv *p, const struct asc_seqnr *r)
+static int on_seqnr(struct asc_corr *c, struct priv *p, const struct asc_seqnr *r)
 {
 	struct tstate *t = thread_of(p, r->hdr.tid);
 	const char *node = NULL;
+	struct asc_corr_op *o;
+	struct frame *f;
 	char buf[320];
 	uint32_t i;
 
 	if (!t)
-		return;
+		return -ENOMEM;
 	if (r->kind == ASC_SEQNR_FORWARD) {
 		if (t->exit_op >= 0 && t->exit_probe == r->hdr.probe_id)
 			c->ops[t->exit_op].seq = r->seq;
-		return;
+		return 0;
 	}
 	for (i = t->depth; i-- > 0;)
 		if (t->frames[i].probe_id == r->hdr.probe_id && t->frames[i].kind == FR_OP)
 			break;
-	if (i == (uint32_t)-1 || r->kind != ASC_SEQNR_NODE)
-		return;
+	if (i == (uint32_t)-1 || r->kind != ASC_SEQNR_NODE || t->frames[i].twin)
+		return 0;
 	if (!p->node_names_tried) {
 		p->node_names_tried = 1;
 		p->node_names = asc_seqnr_names_from_config(asc_corr_config(c, "pytorch_autograd_lib"),
@@ -988,13 +996,17 @@ static void on_seqnr(struct asc_corr *c, struct priv *p, const struct asc_seqnr 
 		node = asc_seqnr_names_get(p->node_names, r->vptr);
 	if (!node)
 		node = ASC_NODE_UNKNOWN;
-	c->ops[t->frames[i].item].seq = r->seq;
-	c->ops[t->frames[i].item].fwd_tid = r->fwd_tid;
-	c->ops[t->frames[i].item].name = strtab_cstr(&p->strs, node);
-	if (i > 0 && t->frames[i - 1].probe_id == r->hdr.probe_id && t->frames[i - 1].kind == FR_OP) {
-		snprintf(buf, sizeof(buf), "%s%s", ASC_EVAL_PREFIX, node);
-		c->ops[t->frames[i - 1].item].name = strtab_cstr(&p->strs, buf);
-	}
+	f = &t->frames[i];
+	snprintf(buf, sizeof(buf), "%s%s", ASC_EVAL_PREFIX, node);
+	c->ops[f->item].name = strtab_cstr(&p->strs, buf);
+	if (PUSH(c->ops, c->nr_ops, p->ops_cap, o))
+		return -ENOMEM;
+	*o = c->ops[f->item];		/* start, tid, step, NO_EXIT until the EXIT */
+	o->name = strtab_cstr(&p->strs, node);
+	o->seq = r->seq;
+	o->fwd_tid = r->fwd_tid;
+	f->twin = c->nr_ops;		/* after it in ops[]: sorted inside it */
+	return 0;
 }
 
 /* The name of the innermost open frame that captured an OPNAME (RunOpApiV2's op). */
@@ -1203,8 +1215,7 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 		on_opname(c, p, rec);
 		return 0;
 	case ASC_REC_SEQNR:
-		on_seqnr(c, p, rec);
-		return 0;
+		return on_seqnr(c, p, rec);
 	case ASC_REC_QUEUE:
 		return on_queue(c, p, rec);
 	case ASC_REC_SQE:

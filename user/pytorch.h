@@ -221,8 +221,7 @@ struct bpf_program *asc_pytorch_aten_ret_prog(struct asc_pytorch *pt);
  * use asc_pytorch_aten_ret_prog() as their return program: it reads the
  * sequence counter again and writes the SEQNR record of an op that created
  * a node.  ASC_PK_AUTOGRAD_EVAL sites (Engine::evaluate_function) take
- * asc_pytorch_autograd_prog() / _ret_prog(): two ENTERs + SEQNR (NODE), two
- * EXITs.  asc_pytorch_seqnr() says whether the counter was found (else a
+ * asc_pytorch_autograd_prog() / _ret_prog(): ENTER + SEQNR (NODE), EXIT.  asc_pytorch_seqnr() says whether the counter was found (else a
  * warning was given and aten ops keep -1).
  */
 struct bpf_program *asc_pytorch_autograd_prog(struct asc_pytorch *pt);
