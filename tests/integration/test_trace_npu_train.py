@@ -47,10 +47,6 @@ NOT_PROBED = {
     # torch_npu's format cast (the TransData site): not in user/probes.c's table yet
     # (reported to E); its TransData kernel is still seen as an aclnn call and a task
     "_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl",
-    # autograd's Engine::evaluate_function (npu_model/include/npu_autograd.h): the backward
-    # node ranges; user/probes.c gains it with the fwdbwd work (then its counts are checked)
-    "_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4Node"
-    "ERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE",
 }
 
 SCENARIOS = [
