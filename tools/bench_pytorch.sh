@@ -16,7 +16,9 @@
 #   baseline          the loop alone
 #   torch.profiler    profile(activities=[CPU], record_shapes=True)
 #   ascbpf trace      `ascbpf trace --activities cpu -- python3 torch_train.py` (aten ranges)
-#   pt aten           bpf/pytorch.bpf.c alone (tests/pytorch/pt_trace): aten ranges
+#   pt aten           bpf/pytorch.bpf.c alone (tests/pytorch/pt_trace): aten ranges with
+#                     sequence numbers (the TLS counter read at entry and return)
+#   pt aten, no seqnr the same without sequence numbers (their cost: the difference)
 #   pt shapes         + --record-shapes
 #   pt shapes+stack   + --record-shapes --with-stack
 #
@@ -61,6 +63,7 @@ for r in $(seq "$repeats"); do
 		case "$out" in ''|*[!0-9]*) ;; *) res[trace]+="$out " ;; esac
 	fi
 	res[pt_aten]+="$(pt_run) "
+	res[pt_noseq]+="$(pt_run --no-seqnr) "
 	res[pt_shapes]+="$(pt_run --record-shapes) "
 	res[pt_stack]+="$(pt_run --record-shapes --with-stack) "
 done
@@ -85,6 +88,7 @@ row baseline baseline
 row torch.profiler profiler
 row "ascbpf trace" trace
 row "pt aten" pt_aten
+row "pt aten, no seqnr" pt_noseq
 row "pt shapes" pt_shapes
 row "pt shapes+stack" pt_stack
 echo "attach all aten ops: uprobe_multi ${attach_multi:-n/a}; single uprobes ${attach_single:-n/a}"

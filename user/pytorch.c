@@ -1316,7 +1316,7 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 		if (!find_mapped(pid, "libtorch_cpu.so", host, sizeof(host), &pt->torch_bias))
 			snprintf(pt->torch_path, sizeof(pt->torch_path), "%s", host);
 	}
-	if (pt->opts.libtorch_cpu_path && pt->torch_path[0])
+	if (pt->opts.libtorch_cpu_path && pt->torch_path[0] && !opts->no_seqnr)
 		discover_seqnr(pt);
 	if (pt->shapes && pt->opts.libtorch_cpu_path) {
 		pt->schemas = asc_aten_schemas_load(pt->opts.libtorch_cpu_path);

@@ -191,6 +191,7 @@ struct asc_pytorch_opts {
 	const char *libc10_path;	/* host path of the target's libc10.so, NULL to find in maps */
 	const char *libtorch_cpu_path;	/* host path of libtorch_cpu.so, NULL to find in maps */
 	const char *python_path;	/* host path of the interpreter binary, NULL: /proc/PID/exe */
+	int no_seqnr;			/* no sequence numbers (benchmarks: the counter's cost) */
 };
 
 /*

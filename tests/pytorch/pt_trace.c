@@ -187,6 +187,7 @@ int main(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "no-multi", no_argument, NULL, 'm' },
 		{ "profile-memory", no_argument, NULL, 'M' },
+		{ "no-seqnr", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct asc_pytorch_opts po = { 0 };
@@ -213,6 +214,7 @@ int main(int argc, char **argv)
 		case 'r': ready = optarg; break;
 		case 'j': json = optarg; break;
 		case 'm': setenv("ASCBPF_NO_UPROBE_MULTI", "1", 1); break;
+		case 'S': po.no_seqnr = 1; break;
 		case 'M': po.profile_memory = 1; break;
 		default:
 			fprintf(stderr, "usage: pt_trace -p PID [--record-shapes] [--with-stack] "
