@@ -21,7 +21,8 @@ journal (the simulated libtorch_cpu's autograd, npu_model/JOURNAL.md
   * fwdbwd flows: one per sequence number whose node ran in the trace, id =
     the journal seq, "s" on the forward thread at the latest forward op with
     that number, "f" on the engine thread at the node's range, the two tids
-    different; no other flow.
+    different; no other flow;
+  * `ascbpf convert --export chrome` writes the same cpu_ops and flows.
 """
 import collections
 import glob
@@ -100,6 +101,20 @@ def run(scenario, steps):
             with open(tv[0], encoding="utf-8") as f:
                 events = json.load(f)
             check_run(scenario, events, journal_lines(jdir, pid), off)
+            # --export chrome writes the same framework events and flows
+            chrome = os.path.join(d, "chrome.json")
+            r = tc.run_ascbpf(["convert", caps[0], "--export", "chrome", "-o", chrome])
+            if check(r.returncode == 0, "%s: convert --export chrome exited %d" %
+                     (scenario, r.returncode)):
+                with open(chrome, encoding="utf-8") as f:
+                    ch = json.load(f)
+                ch = ch["traceEvents"] if isinstance(ch, dict) else ch
+
+                def fw(evs):
+                    return [e for e in evs if e.get("cat") in ("cpu_op", "fwdbwd")]
+                check(fw(ch) == fw(events) and any(e.get("cat") == "fwdbwd" for e in ch),
+                      "%s: chrome export's cpu_ops / fwdbwd flows differ from trace_view's" %
+                      scenario)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -68,7 +68,7 @@ def trace(level, scenario, steps):
 # enum asc_probe_kind (user/probes.h), as ascbpf dump prints a probe's kind
 KIND = {1: "call", 2: "opname_stdstr", 3: "opname_cstr", 4: "enqueue", 5: "dequeue",
         6: "sqe_send", 7: "mem_report", 8: "step", 9: "aten_op", 10: "funcname_get",
-        11: "funcname_reg"}
+        11: "funcname_reg", 12: "autograd_eval"}
 
 
 def probes_of(recs):
@@ -106,7 +106,9 @@ def check_level0(recs, j):
              "RunOpApiV2 probed at level 0")
     spans = collections.Counter(probes[r["probe_id"]]["kind"] for r in recs
                                 if r["type"] in ("enter", "exit") and r["probe_id"] in probes)
-    tc.check(set(spans) == {"aten_op", "dequeue"}, "level 0 ENTER/EXIT of %s" % dict(spans))
+    # framework ranges: aten ops, backward nodes (Engine::evaluate_function), Dequeue
+    tc.check(set(spans) == {"aten_op", "autograd_eval", "dequeue"},
+             "level 0 ENTER/EXIT of %s" % dict(spans))
     ccalls, unpaired = tc.calls(recs)
     tc.check(not unpaired, "level 0: %d unpaired records" % len(unpaired))
 
