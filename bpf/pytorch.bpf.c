@@ -340,7 +340,6 @@ __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 	return 0;
 }
 
-
 /* ---- autograd sequence numbers (user/seqnr.h) ---- */
 
 /*
