@@ -22,12 +22,15 @@ journal (the simulated libtorch_cpu's autograd, npu_model/JOURNAL.md
     the journal seq, "s" on the forward thread at the latest forward op with
     that number, "f" on the engine thread at the node's range, the two tids
     different; no other flow;
-  * `ascbpf convert --export chrome` writes the same cpu_ops and flows.
+  * `ascbpf convert --export chrome` writes the same cpu_ops and flows;
+  * layout: each flow event has the reference's keys, order and spacing, and
+    the flows are one block right after the Python process/thread metadata.
 """
 import collections
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -99,8 +102,10 @@ def run(scenario, steps):
             clock = next(x for x in recs if x["type"] == "clock")
             off = clock["realtime_ns"] - clock["ts_ns"]
             with open(tv[0], encoding="utf-8") as f:
-                events = json.load(f)
+                text = f.read()
+            events = json.loads(text)
             check_run(scenario, events, journal_lines(jdir, pid), off)
+            check_layout(scenario, text, events, pid)
             # --export chrome writes the same framework events and flows
             chrome = os.path.join(d, "chrome.json")
             r = tc.run_ascbpf(["convert", caps[0], "--export", "chrome", "-o", chrome])
@@ -213,6 +218,20 @@ def check_run(scenario, events, jl, off):
                bw["ts"]))
     print("%s%d evaluate_function calls, %d numbered aten calls (%d peek-only), %d fwdbwd flows"
           % (S, len(evals), len(fwd_calls), peek_only, len(want)))
+
+
+def check_layout(scenario, text, events, pid):
+    """The flows as torch_npu serialises and places them (ascend_output_format.md 5.1, 5.3):
+    key order and spacing of the reference, one block after the Python metadata."""
+    S = scenario + ": "
+    pat = re.compile(r'\{"ph": "[sf]", "bp": "e", "name": "fwdbwd", "id": -?\d+, "pid": %d, '
+                     r'"tid": \d+, "ts": "\d+\.\d{3}", "cat": "fwdbwd"\}' % pid)
+    idx = [i for i, e in enumerate(events) if e.get("cat") == "fwdbwd"]
+    check(len(pat.findall(text)) == len(idx) > 0, S + "%d fwdbwd events, %d in the reference "
+          "layout" % (len(idx), len(pat.findall(text))))
+    meta = [i for i, e in enumerate(events) if e.get("ph") == "M" and e.get("pid") == pid]
+    check(idx and idx == list(range(idx[0], idx[-1] + 1)) and meta and idx[0] == meta[-1] + 1,
+          S + "fwdbwd flows are not one block right after the Python metadata")
 
 
 def main():
