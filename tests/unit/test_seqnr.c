@@ -7,6 +7,9 @@
  * and on one that never did; node names with the vtables the loader placed.
  * The pairing cases reproduce ops and flows of the torch_npu reference
  * sample (../shared/reference/samples/torch_npu_level1_rank0_ascend_pt).
+ * The converter's side: a hand-made capture with SEQNR records through
+ * asc_corr_build() (numbers, node names, the node's range inside its
+ * evaluate_function range).
  */
 #include <asm/prctl.h>
 #include <dlfcn.h>
@@ -24,6 +27,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "ascbpf_events.h"
+#include "capture.h"
+#include "correlate.h"
+#include "probes.h"
 #include "seqnr.h"
 
 #define LIBTORCH_CPU	"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
@@ -321,6 +328,196 @@ static void test_pairs_many(void **state)
 	free(ops);
 }
 
+
+/* ---- the converter's view: SEQNR records in a capture ---- */
+
+static struct asc_capture_writer *cw;
+
+static void put(const void *rec)
+{
+	assert_int_equal(asc_capture_append(cw, rec, ((const struct asc_hdr *)rec)->size), 0);
+}
+
+static void hdr(struct asc_hdr *h, uint16_t type, uint16_t size, uint32_t tid, uint32_t probe,
+		uint64_t ts)
+{
+	h->type = type;
+	h->size = size;
+	h->tgid = 100;
+	h->tid = tid;
+	h->probe_id = probe;
+	h->ts_ns = ts;
+}
+
+static void put_probe(uint32_t id, const char *sym, uint16_t kind)
+{
+	_Alignas(8) char buf[512] = { 0 };
+	struct asc_probe *p = (void *)buf;
+	size_t sl = strlen(sym);
+
+	hdr(&p->hdr, ASC_REC_PROBE, (sizeof(*p) + 3 + 1 + sl + 1 + 7) & ~7u, 0, id, 0);
+	p->layer = ASC_LAYER_FRAMEWORK;
+	p->kind = kind;
+	p->lib_len = 3;
+	p->sym_len = sl;
+	memcpy(p->strings, "lib", 3);
+	memcpy(p->strings + 4, sym, sl);
+	put(p);
+}
+
+static void put_config(const char *text)
+{
+	_Alignas(8) char buf[4400] = { 0 };
+	struct asc_text *t = (void *)buf;
+	size_t n = strlen(text);
+
+	hdr(&t->hdr, ASC_REC_CONFIG, (sizeof(*t) + n + 1 + 7) & ~7u, 0, 0, 0);
+	memcpy(t->text, text, n);
+	put(t);
+}
+
+static void put_call(uint16_t type, uint32_t tid, uint32_t probe, uint64_t ts)
+{
+	struct asc_enter e = { 0 };
+
+	hdr(&e.hdr, type, type == ASC_REC_ENTER ? sizeof(struct asc_enter) :
+		sizeof(struct asc_exit), tid, probe, ts);
+	put(&e);
+}
+
+static void put_seqnr(uint32_t tid, uint32_t probe, uint64_t ts, uint32_t kind, int64_t seq,
+		      uint64_t fwd, uint64_t vptr)
+{
+	struct asc_seqnr r = { 0 };
+
+	hdr(&r.hdr, ASC_REC_SEQNR, sizeof(r), tid, probe, ts);
+	r.kind = kind;
+	r.seq = seq;
+	r.fwd_tid = fwd;
+	r.vptr = vptr;
+	put(&r);
+}
+
+static const struct asc_corr_op *op_named(const struct asc_corr *c, const char *name, uint32_t tid,
+					  int nth)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_ops; i++)
+		if (c->ops[i].tid == tid && !strcmp(asc_corr_str(c, c->ops[i].name), name) &&
+		    nth-- == 0)
+			return &c->ops[i];
+	return NULL;
+}
+
+enum { P_LINEAR = 1, P_ADDMM, P_EVAL };
+
+static void test_correlate_seqnr(void **state)
+{
+	char dir[] = "/tmp/test_seqnr.XXXXXX", path[300], cfg[4200];
+	const char *vt = dlsym(torch_lib, "_ZTVN5torch8autograd9generated14AddmmBackward0E");
+	const struct asc_corr_op *o, *ev, *node;
+	struct asc_capture_reader *r;
+	struct link_map *lm = NULL;
+	struct asc_clock k = { 0 };
+	struct asc_corr *c;
+
+	(void)state;
+	assert_non_null(vt);
+	assert_int_equal(dlinfo(torch_lib, RTLD_DI_LINKMAP, &lm), 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/c.ascb", dir);
+	cw = asc_capture_create(path, 1);
+	assert_non_null(cw);
+	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
+	k.realtime_ns = 5000;	/* wall = mono + 4000 */
+	put(&k);
+	put_probe(P_LINEAR, "_ZN2at4_ops6linear4callERKNS_6TensorES4_RKN3c108optionalIS2_EE",
+		  ASC_PK_ATEN_OP);
+	put_probe(P_ADDMM, "_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_",
+		  ASC_PK_ATEN_OP);
+	put_probe(P_EVAL, ASC_SYM_EVALUATE_FUNCTION, ASC_PK_AUTOGRAD_EVAL);
+	snprintf(cfg, sizeof(cfg), "pytorch_autograd_lib=%s", lm->l_name);
+	put_config(cfg);
+	snprintf(cfg, sizeof(cfg), "pytorch_autograd_bias=0x%llx", (unsigned long long)lm->l_addr);
+	put_config(cfg);
+
+	/* forward on 10: linear { addmm (creates node 5) } */
+	put_call(ASC_REC_ENTER, 10, P_LINEAR, 10000);
+	put_call(ASC_REC_ENTER, 10, P_ADDMM, 10100);
+	put_call(ASC_REC_EXIT, 10, P_ADDMM, 10200);
+	put_seqnr(10, P_ADDMM, 10200, ASC_SEQNR_FORWARD, 5, 0, 0);
+	put_call(ASC_REC_EXIT, 10, P_LINEAR, 10300);
+	put_seqnr(10, P_LINEAR, 10300, ASC_SEQNR_FORWARD, 5, 0, 0);
+	put_seqnr(10, P_ADDMM, 10300, ASC_SEQNR_FORWARD, 9, 0, 0);	/* not after its EXIT */
+	put_call(ASC_REC_ENTER, 10, P_ADDMM, 10400);			/* creates nothing */
+	put_call(ASC_REC_EXIT, 10, P_ADDMM, 10500);
+	/* backward on 20: the node of 5, an aten op inside it */
+	put_call(ASC_REC_ENTER, 20, P_EVAL, 20000);
+	put_seqnr(20, P_EVAL, 20000, ASC_SEQNR_NODE, 5, 1, (uint64_t)(uintptr_t)(vt + 16));
+	put_call(ASC_REC_ENTER, 20, P_ADDMM, 20100);
+	put_call(ASC_REC_EXIT, 20, P_ADDMM, 20200);
+	put_call(ASC_REC_EXIT, 20, P_EVAL, 20500);
+	/* a node that could not be read, and an evaluate_function without its SEQNR */
+	put_call(ASC_REC_ENTER, 20, P_EVAL, 21000);
+	put_seqnr(20, P_EVAL, 21000, ASC_SEQNR_NODE, -1, 0, 0);
+	put_call(ASC_REC_EXIT, 20, P_EVAL, 21100);
+	put_call(ASC_REC_ENTER, 20, P_EVAL, 22000);
+	put_call(ASC_REC_EXIT, 20, P_EVAL, 22100);
+	k.which = ASC_CLOCK_END;
+	k.hdr.ts_ns = 30000;
+	k.realtime_ns = 34000;
+	put(&k);
+	assert_int_equal(asc_capture_close(cw), 0);
+	r = asc_capture_open(path);
+	assert_non_null(r);
+	c = asc_corr_build(r);
+	asc_capture_free(r);
+	assert_non_null(c);
+	unlink(path);
+	rmdir(dir);
+
+	assert_int_equal(c->nr_ops, 9);
+	o = op_named(c, "aten::linear", 10, 0);
+	assert_non_null(o);
+	assert_int_equal(o->seq, 5);
+	assert_int_equal(o->fwd_tid, 0);
+	o = op_named(c, "aten::addmm", 10, 0);
+	assert_non_null(o);
+	assert_int_equal(o->seq, 5);
+	o = op_named(c, "aten::addmm", 10, 1);
+	assert_non_null(o);
+	assert_int_equal(o->seq, -1);
+	ev = op_named(c, ASC_EVAL_PREFIX "AddmmBackward0", 20, 0);
+	node = op_named(c, "AddmmBackward0", 20, 0);
+	assert_non_null(ev);
+	assert_non_null(node);
+	assert_int_equal(ev->seq, -1);
+	assert_int_equal(ev->fwd_tid, 0);
+	assert_int_equal(node->seq, 5);
+	assert_int_equal(node->fwd_tid, 1);
+	assert_int_equal(ev->start_ns, 24000);
+	assert_int_equal(ev->end_ns, 24500);
+	assert_int_equal(node->start_ns, 24000);
+	assert_int_equal(node->end_ns, 24500);
+	assert_false(node->flags & ASC_CORR_O_NO_EXIT);
+	assert_int_equal(node->parent, ev - c->ops);
+	o = op_named(c, "aten::addmm", 20, 0);
+	assert_non_null(o);
+	assert_int_equal(o->parent, node - c->ops);
+	assert_int_equal(o->seq, -1);
+	ev = op_named(c, ASC_EVAL_PREFIX ASC_NODE_UNKNOWN, 20, 0);
+	node = op_named(c, ASC_NODE_UNKNOWN, 20, 0);
+	assert_non_null(ev);
+	assert_non_null(node);
+	assert_int_equal(node->seq, -1);
+	assert_int_equal(node->end_ns, 25100);
+	o = op_named(c, "autograd::engine::evaluate_function", 20, 0);
+	assert_non_null(o);
+	assert_int_equal(o->end_ns, 26100);
+	asc_corr_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_live_main_thread),
 		cmocka_unit_test(test_live_fresh_thread),
 		cmocka_unit_test(test_live_node_names),
+		cmocka_unit_test(test_correlate_seqnr),
 	};
 	int failed = cmocka_run_group_tests_name("seqnr", tests, NULL, NULL);
 
