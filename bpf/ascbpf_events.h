@@ -52,7 +52,7 @@ enum asc_rec_type {
 	ASC_REC_PYSTACK		= 11,	/* Python frames (code object ptr, instruction) of an ENTER */
 	ASC_REC_TENSOR		= 12,	/* tensor dims/dtype of an aten op argument of an ENTER */
 	ASC_REC_FUNCNAME	= 13,	/* kernel function handle -> kernel name (aclrtBinaryGetFunction, rtFunctionRegister) */
-	ASC_REC_SEQNR		= 14,	/* autograd sequence number of an aten op / backward node */
+	ASC_REC_SEQNR		= 14,	/* autograd sequence number: aten op / backward node */
 
 	/* written by userspace into the capture file */
 	ASC_REC_USER_BASE	= 64,
@@ -293,7 +293,7 @@ struct asc_funcname {
 struct asc_seqnr {
 	struct asc_hdr hdr;
 	__s64 seq;		/* -1: none */
-	__u64 fwd_tid;		/* at::RecordFunction::currentThreadId() of the forward thread, 0 */
+	__u64 fwd_tid;		/* RecordFunction::currentThreadId() of the forward thread */
 	__u64 vptr;		/* NODE: the node's vptr in the target; FORWARD: 0 */
 	__u32 kind;		/* ASC_SEQNR_* */
 	__u32 flags;		/* ASC_SEQNR_F_* */

@@ -79,12 +79,12 @@ struct asc_pt_cfg {
 	__u32 seqnr;		/* 1: SEQNR records at aten op returns */
 	__u32 node;		/* 1: evaluate_function probes read the Node */
 	__u64 seq_tlsidx;	/* address of the accessor's tls_index in the target */
-	__s64 seq_disp;		/* the accessor's displacement from __tls_get_addr's result */
+	__s64 seq_disp;		/* the accessor's displacement from __tls_get_addr() */
 	__u32 node_seq_off;	/* Node::sequence_nr_ */
 	__u32 node_tid_off;	/* Node::thread_id_ */
 };
 
-#define ASC_PT_SEQ_DEPTH	32	/* nested aten ops whose entry counter is kept per thread */
+#define ASC_PT_SEQ_DEPTH	32	/* nested aten ops whose entry counter is kept */
 
 /* seq_threads task-storage value: the entry counters of the thread's open aten ops. */
 struct asc_pt_seq_frame {
@@ -93,7 +93,7 @@ struct asc_pt_seq_frame {
 };
 
 struct asc_pt_seq_thread {
-	__u64 counter;		/* the counter's address in this thread, 0 until its block exists */
+	__u64 counter;		/* the counter's address in this thread, 0: no block yet */
 	__u32 depth;		/* open ops (may exceed ASC_PT_SEQ_DEPTH; those are not kept) */
 	__u32 reserved;
 	struct asc_pt_seq_frame f[ASC_PT_SEQ_DEPTH];

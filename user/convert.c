@@ -327,7 +327,8 @@ static void write_fwdbwd(struct conv *v, struct trace *t)
 	long n = asc_fwdbwd_pairs(v->c->nr_ops, fwdbwd_op, v, &pairs), i;
 
 	for (i = 0; i < n; i++) {
-		const struct asc_corr_op *f = &v->c->ops[pairs[i].fwd], *b = &v->c->ops[pairs[i].bwd];
+		const struct asc_corr_op *f = &v->c->ops[pairs[i].fwd];
+		const struct asc_corr_op *b = &v->c->ops[pairs[i].bwd];
 
 		flow(t, "s", "fwdbwd", pairs[i].seq, v->pid, f->tid, f->start_ns, "fwdbwd");
 		flow(t, "f", "fwdbwd", pairs[i].seq, v->pid, b->tid, b->start_ns, "fwdbwd");

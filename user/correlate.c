@@ -989,8 +989,9 @@ static int on_seqnr(struct asc_corr *c, struct priv *p, const struct asc_seqnr *
 		return 0;
 	if (!p->node_names_tried) {
 		p->node_names_tried = 1;
-		p->node_names = asc_seqnr_names_from_config(asc_corr_config(c, "pytorch_autograd_lib"),
-							    asc_corr_config(c, "pytorch_autograd_bias"));
+		p->node_names = asc_seqnr_names_from_config(
+			asc_corr_config(c, "pytorch_autograd_lib"),
+			asc_corr_config(c, "pytorch_autograd_bias"));
 	}
 	if (p->node_names && r->vptr)
 		node = asc_seqnr_names_get(p->node_names, r->vptr);

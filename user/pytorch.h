@@ -191,7 +191,7 @@ struct asc_pytorch_opts {
 	const char *libc10_path;	/* host path of the target's libc10.so, NULL to find in maps */
 	const char *libtorch_cpu_path;	/* host path of libtorch_cpu.so, NULL to find in maps */
 	const char *python_path;	/* host path of the interpreter binary, NULL: /proc/PID/exe */
-	int no_seqnr;			/* no sequence numbers (benchmarks: the counter's cost) */
+	int no_seqnr;			/* no sequence numbers (benchmarks: their cost) */
 };
 
 /*
@@ -222,7 +222,8 @@ struct bpf_program *asc_pytorch_aten_ret_prog(struct asc_pytorch *pt);
  * use asc_pytorch_aten_ret_prog() as their return program: it reads the
  * sequence counter again and writes the SEQNR record of an op that created
  * a node.  ASC_PK_AUTOGRAD_EVAL sites (Engine::evaluate_function) take
- * asc_pytorch_autograd_prog() / _ret_prog(): ENTER + SEQNR (NODE), EXIT.  asc_pytorch_seqnr() says whether the counter was found (else a
+ * asc_pytorch_autograd_prog() / _ret_prog(): ENTER + SEQNR (NODE), EXIT.
+ * asc_pytorch_seqnr() says whether the counter was found (else a
  * warning was given and aten ops keep -1).
  */
 struct bpf_program *asc_pytorch_autograd_prog(struct asc_pytorch *pt);

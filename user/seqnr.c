@@ -174,7 +174,9 @@ static int scan_vtables(Elf *elf, struct asc_seqnr_names *nm, size_t *cap)
 		Elf_Data *d;
 		size_t i, cnt;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)

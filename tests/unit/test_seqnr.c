@@ -34,6 +34,7 @@
 #include "seqnr.h"
 
 #define LIBTORCH_CPU	"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* PyTorch 1.13.1 (Debian) at::sequence_number::peek() at 0xd90460, as objdump -d shows it. */
 static const uint8_t peek_113[] = {
@@ -262,7 +263,7 @@ static void test_pairs_sample(void **state)
 	struct asc_fwdbwd *p;
 
 	(void)state;
-	assert_int_equal(asc_fwdbwd_pairs(sizeof(ops) / sizeof(ops[0]), ops_of, (void *)ops, &p), 2);
+	assert_int_equal(asc_fwdbwd_pairs(ARRAY_SIZE(ops), ops_of, (void *)ops, &p), 2);
 	/* the sample's flows: 1350 s at aten::convolution, f at ConvolutionBackward0 */
 	assert_int_equal(p[0].seq, 1350);
 	assert_int_equal(p[0].fwd, 4);
@@ -293,7 +294,7 @@ static void test_pairs_rules(void **state)
 	struct asc_fwdbwd *p;
 
 	(void)state;
-	assert_int_equal(asc_fwdbwd_pairs(sizeof(ops) / sizeof(ops[0]), ops_of, (void *)ops, &p), 2);
+	assert_int_equal(asc_fwdbwd_pairs(ARRAY_SIZE(ops), ops_of, (void *)ops, &p), 2);
 	assert_int_equal(p[0].seq, 7);
 	assert_int_equal(p[0].fwd, 0);
 	assert_int_equal(p[0].bwd, 2);
