@@ -224,6 +224,7 @@ struct frame {
 	uint64_t arg0;		/* first argument (kernel launches: the function handle) */
 	int32_t twin;		/* 1 + ops index of a range with this frame's span (a backward
 				 * node inside its evaluate_function range), 0 none */
+	uint8_t refined;	/* the twin's span came from its apply() frame instead */
 };
 
 struct pend_tensor {	/* a TENSOR record waiting for the rest of its op's arguments */
@@ -796,6 +797,23 @@ static uint64_t task_key(uint32_t dev, uint32_t stream, uint32_t task, uint32_t 
 
 /* ---- record handlers ---- */
 
+/*
+ * The first apply() entered directly inside an evaluate_function range is
+ * its node's (Node::operator() records the node's range around it): the
+ * node's range (the frame's twin) gets apply's span.
+ */
+static void node_apply(struct asc_corr *c, struct priv *p, struct tstate *t, struct frame *apply)
+{
+	struct frame *ev = open_frame(t, FR_OP);
+	const struct probe_info *pi = ev ? probe_of(p, ev->probe_id) : NULL;
+
+	if (!pi || pi->kind != ASC_PK_AUTOGRAD_EVAL || !ev->twin || ev->refined)
+		return;
+	ev->refined = 1;
+	apply->twin = ev->twin;
+	c->ops[ev->twin - 1].start_ns = apply->start;
+}
+
 static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 {
 	const struct probe_info *pi = probe_of(p, h->probe_id);
@@ -877,6 +895,8 @@ static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 		t->last_op = -1;
 	} else {
 		t->last_op = -1;
+		if (pi->kind == ASC_PK_AUTOGRAD_APPLY)
+			node_apply(c, p, t, f);
 	}
 	t->depth++;
 	return 0;
@@ -904,7 +924,7 @@ static void on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exi
 		case FR_OP:
 			c->ops[f->item].end_ns = h->ts_ns;
 			c->ops[f->item].flags &= ~ASC_CORR_O_NO_EXIT;
-			if (f->twin) {
+			if (f->twin && !f->refined) {
 				c->ops[f->twin - 1].end_ns = h->ts_ns;
 				c->ops[f->twin - 1].flags &= ~ASC_CORR_O_NO_EXIT;
 			}
@@ -925,6 +945,12 @@ static void on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exi
 			if (f->item >= 0) {
 				c->queues[f->item].deq_start_ns = f->start;
 				c->queues[f->item].deq_end_ns = h->ts_ns;
+			}
+			break;
+		case FR_OTHER:	/* a backward node's apply(): the node's own range */
+			if (f->twin) {
+				c->ops[f->twin - 1].end_ns = h->ts_ns;
+				c->ops[f->twin - 1].flags &= ~ASC_CORR_O_NO_EXIT;
 			}
 			break;
 		}

@@ -48,6 +48,9 @@ const struct asc_probe_spec asc_probe_table[] = {
 	  "_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4Node"
 	  "ERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE",
 	  FW, ASC_PK_AUTOGRAD_EVAL, ASC_FAM_FRAMEWORK, OPT },
+	/* ... and the node classes' apply(variable_list&&): MulBackward0, AccumulateGrad, ... */
+	{ "libtorch_cpu.so", "_ZN5torch8autograd*5applyEOSt6vectorIN2at6TensorESaI*EE", FW,
+	  ASC_PK_AUTOGRAD_APPLY, ASC_FAM_FRAMEWORK, OPT },
 	/* ---- framework: torch_npu (libtorch_npu.so) ---- */
 	{ "libtorch_npu.so",
 	  "_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb",

@@ -45,6 +45,12 @@ enum asc_probe_kind {
 	 * range, with its sequence number (user/seqnr.h); as CALL without it.
 	 */
 	ASC_PK_AUTOGRAD_EVAL,
+	/*
+	 * A backward node's apply() (torch::autograd::...::apply, as CALL): the
+	 * converter takes its span as the node's own range inside evaluate_function
+	 * (user/seqnr.h); without it the node's range is evaluate_function's span.
+	 */
+	ASC_PK_AUTOGRAD_APPLY,
 };
 
 /* Probe families: what the trace options switch on and off. */

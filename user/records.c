@@ -238,6 +238,7 @@ const char *asc_probe_kind_name(unsigned int kind)
 		[ASC_PK_ATEN_OP] = "aten_op", [ASC_PK_FUNCNAME_GET] = "funcname_get",
 		[ASC_PK_FUNCNAME_REG] = "funcname_reg",
 		[ASC_PK_AUTOGRAD_EVAL] = "autograd_eval",
+		[ASC_PK_AUTOGRAD_APPLY] = "autograd_apply",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "?";

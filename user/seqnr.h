@@ -29,7 +29,10 @@
  * ascbpf -1.  Such an op is never a fwdbwd endpoint (the latest forward op
  * with a given number is the node's creator or one nested in it).
  * evaluate_function is probed; Node::operator() is inline, so the node's own
- * range gets evaluate_function's span.
+ * range is the span of its class's apply() (probe kind ASC_PK_AUTOGRAD_APPLY,
+ * the first apply() entered directly inside the evaluate_function range:
+ * operator() records around it), or evaluate_function's span where no apply()
+ * was probed (npu_model's nodes have no apply symbols; Python nodes).
  *
  * Functions return 0 / -errno; pointer functions NULL + errno.
  */

@@ -68,7 +68,7 @@ def trace(level, scenario, steps):
 # enum asc_probe_kind (user/probes.h), as ascbpf dump prints a probe's kind
 KIND = {1: "call", 2: "opname_stdstr", 3: "opname_cstr", 4: "enqueue", 5: "dequeue",
         6: "sqe_send", 7: "mem_report", 8: "step", 9: "aten_op", 10: "funcname_get",
-        11: "funcname_reg", 12: "autograd_eval"}
+        11: "funcname_reg", 12: "autograd_eval", 13: "autograd_apply"}
 
 
 def probes_of(recs):

@@ -253,7 +253,7 @@ static void test_builtin_table(void **state)
 		assert_non_null(s->sym);
 		assert_true(strlen(s->lib) > 3 && !strncmp(s->lib, "lib", 3));
 		assert_true(s->layer >= ASC_LAYER_FRAMEWORK && s->layer <= ASC_LAYER_MEMORY);
-		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_AUTOGRAD_EVAL);
+		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_AUTOGRAD_APPLY);
 		/* one level at most, and the level is what asc_probe_spec_level() reads */
 		assert_false((s->flags & ASC_SPEC_LEVEL1) && (s->flags & ASC_SPEC_LEVEL2));
 		assert_true(asc_probe_spec_level(s) <= ASC_LEVEL_MAX);

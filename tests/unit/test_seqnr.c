@@ -9,7 +9,7 @@
  * sample (../shared/reference/samples/torch_npu_level1_rank0_ascend_pt).
  * The converter's side: a hand-made capture with SEQNR records through
  * asc_corr_build() (numbers, node names, the node's range inside its
- * evaluate_function range).
+ * evaluate_function range, from its apply() when that was probed).
  */
 #include <asm/prctl.h>
 #include <dlfcn.h>
@@ -411,7 +411,7 @@ static const struct asc_corr_op *op_named(const struct asc_corr *c, const char *
 	return NULL;
 }
 
-enum { P_LINEAR = 1, P_ADDMM, P_EVAL };
+enum { P_LINEAR = 1, P_ADDMM, P_EVAL, P_APPLY, P_APPLY2 };
 
 static void test_correlate_seqnr(void **state)
 {
@@ -438,6 +438,10 @@ static void test_correlate_seqnr(void **state)
 	put_probe(P_ADDMM, "_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_",
 		  ASC_PK_ATEN_OP);
 	put_probe(P_EVAL, ASC_SYM_EVALUATE_FUNCTION, ASC_PK_AUTOGRAD_EVAL);
+	put_probe(P_APPLY, "_ZN5torch8autograd9generated14AddmmBackward05applyEOSt6vectorIN2at6TensorE"
+		  "SaIS5_EE", ASC_PK_AUTOGRAD_APPLY);
+	put_probe(P_APPLY2, "_ZN5torch8autograd10CopySlices5applyEOSt6vectorIN2at6TensorESaIS4_EE",
+		  ASC_PK_AUTOGRAD_APPLY);
 	snprintf(cfg, sizeof(cfg), "pytorch_autograd_lib=%s", lm->l_name);
 	put_config(cfg);
 	snprintf(cfg, sizeof(cfg), "pytorch_autograd_bias=0x%llx", (unsigned long long)lm->l_addr);
@@ -453,11 +457,15 @@ static void test_correlate_seqnr(void **state)
 	put_seqnr(10, P_ADDMM, 10300, ASC_SEQNR_FORWARD, 9, 0, 0);	/* not after its EXIT */
 	put_call(ASC_REC_ENTER, 10, P_ADDMM, 10400);			/* creates nothing */
 	put_call(ASC_REC_EXIT, 10, P_ADDMM, 10500);
-	/* backward on 20: the node of 5, an aten op inside it */
+	/* backward on 20: the node of 5, its apply() with an aten op and a nested apply() */
 	put_call(ASC_REC_ENTER, 20, P_EVAL, 20000);
 	put_seqnr(20, P_EVAL, 20000, ASC_SEQNR_NODE, 5, 1, (uint64_t)(uintptr_t)(vt + 16));
+	put_call(ASC_REC_ENTER, 20, P_APPLY, 20050);
 	put_call(ASC_REC_ENTER, 20, P_ADDMM, 20100);
 	put_call(ASC_REC_EXIT, 20, P_ADDMM, 20200);
+	put_call(ASC_REC_ENTER, 20, P_APPLY2, 20250);
+	put_call(ASC_REC_EXIT, 20, P_APPLY2, 20300);
+	put_call(ASC_REC_EXIT, 20, P_APPLY, 20400);
 	put_call(ASC_REC_EXIT, 20, P_EVAL, 20500);
 	/* a node that could not be read, and an evaluate_function without its SEQNR */
 	put_call(ASC_REC_ENTER, 20, P_EVAL, 21000);
@@ -499,8 +507,8 @@ static void test_correlate_seqnr(void **state)
 	assert_int_equal(node->fwd_tid, 1);
 	assert_int_equal(ev->start_ns, 24000);
 	assert_int_equal(ev->end_ns, 24500);
-	assert_int_equal(node->start_ns, 24000);
-	assert_int_equal(node->end_ns, 24500);
+	assert_int_equal(node->start_ns, 24050);	/* its apply()'s span */
+	assert_int_equal(node->end_ns, 24400);
 	assert_false(node->flags & ASC_CORR_O_NO_EXIT);
 	assert_int_equal(node->parent, ev - c->ops);
 	o = op_named(c, "aten::addmm", 20, 0);
@@ -512,6 +520,7 @@ static void test_correlate_seqnr(void **state)
 	assert_non_null(ev);
 	assert_non_null(node);
 	assert_int_equal(node->seq, -1);
+	assert_int_equal(node->start_ns, 25000);	/* no apply(): evaluate_function's span */
 	assert_int_equal(node->end_ns, 25100);
 	o = op_named(c, "autograd::engine::evaluate_function", 20, 0);
 	assert_non_null(o);
