@@ -67,11 +67,22 @@
  * through its SQE records), and this process may hold one session per card.
  */
 struct target;
+#define DEVREADER_HISTORY	65536	/* device records kept for processes joining later */
 struct devreader {
 	uint32_t dev;
 	struct asc_devtime *dt;
 	struct target *members[MAX_TARGETS];
 	int nr_members;
+	/*
+	 * The start DEVCLOCK and the last DEVREADER_HISTORY device records
+	 * (under capture_lock): a process joining a reader that already runs
+	 * (a forked rank on its parent's card) gets them, so its tasks that
+	 * completed between its first submission and its join keep their times.
+	 */
+	struct asc_devclock start_clock;
+	int have_clock;
+	struct asc_devtask *hist;
+	size_t hist_head, hist_nr;
 };
 #define POLL_MS			100	/* consumer timer: the ring is drained this often */
 
@@ -1891,8 +1902,19 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 	if (!tg || !tg->w)
 		return keep_early(t, rec, size);
 	tg->records++;
-	if (h->type == ASC_REC_SQE && tg->pre.on)
-		prechan_on_sqe(&tg->pre, rec);
+	if (h->type == ASC_REC_SQE) {
+		const struct asc_sqe *q = rec;
+
+		if (tg->pre.on)
+			prechan_on_sqe(&tg->pre, q);
+		/*
+		 * A process that started later joins its card's reader at its TSDRV
+		 * bind; below Level2 the bind is not seen (no ioctl tracepoints), so
+		 * its first submission names the card (joined from the main loop).
+		 */
+		if (!tg->dev_started && !tg->bind_dev)
+			tg->bind_dev = q->dev_id + 1;
+	}
 	if (h->type == ASC_REC_FDBIND) {
 		const struct asc_fdbind *b = rec;
 
@@ -1921,9 +1943,24 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 static int sink_devtime(void *ctx, const void *rec, size_t size)
 {
 	struct devreader *r = ctx;
+	const struct asc_hdr *rh = rec;
 	int i, err = 0;
 
 	pthread_mutex_lock(&capture_lock);
+	if (rh->type == ASC_REC_DEVCLOCK && !r->have_clock && size == sizeof(r->start_clock)) {
+		memcpy(&r->start_clock, rec, size);
+		r->have_clock = 1;
+	} else if (rh->type == ASC_REC_DEVTASK && size == sizeof(*r->hist)) {
+		if (!r->hist)
+			r->hist = malloc(DEVREADER_HISTORY * sizeof(*r->hist));
+		if (r->hist) {
+			memcpy(&r->hist[(r->hist_head + r->hist_nr) % DEVREADER_HISTORY], rec, size);
+			if (r->hist_nr < DEVREADER_HISTORY)
+				r->hist_nr++;
+			else
+				r->hist_head = (r->hist_head + 1) % DEVREADER_HISTORY;
+		}
+	}
 	for (i = 0; i < r->nr_members; i++) {
 		struct target *tg = r->members[i];
 		struct asc_hdr *h = (struct asc_hdr *)rec;
@@ -1968,9 +2005,24 @@ static void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
 		if (r->members[i] == tg)
 			return;
 	if (r->nr_members < MAX_TARGETS) {
+		size_t k;
+
 		pthread_mutex_lock(&capture_lock);
 		r->members[r->nr_members++] = tg;
 		tg->pre.young_drains = 2;	/* its records flow from now on */
+		/* a reader that already runs: what it delivered before, as if a member */
+		if (r->have_clock) {
+			r->start_clock.hdr.tgid = tg->pid;
+			asc_capture_append(tg->w, &r->start_clock, sizeof(r->start_clock));
+		}
+		for (k = 0; k < r->hist_nr; k++) {
+			struct asc_devtask *d = &r->hist[(r->hist_head + k) % DEVREADER_HISTORY];
+
+			d->hdr.tgid = tg->pid;
+			if (tg->pre.on)
+				prechan_on_devtask(&tg->pre, d);
+			asc_capture_append(tg->w, d, sizeof(*d));
+		}
 		pthread_mutex_unlock(&capture_lock);
 	}
 	tg->dev_started = 1;
@@ -2497,6 +2549,7 @@ static void trace_cleanup(struct trace *t, int failed)
 
 	for (i = 0; i < t->nr_readers; i++) {
 		asc_devtime_free(t->readers[i]->dt);
+		free(t->readers[i]->hist);
 		free(t->readers[i]);
 	}
 	t->nr_readers = 0;
