@@ -119,6 +119,7 @@ struct probe_info {
 #define PRECHAN_MAX	(1u << 20)	/* entries kept at most (then counted as overflow) */
 struct prechan {
 	int on;			/* collecting (NPU activities, channel not failed) */
+	int ended_first;	/* the process was gone before a channel could start for it */
 	uint64_t open_ns;	/* CLOCK_MONOTONIC when the channel was open; 0: not yet */
 	int young_drains;	/* device records are inserted while > 0 */
 	uint64_t *keys;		/* key + 1 (0: empty slot) */
@@ -1843,6 +1844,7 @@ static int emit_pyframe(const struct asc_pyframe *rec, size_t size, void *ctx)
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int sink_record(void *ctx, const void *rec, size_t size);
+static int process_gone(pid_t pid);
 
 /* Keeps a record of a process the BPF side traces but we have not adopted yet. */
 static int keep_early(struct trace *t, const void *rec, size_t size)
@@ -2026,8 +2028,17 @@ static void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
 		pthread_mutex_unlock(&capture_lock);
 	}
 	tg->dev_started = 1;
-	if (!r->dt)
+	/*
+	 * The reader loads the HAL the process mapped; a short-lived process (a
+	 * rank done in 0.1 s) may be gone by then: then through a live traced
+	 * process that reads a card (the same HAL).
+	 */
+	if (!r->dt && !process_gone(tg->pid))
 		r->dt = asc_devtime_start(tg->pid, dev, sink_devtime, r);
+	for (i = 0; !r->dt && process_gone(tg->pid) && i < t->nr_targets; i++)
+		if (&t->targets[i] != tg && t->targets[i].dev_started &&
+		    !process_gone(t->targets[i].pid))
+			r->dt = asc_devtime_start(t->targets[i].pid, dev, sink_devtime, r);
 	/*
 	 * From here on every task it submits completes with the channel open.
 	 * Without a channel no submission has a device record: nothing to tell.
@@ -2035,6 +2046,8 @@ static void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
 	pthread_mutex_lock(&capture_lock);
 	if (r->dt && tg->pre.on && !tg->pre.open_ns)
 		tg->pre.open_ns = now_ns(CLOCK_MONOTONIC);
+	else if (!r->dt && tg->pre.on && process_gone(tg->pid))
+		tg->pre.ended_first = 1;	/* every submission it made came before a channel */
 	else if (!r->dt)
 		prechan_free(&tg->pre);
 	pthread_mutex_unlock(&capture_lock);
@@ -2505,6 +2518,22 @@ static int captures_failed(struct trace *t)
 	return first;
 }
 
+/* Processes whose TSDRV bind (or first submission) named a card join its reader. */
+static void join_bound(struct trace *t)
+{
+	int i;
+
+	for (i = 0; i < t->nr_targets; i++)
+		if (t->targets[i].bind_dev) {
+			join_devreader(t, &t->targets[i], t->targets[i].bind_dev - 1);
+			t->targets[i].bind_dev = 0;
+			/* the rank is set by the card's setup: re-read it */
+			pthread_mutex_lock(&capture_lock);
+			finish_process(t, &t->targets[i], 0);
+			pthread_mutex_unlock(&capture_lock);
+		}
+}
+
 /* A process is gone once it no longer exists or is a zombie nobody reaped yet. */
 static int process_gone(pid_t pid)
 {
@@ -2669,7 +2698,7 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 		append_text(tg, ASC_REC_LOST, sqe_lost,
 			    "SQE headers not recorded (halSqTaskSend calls over 64 SQEs)");
 	pthread_mutex_lock(&capture_lock);
-	if (tg->pre.on && tg->pre.open_ns) {
+	if (tg->pre.on && (tg->pre.open_ns || tg->pre.ended_first)) {
 		uint64_t n = prechan_count(&tg->pre);
 
 		if (tg->pre.overflow)
@@ -2677,8 +2706,9 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 				tg->pid, (unsigned long long)tg->pre.overflow);
 		if (n) {
 			asc_info("trace: pid %d: %llu submission%s before its device channel "
-				 "started (no device time)\n", tg->pid, (unsigned long long)n,
-				 n == 1 ? "" : "s");
+				 "started (no device time)%s\n", tg->pid, (unsigned long long)n,
+				 n == 1 ? "" : "s", tg->pre.ended_first ?
+				 ": it ended before a channel could start" : "");
 			append_lost(tg, ASC_LOST_BEFORE_DEVCHANNEL, n,
 				    ASC_LOST_BEFORE_DEVCHANNEL_TEXT);
 		}
@@ -2880,20 +2910,13 @@ int cmd_trace(int argc, char **argv)
 			if (t->targets[i].pre.young_drains > 0)
 				t->targets[i].pre.young_drains--;
 		pthread_mutex_unlock(&capture_lock);
-		for (i = 0; i < t->nr_targets; i++)
-			if (t->targets[i].bind_dev) {
-				join_devreader(t, &t->targets[i], t->targets[i].bind_dev - 1);
-				t->targets[i].bind_dev = 0;
-				/* the rank is set by the card's setup: re-read it */
-				pthread_mutex_lock(&capture_lock);
-				finish_process(t, &t->targets[i], 0);
-				pthread_mutex_unlock(&capture_lock);
-			}
+		join_bound(t);
 		if (t->o.comm || t->have_child) {
 			t->adopt_pending = 0;
 			adopt_new_tgids(t);
 		}
 		do_rescans(t);
+		join_bound(t);	/* binds among the records an adoption flushed: no tick later */
 		/* thread names (acl_thread ...) while the threads exist: once a second */
 		if (now_ns(CLOCK_MONOTONIC) >= next_threads_ns) {
 			next_threads_ns = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
