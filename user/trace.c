@@ -1956,7 +1956,9 @@ static int sink_devtime(void *ctx, const void *rec, size_t size)
 		if (!r->hist)
 			r->hist = malloc(DEVREADER_HISTORY * sizeof(*r->hist));
 		if (r->hist) {
-			memcpy(&r->hist[(r->hist_head + r->hist_nr) % DEVREADER_HISTORY], rec, size);
+			size_t at = (r->hist_head + r->hist_nr) % DEVREADER_HISTORY;
+
+			memcpy(&r->hist[at], rec, size);
 			if (r->hist_nr < DEVREADER_HISTORY)
 				r->hist_nr++;
 			else
@@ -2916,7 +2918,7 @@ int cmd_trace(int argc, char **argv)
 			adopt_new_tgids(t);
 		}
 		do_rescans(t);
-		join_bound(t);	/* binds among the records an adoption flushed: no tick later */
+		join_bound(t);	/* binds in records an adoption flushed: not a tick later */
 		/* thread names (acl_thread ...) while the threads exist: once a second */
 		if (now_ns(CLOCK_MONOTONIC) >= next_threads_ns) {
 			next_threads_ns = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
