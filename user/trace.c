@@ -133,47 +133,56 @@ static uint64_t prechan_key(uint32_t dev, uint16_t stream, uint16_t task)
 	return ((uint64_t)dev << 32 | (uint32_t)stream << 16 | task) + 1;
 }
 
+static size_t prechan_home(uint64_t key, size_t cap)
+{
+	return (key * 0x9e3779b97f4a7c15ull) >> 20 & (cap - 1);
+}
+
+/* Doubles the table (load kept under 1/2); -ENOMEM, or -ENOSPC at PRECHAN_MAX. */
+static int prechan_grow(struct prechan *p)
+{
+	size_t ncap = p->cap ? p->cap * 2 : 1024, i, j;
+	uint64_t *nk;
+	uint32_t *nv;
+
+	if (p->nr >= PRECHAN_MAX)
+		return -ENOSPC;
+	nk = calloc(ncap, sizeof(*nk));
+	nv = calloc(ncap, sizeof(*nv));
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -ENOMEM;
+	}
+	for (j = 0; j < p->cap; j++) {
+		if (!p->keys[j])
+			continue;
+		for (i = prechan_home(p->keys[j], ncap); nk[i]; i = (i + 1) & (ncap - 1))
+			;
+		nk[i] = p->keys[j];
+		nv[i] = p->vals[j];
+	}
+	free(p->keys);
+	free(p->vals);
+	p->keys = nk;
+	p->vals = nv;
+	p->cap = ncap;
+	return 0;
+}
+
+/* The value of key; with insert, a new zero one if absent (NULL if the set is full). */
 static uint32_t *prechan_slot(struct prechan *p, uint64_t key, int insert)
 {
-	size_t i, mask;
+	size_t i;
 
-	if (insert && (p->nr + 1) * 2 > p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 1024, j;
-		uint64_t *nk;
-		uint32_t *nv;
-
-		if (p->nr >= PRECHAN_MAX)
-			return NULL;
-		nk = calloc(ncap, sizeof(*nk));
-		nv = calloc(ncap, sizeof(*nv));
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return NULL;
-		}
-		for (j = 0; j < p->cap; j++) {
-			if (!p->keys[j])
-				continue;
-			for (i = (p->keys[j] * 0x9e3779b97f4a7c15ull) >> 20 & (ncap - 1); nk[i];
-			     i = (i + 1) & (ncap - 1))
-				;
-			nk[i] = p->keys[j];
-			nv[i] = p->vals[j];
-		}
-		free(p->keys);
-		free(p->vals);
-		p->keys = nk;
-		p->vals = nv;
-		p->cap = ncap;
-	}
-	if (!p->cap)
+	if (p->cap)
+		for (i = prechan_home(key, p->cap); p->keys[i]; i = (i + 1) & (p->cap - 1))
+			if (p->keys[i] == key)
+				return &p->vals[i];
+	if (!insert || ((p->nr + 1) * 2 > p->cap && prechan_grow(p)))
 		return NULL;
-	mask = p->cap - 1;
-	for (i = (key * 0x9e3779b97f4a7c15ull) >> 20 & mask; p->keys[i]; i = (i + 1) & mask)
-		if (p->keys[i] == key)
-			return &p->vals[i];
-	if (!insert)
-		return NULL;
+	for (i = prechan_home(key, p->cap); p->keys[i]; i = (i + 1) & (p->cap - 1))
+		;
 	p->keys[i] = key;
 	p->vals[i] = 0;
 	p->nr++;
