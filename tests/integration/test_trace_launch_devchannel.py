@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""ascbpf trace -- npu_train multi-rank (2 cards, the default level 0): the
+"""ascbpf trace -- npu_train multi-rank (2 cards, the default level 0, each
+rank running 2 s so that it outlives its adoption on a loaded machine): the
 forked ranks are adopted after their fork, so each one's device channel
 starts only once its first submission is seen (rank 1: a new reader of card 1)
 or when it joins the reader that already runs (rank 0: its parent's card 0,
@@ -43,7 +44,7 @@ def run_once(d, attempt):
         os.mkdir(jdir)
         out = os.path.join(d, "out.%d" % attempt)
         r = tc.run_ascbpf(["trace", "-o", out, "--no-convert", "--", m.bin("npu_train"),
-                           "--scenario", "multi-rank", "--steps", "100"],
+                           "--scenario", "multi-rank", "--steps", "0", "--duration", "2"],
                           env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
         tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
         m.proc.terminate()
