@@ -386,12 +386,28 @@ struct asc_stats {
 	__u64 bytes;		/* ring-buffer bytes consumed */
 };
 
-/* ASC_REC_CONFIG / ASC_REC_SYMBOL / ASC_REC_LOST: 32 bytes + text padded to 8. */
+/*
+ * ASC_REC_CONFIG / ASC_REC_SYMBOL / ASC_REC_LOST: 32 bytes + text padded to 8.
+ * A LOST record's hdr.probe_id is its reason (ASC_LOST_*), the text says it
+ * in words.
+ */
 struct asc_text {
 	struct asc_hdr hdr;
 	__u64 value;		/* SYMBOL: address; LOST: count; CONFIG: 0 */
 	char text[];		/* NUL-terminated */
 };
+#define ASC_LOST_RECORDS	0	/* records that were not kept (drops, full tables) */
+/*
+ * Submissions (SQE headers) of the process made before its device channel
+ * started (the reader of its card for -- CMD, --comm and forked processes
+ * starts at their TSDRV bind) that have no device record in the capture: the
+ * tasks completed while the channel was not open, so the card reported them
+ * to nobody.  Nothing was dropped: these kernels have no device time.
+ * Text: ASC_LOST_BEFORE_DEVCHANNEL_TEXT.
+ */
+#define ASC_LOST_BEFORE_DEVCHANNEL	1
+#define ASC_LOST_BEFORE_DEVCHANNEL_TEXT	"submitted before the device channel started"
+
 
 /*
  * ASC_REC_PYFRAME: 40 bytes + text padded to 8.  Written by the loader while

@@ -6,6 +6,8 @@
  * it past ASC_FRAME_TARGET the buffer is compressed into one zstd frame
  * (content checksum on) and written, frame header and payload together, with
  * one write() so that a SIGKILL leaves only whole frames or a torn last one.
+ * A failed write (ENOSPC) is cut off again with ftruncate(), so a full disk
+ * leaves only whole frames; the error is sticky from then on.
  * append/flush/close take a mutex, so a ring-buffer consumer and a device
  * channel reader may share one writer.
  *
@@ -197,6 +199,15 @@ static int flush_locked(struct asc_capture_writer *w)
 	err = write_all(w->fd, w->out, FRAME_HDR_LEN + clen);
 	if (err) {
 		asc_err("capture: write: %s\n", strerror(-err));
+		/*
+		 * A short write (full disk) left the head of this frame: cut the
+		 * file back to the last complete frame so it reads clean.  The error
+		 * stays sticky, so nothing is appended after the cut.
+		 */
+		if (ftruncate(w->fd, (off_t)w->bytes_written) ||
+		    lseek(w->fd, (off_t)w->bytes_written, SEEK_SET) < 0)
+			asc_warn("capture: cannot cut the torn last frame off: %s\n",
+				 strerror(errno));
 		return w->err = err;
 	}
 	w->bytes_written += FRAME_HDR_LEN + clen;
@@ -258,6 +269,18 @@ int asc_capture_close(struct asc_capture_writer *w)
 uint64_t asc_capture_bytes_written(const struct asc_capture_writer *w)
 {
 	return w->bytes_written;
+}
+
+int asc_capture_error(struct asc_capture_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	err = w->err;
+	pthread_mutex_unlock(&w->lock);
+	return err;
 }
 
 /* ---- reader ---- */

@@ -24,7 +24,9 @@
  *     bytes of concatenated records (struct asc_hdr first, hdr.size each).
  *
  * A frame is appended with a single write() once complete, so a tracer killed
- * with SIGKILL leaves a file that is readable up to its last complete frame.
+ * with SIGKILL leaves a file that is readable up to its last complete frame;
+ * a write that fails part-way (full disk) is cut off again (ftruncate), so the
+ * file then ends cleanly after its last complete frame.
  * The reader stops at the first frame whose header, checksum or
  * decompression fails, and reports how many bytes after it were not read.
  *
@@ -60,6 +62,13 @@ int asc_capture_close(struct asc_capture_writer *w);
 
 /* Bytes written to the file so far (headers and compressed frames). */
 uint64_t asc_capture_bytes_written(const struct asc_capture_writer *w);
+
+/*
+ * The writer's sticky error: 0 while every frame was written, else the
+ * -errno of the first failed write (e.g. -ENOSPC).  After a failed write the
+ * file is cut back to its last complete frame and nothing more is appended.
+ */
+int asc_capture_error(struct asc_capture_writer *w);
 
 struct asc_capture_info {
 	uint32_t version;

@@ -1825,6 +1825,10 @@ int cmd_convert(int argc, char **argv)
 			 (unsigned long long)c->info.bpf_drops,
 			 (unsigned long long)c->info.devtask_drops,
 			 (unsigned long long)c->info.lost);
+	if (c->info.before_devchannel)
+		asc_info("convert: %llu submissions were made before the device channel started "
+			 "(the tasks completed before it opened): no kernel row, nothing lost\n",
+			 (unsigned long long)c->info.before_devchannel);
 	if (c->info.damaged) {
 		asc_err("convert: %s is damaged (%s): converted up to the last good frame, "
 			"%llu bytes after it were lost\n", argv[optind], c->info.damage,

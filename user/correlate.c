@@ -1363,9 +1363,16 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 
 		return hmap_put(&p->symbols, tx->value, strtab_cstr(&p->strs, tx->text));
 	}
-	case ASC_REC_LOST:
-		c->info.lost += ((const struct asc_text *)rec)->value;
+	case ASC_REC_LOST: {
+		const struct asc_text *tx = rec;
+
+		/* tasks that ran with the device channel closed: not lost records */
+		if (tx->hdr.probe_id == ASC_LOST_BEFORE_DEVCHANNEL)
+			c->info.before_devchannel += tx->value;
+		else
+			c->info.lost += tx->value;
 		return 0;
+	}
 	case ASC_REC_FUNCNAME:
 		return on_funcname(p, rec);
 	default:

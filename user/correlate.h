@@ -189,6 +189,7 @@ struct asc_corr_info {
 	int64_t devclock_mono_ns;
 	uint64_t records, bad_records, unknown_records;
 	uint64_t bpf_events, bpf_drops, devtask_drops, lost;	/* from STATS / LOST records */
+	uint64_t before_devchannel;	/* LOST ASC_LOST_BEFORE_DEVCHANNEL: no device record */
 	uint64_t unmatched_kernels, unmatched_sqes;
 	int damaged;			/* the capture stopped at a bad frame */
 	uint64_t bytes_unread;

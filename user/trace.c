@@ -28,6 +28,7 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -66,11 +67,22 @@
  * through its SQE records), and this process may hold one session per card.
  */
 struct target;
+#define DEVREADER_HISTORY	65536	/* device records kept for processes joining later */
 struct devreader {
 	uint32_t dev;
 	struct asc_devtime *dt;
 	struct target *members[MAX_TARGETS];
 	int nr_members;
+	/*
+	 * The start DEVCLOCK and the last DEVREADER_HISTORY device records
+	 * (under capture_lock): a process joining a reader that already runs
+	 * (a forked rank on its parent's card) gets them, so its tasks that
+	 * completed between its first submission and its join keep their times.
+	 */
+	struct asc_devclock start_clock;
+	int have_clock;
+	struct asc_devtask *hist;
+	size_t hist_head, hist_nr;
 };
 #define POLL_MS			100	/* consumer timer: the ring is drained this often */
 
@@ -85,6 +97,149 @@ struct probe_info {
 	pid_t pid;
 	int used;
 };
+
+/*
+ * Submissions of one process made before its device channel started, and
+ * whether their device records reached its capture (ASC_LOST_BEFORE_DEVCHANNEL).
+ * The channel of a process that starts later (-- CMD, --comm, forks) opens
+ * when the main loop sees its TSDRV bind, after its gate opened: a task
+ * completing in between has a submission and no device record.
+ *
+ * Keys are (device, stream id, task id).  Every SQE header is kept while the
+ * process has no channel, then those stamped before open_ns.  Device records
+ * are marked SEEN on keys already kept, and inserted while the set is young
+ * (young_drains > 0: until two ring drains after the channel opened), since
+ * a submission stamped before open_ns may still wait in the ring while its
+ * device record comes from the reader thread.  At the end, the kept
+ * submissions never SEEN are the count.  Task ids repeat after 65536 tasks of
+ * a stream, far more than the few milliseconds before a channel opens hold.
+ * Guarded by capture_lock (the reader threads deliver device records).
+ */
+#define PRECHAN_SEEN	0x80000000u
+#define PRECHAN_MAX	(1u << 20)	/* entries kept at most (then counted as overflow) */
+struct prechan {
+	int on;			/* collecting (NPU activities, channel not failed) */
+	int ended_first;	/* the process was gone before a channel could start for it */
+	uint64_t open_ns;	/* CLOCK_MONOTONIC when the channel was open; 0: not yet */
+	int young_drains;	/* device records are inserted while > 0 */
+	uint64_t *keys;		/* key + 1 (0: empty slot) */
+	uint32_t *vals;		/* submissions kept | PRECHAN_SEEN */
+	size_t cap, nr;
+	uint64_t overflow;	/* submissions not kept (set full) */
+};
+
+static uint64_t prechan_key(uint32_t dev, uint16_t stream, uint16_t task)
+{
+	return ((uint64_t)dev << 32 | (uint32_t)stream << 16 | task) + 1;
+}
+
+static size_t prechan_home(uint64_t key, size_t cap)
+{
+	return (key * 0x9e3779b97f4a7c15ull) >> 20 & (cap - 1);
+}
+
+/* Doubles the table (load kept under 1/2); -ENOMEM, or -ENOSPC at PRECHAN_MAX. */
+static int prechan_grow(struct prechan *p)
+{
+	size_t ncap = p->cap ? p->cap * 2 : 1024, i, j;
+	uint64_t *nk;
+	uint32_t *nv;
+
+	if (p->nr >= PRECHAN_MAX)
+		return -ENOSPC;
+	nk = calloc(ncap, sizeof(*nk));
+	nv = calloc(ncap, sizeof(*nv));
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -ENOMEM;
+	}
+	for (j = 0; j < p->cap; j++) {
+		if (!p->keys[j])
+			continue;
+		for (i = prechan_home(p->keys[j], ncap); nk[i]; i = (i + 1) & (ncap - 1))
+			;
+		nk[i] = p->keys[j];
+		nv[i] = p->vals[j];
+	}
+	free(p->keys);
+	free(p->vals);
+	p->keys = nk;
+	p->vals = nv;
+	p->cap = ncap;
+	return 0;
+}
+
+/* The value of key; with insert, a new zero one if absent (NULL if the set is full). */
+static uint32_t *prechan_slot(struct prechan *p, uint64_t key, int insert)
+{
+	size_t i;
+
+	if (p->cap)
+		for (i = prechan_home(key, p->cap); p->keys[i]; i = (i + 1) & (p->cap - 1))
+			if (p->keys[i] == key)
+				return &p->vals[i];
+	if (!insert || ((p->nr + 1) * 2 > p->cap && prechan_grow(p)))
+		return NULL;
+	for (i = prechan_home(key, p->cap); p->keys[i]; i = (i + 1) & (p->cap - 1))
+		;
+	p->keys[i] = key;
+	p->vals[i] = 0;
+	p->nr++;
+	return &p->vals[i];
+}
+
+/* An SQE record of the process: keeps its headers stamped before the channel opened. */
+static void prechan_on_sqe(struct prechan *p, const struct asc_sqe *q)
+{
+	uint32_t k, n = q->nr_kept < ASC_MAX_SQES ? q->nr_kept : ASC_MAX_SQES;
+
+	if (!p->on || (p->open_ns && q->hdr.ts_ns >= p->open_ns))
+		return;
+	for (k = 0; k < n; k++) {
+		uint32_t *v = prechan_slot(p, prechan_key(q->dev_id, q->sqe[k].stream_id,
+							  q->sqe[k].task_id), 1);
+
+		if (v)
+			(*v)++;
+		else
+			p->overflow++;
+	}
+}
+
+/* A device record delivered to the process's capture. */
+static void prechan_on_devtask(struct prechan *p, const struct asc_devtask *d)
+{
+	uint32_t *v;
+
+	if (!p->on)
+		return;
+	v = prechan_slot(p, prechan_key(d->dev_id, d->stream_id, d->task_id), p->young_drains > 0);
+	if (v)
+		*v |= PRECHAN_SEEN;
+}
+
+/* Kept submissions without a device record. */
+static uint64_t prechan_count(const struct prechan *p)
+{
+	uint64_t n = p->overflow;
+	size_t i;
+
+	for (i = 0; i < p->cap; i++)
+		if (p->keys[i] && !(p->vals[i] & PRECHAN_SEEN))
+			n += p->vals[i];
+	return n;
+}
+
+static void prechan_free(struct prechan *p)
+{
+	free(p->keys);
+	free(p->vals);
+	p->keys = NULL;
+	p->vals = NULL;
+	p->cap = p->nr = 0;
+	p->on = 0;
+}
 
 struct target {
 	pid_t pid;
@@ -102,6 +257,7 @@ struct target {
 	size_t nr_missing_warned;
 	uint64_t records;
 	int dev_started;		/* joined the device reader of its device */
+	struct prechan pre;		/* submissions before its device channel started */
 	int bind_dev;			/* 1 + device of a TSDRV bind seen, to join; 0: none */
 	int adopted;			/* from --comm / a fork: gate opened after its attach */
 	int from_adopt;			/* started after the trace: card from its bind */
@@ -109,6 +265,7 @@ struct target {
 	size_t nr_threads_seen;
 	int step_attached;		/* --step LIB:SYMBOL site attached */
 	int process_written;		/* PROCESS record (a child's only after its exec) */
+	int capture_failed;		/* closing the capture reported a write error */
 	int process_pending;		/* adopted, rank not set yet: PROCESS at bind or end */
 	char *cmdline;			/* read when pending: the process may be gone */
 	int cmdline_len;
@@ -1164,7 +1321,52 @@ static int attach_custom_step(struct trace *t, struct target *tg)
 	return 0;
 }
 
-/* The dynamic loader (ld.so) of pid: its r_brk hook _dl_debug_state. */
+/*
+ * The load address of pid's program interpreter (AT_BASE in /proc/PID/auxv):
+ * the dynamic loader, whatever its file is called; 0 if none (static) or
+ * unreadable.
+ */
+static uint64_t loader_base(pid_t pid)
+{
+	uint64_t av[2], base = 0;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != AT_NULL)
+		if (av[0] == AT_BASE) {
+			base = av[1];
+			break;
+		}
+	close(fd);
+	return base;
+}
+
+/*
+ * A loader's file name, when AT_BASE is not known: ld-linux*.so*, ld-musl*,
+ * ld64.so.N, ld-2.NN.so, ld.so.N; never the loader's own data files
+ * (/etc/ld.so.cache is mapped while ld.so searches the libraries, so a
+ * process adopted at its exec can show it, before the loader in the maps).
+ */
+static int is_loader_file(const char *base)
+{
+	if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
+	    !strncmp(base, "ld64.so.", 8))
+		return 1;
+	if (!strncmp(base, "ld-2.", 5))
+		return strstr(base, ".so") != NULL;
+	return !strncmp(base, "ld.so.", 6) && isdigit((unsigned char)base[6]);
+}
+
+/*
+ * The dynamic loader (ld.so) of pid: its r_brk hook _dl_debug_state.  The
+ * loader is the mapping at AT_BASE (its name only when that is unknown).
+ * Every link-map change after this returns reaches on_loader(); the caller
+ * plans after it, so a library mapped before the hook was live is seen then.
+ */
 static int attach_loader_hook(struct trace *t, pid_t pid, pid_t maps_pid)
 {
 	char host[PATH_MAX];
@@ -1172,27 +1374,30 @@ static int attach_loader_hook(struct trace *t, pid_t pid, pid_t maps_pid)
 	struct asc_attach_site site;
 	struct asc_maps maps;
 	struct asc_elf *elf = NULL;
-	uint64_t off;
-	size_t i;
+	uint64_t off, base = loader_base(maps_pid);
+	size_t i, pick = (size_t)-1;
 	int err, n = 0;
 
 	err = asc_maps_read(maps_pid, &maps);
 	if (err)
 		return err;
 	host[0] = 0;
-	for (i = 0; i < maps.nr; i++) {
-		const char *p = maps.entries[i].path, *base;
+	for (i = 0; i < maps.nr && pick == (size_t)-1; i++) {
+		const char *p = maps.entries[i].path;
 
-		if (!p || p[0] != '/')
-			continue;
-		base = strrchr(p, '/') + 1;
-		if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
-		    !strncmp(base, "ld.so", 5) || !strncmp(base, "ld-2.", 5)) {
-			err = asc_maps_host_path(maps_pid, p, maps.entries[i].inode, host,
-						 sizeof(host));
-			break;
-		}
+		if (p && p[0] == '/' && base && maps.entries[i].start <= base &&
+		    base < maps.entries[i].end)
+			pick = i;
 	}
+	for (i = 0; i < maps.nr && pick == (size_t)-1; i++) {
+		const char *p = maps.entries[i].path;
+
+		if (p && p[0] == '/' && is_loader_file(strrchr(p, '/') + 1))
+			pick = i;
+	}
+	if (pick != (size_t)-1)
+		err = asc_maps_host_path(maps_pid, maps.entries[pick].path,
+					 maps.entries[pick].inode, host, sizeof(host));
 	asc_maps_free(&maps);
 	if (err || !host[0]) {
 		asc_warn("trace: pid %d: dynamic loader not found; libraries loaded later are "
@@ -1200,8 +1405,11 @@ static int attach_loader_hook(struct trace *t, pid_t pid, pid_t maps_pid)
 		return 0;
 	}
 	err = asc_elf_open(host, &elf);
-	if (err)
+	if (err) {
+		asc_warn("trace: pid %d: cannot read its dynamic loader %s (%s); libraries "
+			 "loaded later are not traced\n", pid, host, strerror(-err));
 		return 0;
+	}
 	sym = asc_elf_find(elf, "_dl_debug_state");
 	if (sym && !asc_elf_vaddr_to_off(elf, sym->vaddr, &off)) {
 		site.path = host;
@@ -1214,6 +1422,9 @@ static int attach_loader_hook(struct trace *t, pid_t pid, pid_t maps_pid)
 	if (n != 1)
 		asc_warn("trace: pid %d: cannot hook the dynamic loader (%s); libraries loaded "
 			 "later are not traced\n", pid, host);
+	else
+		asc_dbg("trace: pid %d: loader hook on %s+0x%llx\n", pid, host,
+			(unsigned long long)off);
 	return 0;
 }
 
@@ -1267,6 +1478,27 @@ static int append_text(struct target *tg, uint16_t type, uint64_t value, const c
 	r->hdr.type = type;
 	r->hdr.size = size;
 	r->hdr.tgid = tg->pid;
+	r->hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
+	r->value = value;
+	memcpy(r->text, text, len + 1);
+	err = asc_capture_append(tg->w, r, size);
+	free(r);
+	return err;
+}
+
+/* An ASC_REC_LOST record with its reason (ASC_LOST_*) in hdr.probe_id. */
+static int append_lost(struct target *tg, uint32_t reason, uint64_t value, const char *text)
+{
+	size_t len = strlen(text), size = asc_text_rec_size(len);
+	struct asc_text *r = calloc(1, size);
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->hdr.type = ASC_REC_LOST;
+	r->hdr.size = size;
+	r->hdr.tgid = tg->pid;
+	r->hdr.probe_id = reason;
 	r->hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
 	r->value = value;
 	memcpy(r->text, text, len + 1);
@@ -1631,6 +1863,7 @@ static int emit_pyframe(const struct asc_pyframe *rec, size_t size, void *ctx)
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int sink_record(void *ctx, const void *rec, size_t size);
+static int process_gone(pid_t pid);
 
 /* Keeps a record of a process the BPF side traces but we have not adopted yet. */
 static int keep_early(struct trace *t, const void *rec, size_t size)
@@ -1690,6 +1923,19 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 	if (!tg || !tg->w)
 		return keep_early(t, rec, size);
 	tg->records++;
+	if (h->type == ASC_REC_SQE) {
+		const struct asc_sqe *q = rec;
+
+		if (tg->pre.on)
+			prechan_on_sqe(&tg->pre, q);
+		/*
+		 * A process that started later joins its card's reader at its TSDRV
+		 * bind; below Level2 the bind is not seen (no ioctl tracepoints), so
+		 * its first submission names the card (joined from the main loop).
+		 */
+		if (!tg->dev_started && !tg->bind_dev)
+			tg->bind_dev = q->dev_id + 1;
+	}
 	if (h->type == ASC_REC_FDBIND) {
 		const struct asc_fdbind *b = rec;
 
@@ -1718,15 +1964,34 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 static int sink_devtime(void *ctx, const void *rec, size_t size)
 {
 	struct devreader *r = ctx;
+	const struct asc_hdr *rh = rec;
 	int i, err = 0;
 
 	pthread_mutex_lock(&capture_lock);
+	if (rh->type == ASC_REC_DEVCLOCK && !r->have_clock && size == sizeof(r->start_clock)) {
+		memcpy(&r->start_clock, rec, size);
+		r->have_clock = 1;
+	} else if (rh->type == ASC_REC_DEVTASK && size == sizeof(*r->hist)) {
+		if (!r->hist)
+			r->hist = malloc(DEVREADER_HISTORY * sizeof(*r->hist));
+		if (r->hist) {
+			size_t at = (r->hist_head + r->hist_nr) % DEVREADER_HISTORY;
+
+			memcpy(&r->hist[at], rec, size);
+			if (r->hist_nr < DEVREADER_HISTORY)
+				r->hist_nr++;
+			else
+				r->hist_head = (r->hist_head + 1) % DEVREADER_HISTORY;
+		}
+	}
 	for (i = 0; i < r->nr_members; i++) {
 		struct target *tg = r->members[i];
 		struct asc_hdr *h = (struct asc_hdr *)rec;
 
 		if (!tg->w)
 			continue;
+		if (h->type == ASC_REC_DEVTASK && tg->pre.on)
+			prechan_on_devtask(&tg->pre, rec);
 		h->tgid = tg->pid;	/* the copy in each capture names its process */
 		if (asc_capture_append(tg->w, rec, size) && !err)
 			err = -EIO;
@@ -1763,13 +2028,50 @@ static void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
 		if (r->members[i] == tg)
 			return;
 	if (r->nr_members < MAX_TARGETS) {
+		size_t k;
+
 		pthread_mutex_lock(&capture_lock);
 		r->members[r->nr_members++] = tg;
+		tg->pre.young_drains = 2;	/* its records flow from now on */
+		/* a reader that already runs: what it delivered before, as if a member */
+		if (r->have_clock) {
+			r->start_clock.hdr.tgid = tg->pid;
+			asc_capture_append(tg->w, &r->start_clock, sizeof(r->start_clock));
+		}
+		for (k = 0; k < r->hist_nr; k++) {
+			struct asc_devtask *d = &r->hist[(r->hist_head + k) % DEVREADER_HISTORY];
+
+			d->hdr.tgid = tg->pid;
+			if (tg->pre.on)
+				prechan_on_devtask(&tg->pre, d);
+			asc_capture_append(tg->w, d, sizeof(*d));
+		}
 		pthread_mutex_unlock(&capture_lock);
 	}
 	tg->dev_started = 1;
-	if (!r->dt)
+	/*
+	 * The reader loads the HAL the process mapped; a short-lived process (a
+	 * rank done in 0.1 s) may be gone by then: then through a live traced
+	 * process that reads a card (the same HAL).
+	 */
+	if (!r->dt && !process_gone(tg->pid))
 		r->dt = asc_devtime_start(tg->pid, dev, sink_devtime, r);
+	for (i = 0; !r->dt && process_gone(tg->pid) && i < t->nr_targets; i++)
+		if (&t->targets[i] != tg && t->targets[i].dev_started &&
+		    !process_gone(t->targets[i].pid))
+			r->dt = asc_devtime_start(t->targets[i].pid, dev, sink_devtime, r);
+	/*
+	 * From here on every task it submits completes with the channel open.
+	 * Without a channel no submission has a device record: nothing to tell.
+	 */
+	pthread_mutex_lock(&capture_lock);
+	if (r->dt && tg->pre.on && !tg->pre.open_ns)
+		tg->pre.open_ns = now_ns(CLOCK_MONOTONIC);
+	else if (!r->dt && tg->pre.on && process_gone(tg->pid))
+		tg->pre.ended_first = 1;	/* every submission it made came before a channel */
+	else if (!r->dt)
+		prechan_free(&tg->pre);
+	pthread_mutex_unlock(&capture_lock);
 }
 
 static int ring_cb(void *ctx, void *data, size_t size)
@@ -1889,6 +2191,7 @@ static int open_capture(struct trace *t, struct target *tg)
 			strerror(-err));
 		return err == -EROFS ? -EACCES : err;
 	}
+	tg->pre.on = !!(t->o.activities & ASC_ACT_NPU);
 	append_clock(tg, ASC_CLOCK_START);
 	append_config(t, tg);
 	if (!tg->is_child)
@@ -2211,6 +2514,47 @@ static void do_rescans(struct trace *t)
 	}
 }
 
+/*
+ * 0 while some traced process's capture can still be written; else the error
+ * of the first failed capture (e.g. -ENOSPC), when the capture of every
+ * process still traced has failed: nothing more can be kept, so the trace
+ * stops as on SIGTERM instead of running on with its probes attached.
+ */
+static int captures_failed(struct trace *t)
+{
+	int i, first = 0;
+
+	for (i = 0; i < t->nr_targets; i++) {
+		struct target *tg = &t->targets[i];
+		int err;
+
+		if (!tg->w || tg->gone)
+			continue;
+		err = asc_capture_error(tg->w);
+		if (!err)
+			return 0;
+		if (!first)
+			first = err;
+	}
+	return first;
+}
+
+/* Processes whose TSDRV bind (or first submission) named a card join its reader. */
+static void join_bound(struct trace *t)
+{
+	int i;
+
+	for (i = 0; i < t->nr_targets; i++)
+		if (t->targets[i].bind_dev) {
+			join_devreader(t, &t->targets[i], t->targets[i].bind_dev - 1);
+			t->targets[i].bind_dev = 0;
+			/* the rank is set by the card's setup: re-read it */
+			pthread_mutex_lock(&capture_lock);
+			finish_process(t, &t->targets[i], 0);
+			pthread_mutex_unlock(&capture_lock);
+		}
+}
+
 /* A process is gone once it no longer exists or is a zombie nobody reaped yet. */
 static int process_gone(pid_t pid)
 {
@@ -2255,6 +2599,7 @@ static void trace_cleanup(struct trace *t, int failed)
 
 	for (i = 0; i < t->nr_readers; i++) {
 		asc_devtime_free(t->readers[i]->dt);
+		free(t->readers[i]->hist);
 		free(t->readers[i]);
 	}
 	t->nr_readers = 0;
@@ -2273,6 +2618,7 @@ static void trace_cleanup(struct trace *t, int failed)
 		free(tg->plans);
 		free(tg->threads_seen);
 		free(tg->cmdline);
+		prechan_free(&tg->pre);
 		asc_pystack_resolver_free(tg->pyres);
 		asc_pytorch_close(tg->pt);
 		free(tg->ips);
@@ -2372,6 +2718,24 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 	if (sqe_lost)
 		append_text(tg, ASC_REC_LOST, sqe_lost,
 			    "SQE headers not recorded (halSqTaskSend calls over 64 SQEs)");
+	pthread_mutex_lock(&capture_lock);
+	if (tg->pre.on && (tg->pre.open_ns || tg->pre.ended_first)) {
+		uint64_t n = prechan_count(&tg->pre);
+
+		if (tg->pre.overflow)
+			asc_dbg("trace: pid %d: %llu early submissions not kept (set full)\n",
+				tg->pid, (unsigned long long)tg->pre.overflow);
+		if (n) {
+			asc_info("trace: pid %d: %llu submission%s before its device channel "
+				 "started (no device time)%s\n", tg->pid, (unsigned long long)n,
+				 n == 1 ? "" : "s", tg->pre.ended_first ?
+				 ": it ended before a channel could start" : "");
+			append_lost(tg, ASC_LOST_BEFORE_DEVCHANNEL, n,
+				    ASC_LOST_BEFORE_DEVCHANNEL_TEXT);
+		}
+	}
+	prechan_free(&tg->pre);
+	pthread_mutex_unlock(&capture_lock);
 	append_clock(tg, ASC_CLOCK_END);
 }
 
@@ -2422,7 +2786,7 @@ int cmd_trace(int argc, char **argv)
 	uint64_t drops = 0, ioctl_lost = 0, sqe_lost = 0;
 	uint64_t deadline = 0, bytes = 0, next_threads_ns = 0;
 	char layers[192];
-	int err, i;
+	int err, i, cap_err;
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -2561,32 +2925,22 @@ int cmd_trace(int argc, char **argv)
 			break;
 		}
 		err = 0;
+		/* each drain has consumed every record committed before it began */
+		pthread_mutex_lock(&capture_lock);
 		for (i = 0; i < t->nr_targets; i++)
-			if (t->targets[i].bind_dev) {
-				join_devreader(t, &t->targets[i], t->targets[i].bind_dev - 1);
-				t->targets[i].bind_dev = 0;
-				/* the rank is set by the card's setup: re-read it */
-				pthread_mutex_lock(&capture_lock);
-				finish_process(t, &t->targets[i], 0);
-				pthread_mutex_unlock(&capture_lock);
-			}
+			if (t->targets[i].pre.young_drains > 0)
+				t->targets[i].pre.young_drains--;
+		pthread_mutex_unlock(&capture_lock);
+		join_bound(t);
 		if (t->o.comm || t->have_child) {
 			t->adopt_pending = 0;
 			adopt_new_tgids(t);
 		}
 		do_rescans(t);
+		join_bound(t);	/* binds in records an adoption flushed: not a tick later */
 		/* thread names (acl_thread ...) while the threads exist: once a second */
 		if (now_ns(CLOCK_MONOTONIC) >= next_threads_ns) {
 			next_threads_ns = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
-			/*
-			 * A process adopted after the start has its loader hook attached
-			 * only once it is seen, so a library it maps before that hook is
-			 * live can be missed: rescan adopted processes once a second too
-			 * (plans are cheap with the ELF cache; attached sites are skipped).
-			 */
-			for (i = 0; i < t->nr_targets; i++)
-				if (t->targets[i].from_adopt && !t->targets[i].gone)
-					t->targets[i].rescan = 1;
 			pthread_mutex_lock(&capture_lock);
 			for (i = 0; i < t->nr_targets; i++)
 				if (t->targets[i].w && !t->targets[i].gone &&
@@ -2596,6 +2950,13 @@ int cmd_trace(int argc, char **argv)
 		}
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
 			break;
+		cap_err = captures_failed(t);
+		if (cap_err) {
+			asc_err("trace: every capture failed (%s): stopping; the traced "
+				"process%s go%s on untouched\n", strerror(-cap_err),
+				t->nr_targets == 1 ? "" : "es", t->nr_targets == 1 ? "es" : "");
+			break;
+		}
 		if (!targets_alive(t) && !t->o.comm) {
 			if (t->have_child)
 				adopt_new_tgids(t);	/* children forked just before */
@@ -2625,20 +2986,33 @@ int cmd_trace(int argc, char **argv)
 	for (i = 0; i < t->nr_targets; i++) {
 		struct target *tg = &t->targets[i];
 		struct stat st;
+		int cerr;
 
 		if (!tg->w)
 			continue;
-		err = asc_capture_close(tg->w);
+		cerr = asc_capture_close(tg->w);
 		tg->w = NULL;
 		if (!stat(tg->capture_path, &st))
 			bytes += st.st_size;
-		if (err)
-			asc_err("trace: writing %s: %s\n", tg->capture_path, strerror(-err));
+		if (cerr) {
+			asc_err("trace: writing %s: %s (the capture ends at its last complete "
+				"frame)\n", tg->capture_path, strerror(-cerr));
+			tg->capture_failed = 1;
+			if (!err)
+				err = cerr;
+		}
 	}
 	if (!t->o.no_convert)
-		for (i = 0; i < t->nr_targets; i++)
+		for (i = 0; i < t->nr_targets; i++) {
+			if (t->targets[i].capture_failed) {
+				asc_warn("trace: pid %d: the capture is incomplete, not converted "
+					 "(ascbpf convert %s reads what it holds)\n",
+					 t->targets[i].pid, t->targets[i].capture_path);
+				continue;
+			}
 			if (convert_target(t, &t->targets[i]) && !err)
 				err = -EIO;
+		}
 	asc_consumer_layer_summary(&t->cons, layers, sizeof(layers));
 	printf("ascbpf: %llu events (%s), %llu dropped, %llu malformed, %llu bytes in %d "
 	       "capture%s, %.3f s\n",

@@ -11,6 +11,7 @@ mode, so every task is an ioctl), stopped by --duration while it goes on:
   or before it), ids are unique per side;
 * device: every submission of the window has its device record;
 * the target keeps running after ascbpf has left."""
+import bisect
 import collections
 import os
 import shutil
@@ -94,14 +95,21 @@ try:
     t1 = max(x["exit_ns"] for x in cio) - 10_000_000
     jio = [(int(x["tid"]), int(x["cmd"], 16), int(x["ret"]), int(x["t0"]), int(x["t1"]))
            for k, x in j if k == "ioctl"]
+    # per (tid, cmd), sorted by entry time: the candidates of a journal ioctl [a, b] are
+    # those entered inside it (bisect), then the enclosure is checked on each
     by = collections.defaultdict(list)
     for x in cio:
         by[(x["tid"], x["cmd"])].append(x)
+    for v in by.values():
+        v.sort(key=lambda x: x["ts_ns"])
+    starts = {k: [x["ts_ns"] for x in v] for k, v in by.items()}
     used = set()
     for tid, cmd, ret, a, b in jio:
         if a < t0 or b > t1:
             continue
-        hit = [x for x in by[(tid, cmd)] if a <= x["ts_ns"] <= x["exit_ns"] <= b]
+        v, st = by.get((tid, cmd), []), starts.get((tid, cmd), [])
+        hit = [x for x in v[bisect.bisect_left(st, a):bisect.bisect_right(st, b)]
+               if a <= x["ts_ns"] <= x["exit_ns"] <= b]
         tc.check(len(hit) == 1 and hit[0]["ret"] == ret,
                  "journal ioctl 0x%x at %d: %d captured" % (cmd, a, len(hit)))
         used.add(id(hit[0]))

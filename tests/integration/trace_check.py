@@ -145,7 +145,7 @@ def match_calls(jcalls, ccalls):
     """Every journal call must have exactly one captured call of the same name
     and thread that encloses it; distances within the stated tolerance.
     Returns the pairs."""
-    by = collections.defaultdict(list)
+    by = collections.defaultdict(collections.deque)   # popleft: O(1), a list's pop(0) is O(n)
     for c in ccalls:
         by[(c[0], c[1])].append(c)
     pairs = []
@@ -153,7 +153,7 @@ def match_calls(jcalls, ccalls):
     for name, tid, t0, t1, _ in jcalls:
         lst = by[(name, tid)]
         check(lst, "journal call %s tid %d t0 %d not in the capture" % (name, tid, t0))
-        c = lst.pop(0)
+        c = lst.popleft()
         check(c[2] <= t0 and c[3] >= t1,
               "%s tid %d: capture [%d, %d] does not enclose journal [%d, %d]" %
               (name, tid, c[2], c[3], t0, t1))

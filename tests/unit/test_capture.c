@@ -2,7 +2,9 @@
 /*
  * test_capture - the capture file: round trip over several frames, append
  * validation, O_EXCL, truncation and corruption (read up to the last good
- * frame, report the loss), unknown version and bad magic refused, CRC-32C.
+ * frame, report the loss), a write that fails part-way (full disk, here
+ * RLIMIT_FSIZE) cut back to the last whole frame, unknown version and bad
+ * magic refused, CRC-32C.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -209,6 +213,57 @@ static void test_truncated_frame_header(void **state)
 	assert_int_equal(info.bytes_unread, 10);
 }
 
+/*
+ * A frame write that fails part-way (the disk fills: RLIMIT_FSIZE gives the
+ * same short write, then EFBIG) leaves the file ending at its last complete
+ * frame, with no damage for the reader; the error is sticky and reported.
+ */
+static void test_short_write_cut_back(void **state)
+{
+	struct asc_capture_writer *w = asc_capture_create(path, 1);
+	struct asc_capture_info info;
+	struct rlimit old, lim;
+	struct asc_enter e;
+	struct stat st;
+	uint64_t i, whole;
+	int err = 0;
+
+	(void)state;
+	assert_non_null(w);
+	for (i = 0; i < 20000; i++) {
+		size_t sz = make_rec(i, &e);
+
+		assert_int_equal(asc_capture_append(w, &e, sz), 0);
+	}
+	assert_int_equal(asc_capture_flush(w), 0);
+	whole = asc_capture_bytes_written(w);
+	assert_int_equal(asc_capture_error(w), 0);
+	/* room for 100 more bytes: the next frame's write is short, then fails */
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = whole + 100;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	for (; i < 60000 && !err; i++) {
+		size_t sz = make_rec(i, &e);
+
+		err = asc_capture_append(w, &e, sz);
+	}
+	if (!err)
+		err = asc_capture_flush(w);
+	assert_int_equal(err, -EFBIG);
+	assert_int_equal(asc_capture_error(w), -EFBIG);
+	assert_int_equal(asc_capture_append(w, &e, make_rec(0, &e)), -EFBIG);
+	assert_int_equal(asc_capture_close(w), -EFBIG);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, whole);
+	assert_int_equal(read_all(&info), 20000);
+	assert_int_equal(info.damaged, 0);
+	assert_int_equal(info.bytes_unread, 0);
+}
+
 static void flip_byte(long off)
 {
 	int fd = open(path, O_RDWR);
@@ -305,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_create_excl),
 		cmocka_unit_test(test_truncated_last_frame),
 		cmocka_unit_test(test_truncated_frame_header),
+		cmocka_unit_test(test_short_write_cut_back),
 		cmocka_unit_test(test_corrupt_payload),
 		cmocka_unit_test(test_corrupt_frame_header),
 		cmocka_unit_test(test_unknown_version),
