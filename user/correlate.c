@@ -249,6 +249,21 @@ struct tstate {
 	struct pend_tensor *pend;	/* MAX_PEND, allocated on first use */
 	int32_t exit_op;	/* op closed by the latest EXIT on this thread (SEQNR follows it) */
 	uint32_t exit_probe;
+	struct pend_launch *launches;	/* MAX_PEND_LAUNCH, oldest first, allocated on first use */
+	uint32_t nlaunches;
+	/*
+	 * Level0 (no launch probed): the Dequeue slots seen since this thread's
+	 * last halSqTaskSend (the slot open at that send counts as the first),
+	 * their count and the op name they all share (WIN_MIXED if not).
+	 */
+	uint32_t win_cnt, win_name;
+	int32_t win_last;
+	/* the halSqTaskSend whose SQE records are being read (records 1..7 follow record 0) */
+	uint64_t send_ts;
+	uint32_t send_dev, send_n;
+	int32_t send_alt;	/* alts[] index of header 0's context, -1 = none */
+	uint8_t send_use_alt;	/* 1: headers take alts[], not the calls around the send */
+	uint8_t send_per_header;	/* alts[send_alt + j] is header j's (else one for all) */
 };
 
 struct probe_info {
@@ -260,7 +275,76 @@ struct probe_info {
 	uint8_t level;		/* ASC_CORR_LEVEL_* for CANN probes */
 	uint8_t known;
 	uint8_t is_kernel_launch;	/* aclrtLaunchKernel*, rtKernelLaunch*: arg0 = handle */
+	uint8_t producer;		/* PROD_*: the call queues exactly one task (SQE) */
+	int8_t stream_arg;		/* argument holding the stream, -1 if unknown */
 };
+
+/*
+ * Calls that queue one task on a stream: the runtime may hold the SQE and
+ * send it later in one halSqTaskSend with others (NPU_MODEL_SQE_BATCH, the
+ * real HAL's sqe_num > 1), so the call around the halSqTaskSend is not
+ * always the call that made the task.  The class is what the SQE header
+ * type must be.
+ */
+enum {
+	PROD_NONE = 0,
+	PROD_KERNEL,		/* header types 0, 1, 2 (AIC, AICPU, AIV) */
+	PROD_EVENT_RECORD,	/* 4 */
+	PROD_EVENT_WAIT,	/* 5 */
+	PROD_COPY,		/* 11 (SDMA: async memcpy / memset) */
+};
+
+static uint8_t sqe_class(uint8_t sqe_type)
+{
+	switch (sqe_type) {
+	case 0: case 1: case 2: return PROD_KERNEL;
+	case 4: return PROD_EVENT_RECORD;
+	case 5: return PROD_EVENT_WAIT;
+	case 11: return PROD_COPY;
+	default: return PROD_NONE;
+	}
+}
+
+static const struct {
+	const char *sym;
+	uint8_t producer;
+	int8_t stream_arg;
+} producers[] = {
+	{ "aclrtLaunchKernelWithHostArgs", PROD_KERNEL, 2 },
+	{ "aclrtLaunchKernelWithConfig", PROD_KERNEL, 4 },
+	{ "aclrtLaunchKernel", PROD_KERNEL, 4 },
+	{ "rtsLaunchKernelWithHostArgs", PROD_KERNEL, 2 },
+	{ "rtKernelLaunch", PROD_KERNEL, 5 },
+	{ "aclrtRecordEvent", PROD_EVENT_RECORD, 1 },
+	{ "rtEventRecord", PROD_EVENT_RECORD, 1 },
+	{ "aclrtStreamWaitEvent", PROD_EVENT_WAIT, 0 },
+	{ "rtStreamWaitEvent", PROD_EVENT_WAIT, 0 },
+	{ "aclrtMemcpyAsync", PROD_COPY, 5 },
+	{ "rtMemcpyAsync", PROD_COPY, 5 },
+	{ "aclrtMemsetAsync", PROD_COPY, 4 },
+	{ "rtMemsetAsync", PROD_COPY, 4 },
+};
+
+/* What a submitted task inherits from the call that made it. */
+struct lctx {
+	int32_t api, launch_call, op, queue, node_call;
+	uint64_t handle;	/* function handle of the kernel launch, 0 if none */
+	uint32_t kname;		/* kernel name of that handle when the launch was seen, 0 */
+	uint32_t qname;		/* Level0 batch: the name every slot of the batch shares, 0 */
+	uint8_t cls;		/* PROD_* of the call that made the task */
+};
+
+/* A task-making call whose SQE has not been seen in a halSqTaskSend yet. */
+struct pend_launch {
+	struct lctx ctx;
+	uint64_t stream;	/* the call's stream argument (0 if unknown) */
+	int32_t call;		/* calls[] index of the (outermost) producer call */
+	uint8_t cls;		/* PROD_* */
+};
+
+#define MAX_PEND_LAUNCH	256	/* per thread; the runtime holds at most 64 per stream */
+#define MAX_SEND_SQES	(8 * ASC_MAX_SQES)	/* headers kept per halSqTaskSend (8 records) */
+#define WIN_MIXED	UINT32_MAX
 
 struct sub {		/* one submitted task (SQE header) */
 	int64_t ts;
@@ -270,6 +354,9 @@ struct sub {		/* one submitted task (SQE header) */
 	uint32_t kname;		/* kernel name of that handle when the SQE was seen, 0 */
 	uint16_t block_dim;
 	uint8_t sqe_type;
+	uint8_t use_alt;	/* batched capture: take alt (the launch that made it), not the above */
+	int32_t alt;		/* alts[] index, -1: its launch is not known exactly */
+	int32_t node_call;	/* outermost kernel launch call around the send, -1 */
 };
 
 struct devt {
@@ -312,6 +399,10 @@ struct priv {
 	size_t nr_wraps, wraps_cap;
 	struct sub *subs;
 	size_t nr_subs, subs_cap;
+	struct lctx *alts;		/* launch contexts of batched submissions */
+	size_t nr_alts, alts_cap;
+	int saw_batch;			/* some halSqTaskSend carried more than one SQE */
+	int have_producers;		/* the capture probes task-making calls (Level1+) */
 	struct devt *devts;
 	size_t nr_devts, devts_cap;
 	struct stackrec *stacks;
@@ -524,7 +615,22 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 				    !strncmp(sym, "aclopCompileAndExecute", 22) ||
 				    !strncmp(sym, "aclopExecute", 12);
 		pi->is_kernel_launch = !strncmp(sym, "aclrtLaunchKernel", 17) ||
-				       !strncmp(sym, "rtKernelLaunch", 14);
+				       !strncmp(sym, "rtKernelLaunch", 14) ||
+				       !strncmp(sym, "rtsLaunchKernel", 15);
+		pi->stream_arg = -1;
+		for (size_t i = 0; i < sizeof(producers) / sizeof(producers[0]); i++) {
+			if (strncmp(sym, producers[i].sym, strlen(producers[i].sym)))
+				continue;
+			pi->producer = producers[i].producer;
+			/* a variant not in the table (aclrtLaunchKernelV2) keeps no stream */
+			if (!strcmp(sym, producers[i].sym))
+				pi->stream_arg = producers[i].stream_arg;
+			break;
+		}
+		if (pi->is_kernel_launch && !pi->producer)
+			pi->producer = PROD_KERNEL;
+		if (pi->producer)
+			p->have_producers = 1;
 	}
 	return 0;
 }
@@ -585,6 +691,8 @@ static struct tstate *thread_of(struct priv *p, uint32_t tid)
 	t->enter_op = -1;
 	t->last_queue = -1;
 	t->exit_op = -1;
+	t->win_last = -1;
+	t->send_alt = -1;
 	t->frames = malloc(MAX_OPEN * sizeof(*t->frames));
 	if (!t->frames || hmap_put(&p->tid_index, tid, p->nr_threads)) {
 		free(t->frames);
@@ -795,6 +903,208 @@ static uint64_t task_key(uint32_t dev, uint32_t stream, uint32_t task, uint32_t 
 	       (uint64_t)(stream & 0xffff) << 16 | (task & 0xffff);
 }
 
+/*
+ * What a task made now on thread t inherits from the calls open there: the
+ * launching API (outermost aclnn / aclop, else outermost acl*, else the
+ * innermost CANN call), the innermost CANN call, the aten op, the Dequeue
+ * slot, the function handle of the innermost kernel launch and the
+ * outermost kernel launch (Node@launch).
+ */
+static void ctx_from_stack(const struct priv *p, const struct tstate *t, struct lctx *x)
+{
+	uint32_t i;
+	uint64_t v;
+
+	memset(x, 0, sizeof(*x));
+	x->api = x->launch_call = x->op = x->queue = x->node_call = -1;
+	for (i = t->depth; i-- > 0;) {
+		const struct frame *f = &t->frames[i];
+
+		if (f->kind == FR_CALL && x->launch_call < 0)
+			x->launch_call = f->item;
+		if (f->kind == FR_OP && x->op < 0)
+			x->op = f->item;
+		if (f->kind == FR_DEQ && x->queue < 0)
+			x->queue = f->item;
+		if (f->kind == FR_CALL && p->probes[f->probe_id].is_kernel_launch) {
+			if (!x->handle)
+				x->handle = f->arg0;
+			x->node_call = f->item;		/* ends as the outermost */
+		}
+	}
+	if (x->handle && hmap_get(&p->funcnames, x->handle, &v))
+		x->kname = (uint32_t)v;
+	for (i = 0; i < t->depth; i++) {
+		const struct frame *f = &t->frames[i];
+
+		if (f->kind == FR_CALL && p->probes[f->probe_id].is_launch_api) {
+			x->api = f->item;
+			break;
+		}
+	}
+	for (i = 0; x->api < 0 && i < t->depth; i++) {
+		const struct frame *f = &t->frames[i];
+
+		if (f->kind == FR_CALL && p->probes[f->probe_id].level == ASC_CORR_LEVEL_ACL)
+			x->api = f->item;
+	}
+	if (x->api < 0)
+		x->api = x->launch_call;
+}
+
+/* The outermost open task-making call on t, or NULL. */
+static const struct frame *open_producer(const struct priv *p, const struct tstate *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->depth; i++)
+		if (t->frames[i].kind == FR_CALL && p->probes[t->frames[i].probe_id].producer)
+			return &t->frames[i];
+	return NULL;
+}
+
+static struct pend_launch *pending_of_call(struct tstate *t, int32_t call)
+{
+	uint32_t i;
+
+	for (i = t->nlaunches; i-- > 0;)
+		if (t->launches[i].call == call)
+			return &t->launches[i];
+	return NULL;
+}
+
+static void drop_pending(struct tstate *t, uint32_t i)
+{
+	memmove(&t->launches[i], &t->launches[i + 1],
+		(t->nlaunches - i - 1) * sizeof(*t->launches));
+	t->nlaunches--;
+}
+
+/*
+ * ENTER of a task-making call (the frame is already pushed): its task is
+ * pending until a halSqTaskSend carries it.  A producer inside another
+ * (aclrtLaunchKernel -> rtsLaunchKernelWithHostArgs at Level2) makes the same
+ * task: only the innermost CANN call is updated.
+ */
+static int on_producer_enter(struct priv *p, struct tstate *t, const struct asc_hdr *h,
+			     const struct probe_info *pi, int32_t call)
+{
+	const struct frame *outer = open_producer(p, t);
+	struct pend_launch *pl;
+
+	if (outer && outer->item != call) {
+		pl = pending_of_call(t, outer->item);
+		if (pl)
+			pl->ctx.launch_call = call;
+		return 0;
+	}
+	if (!t->launches) {
+		t->launches = malloc(MAX_PEND_LAUNCH * sizeof(*t->launches));
+		if (!t->launches)
+			return -ENOMEM;
+	}
+	if (t->nlaunches == MAX_PEND_LAUNCH)
+		drop_pending(t, 0);	/* never sent (or sent unseen): the oldest goes */
+	pl = &t->launches[t->nlaunches++];
+	ctx_from_stack(p, t, &pl->ctx);
+	pl->call = call;
+	pl->cls = pi->producer;
+	pl->ctx.cls = pi->producer;
+	pl->stream = 0;
+	if (pi->stream_arg >= 0 && h->size >= sizeof(struct asc_enter))
+		pl->stream = ((const struct asc_enter *)h)->args[pi->stream_arg];
+	return 0;
+}
+
+/*
+ * Takes the pending launches of thread t on stream for a halSqTaskSend of n
+ * SQEs (s: its first record): the n latest, in order, when there are at
+ * least n (exact: exactly n) and the kept headers' types agree with them.
+ * out == NULL only tests.  Taking drops the older ones of that stream too:
+ * the runtime sends a stream's SQEs in order, so they were sent already.
+ */
+static int take_pending(struct tstate *t, uint64_t stream, uint32_t n, const struct asc_sqe *s,
+			int exact, struct lctx *out)
+{
+	uint32_t idx[MAX_PEND_LAUNCH], cnt = 0, i, k;
+
+	for (i = 0; i < t->nlaunches; i++)
+		if (t->launches[i].stream == stream)
+			idx[cnt++] = i;
+	if (!n || cnt < n || (exact && cnt != n))
+		return 0;
+	for (i = 0; i < s->nr_kept && i < n; i++)
+		if (t->launches[idx[cnt - n + i]].cls != sqe_class(s->sqe[i].sqe_type))
+			return 0;
+	if (!out)
+		return 1;
+	for (i = 0; i < n; i++)
+		out[i] = t->launches[idx[cnt - n + i]].ctx;
+	for (i = 0, k = 0; i < t->nlaunches; i++)
+		if (t->launches[i].stream != stream)
+			t->launches[k++] = t->launches[i];
+	t->nlaunches = k;
+	return 1;
+}
+
+/*
+ * The launches of a halSqTaskSend of n SQEs on thread t that carries more
+ * than its own call's task: first the pending tasks of the stream of the
+ * producer open around it (a launch that fills the batch sends its own
+ * stream), else the one (thread, stream) whose pending tasks are exactly n
+ * (a synchronize, an event wait flushing another stream).  Fills out[0..n);
+ * 0 if no such set exists or more than one does.
+ */
+static int batch_launches(struct priv *p, struct tstate *t, uint32_t n, const struct asc_sqe *s,
+			  struct lctx *out)
+{
+	const struct frame *pf = open_producer(p, t);
+	struct tstate *found = NULL;
+	uint64_t fstream = 0;
+	size_t ti;
+	uint32_t i, j;
+	int matches = 0;
+
+	if (pf) {
+		struct pend_launch *pl = pending_of_call(t, pf->item);
+
+		if (pl && take_pending(t, pl->stream, n, s, 0, out))
+			return 1;
+	}
+	for (ti = 0; ti < p->nr_threads && matches < 2; ti++) {
+		struct tstate *o = &p->threads[ti];
+
+		for (i = 0; i < o->nlaunches && matches < 2; i++) {
+			for (j = 0; j < i && o->launches[j].stream != o->launches[i].stream; j++)
+				;
+			if (j < i)
+				continue;	/* stream already tried */
+			if (take_pending(o, o->launches[i].stream, n, s, 1, NULL)) {
+				matches++;
+				found = o;
+				fstream = o->launches[i].stream;
+			}
+		}
+	}
+	if (matches != 1)
+		return 0;
+	return take_pending(found, fstream, n, s, 1, out);
+}
+
+/* Level0: a Dequeue slot joins the thread's batch window. */
+static void window_add(const struct asc_corr *c, struct tstate *t, int32_t q)
+{
+	uint32_t name = c->queues[q].name;
+
+	if (q == t->win_last)
+		return;
+	t->win_last = q;
+	if (!t->win_cnt++)
+		t->win_name = name ? name : WIN_MIXED;
+	else if (t->win_name != name)
+		t->win_name = WIN_MIXED;
+}
+
 /* ---- record handlers ---- */
 
 /*
@@ -899,6 +1209,8 @@ static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 			node_apply(c, p, t, f);
 	}
 	t->depth++;
+	if (kind == FR_CALL && pi->producer)
+		return on_producer_enter(p, t, h, pi, f->item);
 	return 0;
 }
 
@@ -934,6 +1246,13 @@ static void on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exi
 		case FR_CALL:
 			c->calls[f->item].end_ns = h->ts_ns;
 			c->calls[f->item].ret = (int64_t)e->ret;
+			/* a failed launch queued nothing (aclError / rtError_t: 32 bits) */
+			if ((uint32_t)e->ret && p->probes[f->probe_id].producer) {
+				struct pend_launch *pl = pending_of_call(t, f->item);
+
+				if (pl)
+					drop_pending(t, (uint32_t)(pl - t->launches));
+			}
 			break;
 		case FR_ENQ:
 			if (f->item >= 0) {
@@ -1077,70 +1396,156 @@ static int on_queue(struct asc_corr *c, struct priv *p, const struct asc_queue *
 		qq->deq_tid = q->hdr.tid;
 		qq->deq_start_ns = f ? f->start : (int64_t)q->hdr.ts_ns;
 		qq->deq_end_ns = qq->deq_start_ns;
+		window_add(c, t, idx);
 	}
 	if (f)
 		f->item = idx;
 	return 0;
 }
 
-static int on_sqe(struct priv *p, const struct asc_sqe *s)
+static int32_t push_alts(struct priv *p, const struct lctx *x, uint32_t n)
+{
+	if (grow_array((void **)&p->alts, &p->alts_cap, p->nr_alts + n, sizeof(*p->alts)))
+		return -1;
+	memcpy(p->alts + p->nr_alts, x, n * sizeof(*x));
+	p->nr_alts += n;
+	return (int32_t)(p->nr_alts - n);
+}
+
+/*
+ * Record 0 of a halSqTaskSend of n SQEs: decides where its tasks come from.
+ * The enclosure (the calls open around the send) is exact when the runtime
+ * sends every task inside the call that made it; whether it does is only
+ * known at the end (priv.saw_batch), so the batch answer is kept beside it
+ * (send_use_alt).  Level1+: the pending launches (batch_launches()).
+ * Level0, where no launch is probed: the send is the open slot's alone when
+ * that slot is the only one since the thread's last send; else the tasks
+ * cannot be split among the slots, and only a name that all of them share
+ * is kept.
+ */
+static int send_begin(struct asc_corr *c, struct priv *p, struct tstate *t, const struct asc_sqe *s)
+{
+	uint32_t n = s->sqe_num < MAX_SEND_SQES ? s->sqe_num : MAX_SEND_SQES;
+	const struct frame *pf = open_producer(p, t);
+	struct lctx ctx[MAX_SEND_SQES];
+	int32_t deq = open_item(t, FR_DEQ);
+
+	(void)c;
+	t->send_ts = s->hdr.ts_ns;
+	t->send_dev = s->dev_id;
+	t->send_n = s->sqe_num;
+	t->send_alt = -1;
+	t->send_use_alt = 0;
+	t->send_per_header = 0;
+	if (s->sqe_num > 1)
+		p->saw_batch = 1;
+	if (p->have_producers) {
+		struct pend_launch *own = pf ? pending_of_call(t, pf->item) : NULL;
+
+		/* the producer's own task sent inside it: the enclosure, as unbatched */
+		if (n == 1 && own && own->cls == sqe_class(s->sqe[0].sqe_type) &&
+		    own == &t->launches[t->nlaunches - 1]) {
+			take_pending(t, own->stream, 1, s, 0, ctx);
+			return 0;
+		}
+		t->send_use_alt = 1;
+		if (n && batch_launches(p, t, n, s, ctx)) {
+			t->send_alt = push_alts(p, ctx, n);
+			t->send_per_header = 1;
+			if (t->send_alt < 0)
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	if (deq >= 0 && t->win_cnt == 1 && t->win_last == deq) {
+		/* the enclosure */
+	} else {
+		struct tstate *o = t;
+		uint32_t name = 0;
+
+		t->send_use_alt = 1;
+		if (deq < 0 && !t->win_cnt) {
+			/* sent from outside any slot (a synchronize): the one thread with slots */
+			size_t i;
+
+			o = NULL;
+			for (i = 0; i < p->nr_threads; i++) {
+				if (!p->threads[i].win_cnt)
+					continue;
+				o = o ? NULL : &p->threads[i];
+				if (!o)
+					break;
+			}
+		}
+		if (o && o->win_cnt && o->win_name != WIN_MIXED)
+			name = o->win_name;
+		if (o && o != t) {
+			o->win_cnt = 0;
+			o->win_last = -1;
+		}
+		if (name) {
+			memset(ctx, 0, sizeof(ctx[0]));
+			ctx[0].api = ctx[0].launch_call = ctx[0].op = ctx[0].queue = -1;
+			ctx[0].node_call = -1;
+			ctx[0].qname = name;
+			t->send_alt = push_alts(p, ctx, 1);
+			if (t->send_alt < 0)
+				return -ENOMEM;
+		}
+	}
+	/* the slot open now may still make tasks: it starts the next window */
+	t->win_cnt = 0;
+	t->win_last = -1;
+	if (deq >= 0)
+		window_add(c, t, deq);
+	return 0;
+}
+
+static int on_sqe(struct asc_corr *c, struct priv *p, const struct asc_sqe *s)
 {
 	struct tstate *t = thread_of(p, s->hdr.tid);
-	int32_t api = -1, launch, op, queue;
-	uint64_t handle = 0, v;
-	uint32_t i, kname = 0;
+	struct lctx enc;
+	uint32_t i, first;
+	int ret;
 
 	if (!t)
 		return -ENOMEM;
-	launch = open_item(t, FR_CALL);
-	/* the innermost kernel launch names the kernel by its function handle */
-	for (i = t->depth; i-- > 0;) {
-		struct frame *f = &t->frames[i];
-
-		if (f->kind == FR_CALL && p->probes[f->probe_id].is_kernel_launch) {
-			handle = f->arg0;
-			break;
-		}
+	/* records 1.. of a call: same thread and ts, sqe_num counts from their first header */
+	if (t->send_ts == s->hdr.ts_ns && t->send_dev == s->dev_id && s->sqe_num < t->send_n) {
+		first = t->send_n - s->sqe_num;
+	} else {
+		ret = send_begin(c, p, t, s);
+		if (ret)
+			return ret;
+		first = 0;
 	}
-	if (handle && hmap_get(&p->funcnames, handle, &v))
-		kname = (uint32_t)v;
-	/* outermost launching API (aclnnXxx / aclop*) on the stack */
-	for (i = 0; i < t->depth; i++) {
-		struct frame *f = &t->frames[i];
-
-		if (f->kind == FR_CALL && p->probes[f->probe_id].is_launch_api) {
-			api = f->item;
-			break;
-		}
-	}
-	/* else the outermost acl* call (aclrtMemcpyAsync, aclrtRecordEvent), else the innermost */
-	for (i = 0; api < 0 && i < t->depth; i++) {
-		struct frame *f = &t->frames[i];
-
-		if (f->kind == FR_CALL && p->probes[f->probe_id].level == ASC_CORR_LEVEL_ACL)
-			api = f->item;
-	}
-	if (api < 0)
-		api = launch;
-	op = open_item(t, FR_OP);
-	queue = open_item(t, FR_DEQ);
+	ctx_from_stack(p, t, &enc);
 	for (i = 0; i < s->nr_kept; i++) {
 		const struct asc_sqe_hdr *q = &s->sqe[i];
 		uint32_t wrap = count_wrap(p, &p->sub_wraps, s->dev_id, q->stream_id, q->task_id);
+		uint32_t j = first + i;
 		struct sub *sb;
 
 		if (PUSH(p->subs, p->nr_subs, p->subs_cap, sb))
 			return -ENOMEM;
 		sb->ts = s->hdr.ts_ns;
 		sb->tid = s->hdr.tid;
-		sb->api = api;
-		sb->launch_call = launch;
-		sb->op = op;
-		sb->queue = queue;
-		sb->handle = handle;
-		sb->kname = kname;
+		sb->api = enc.api;
+		sb->launch_call = enc.launch_call;
+		sb->op = enc.op;
+		sb->queue = enc.queue;
+		sb->handle = enc.handle;
+		sb->kname = enc.kname;
+		sb->node_call = enc.node_call;
 		sb->block_dim = q->block_dim;
 		sb->sqe_type = q->sqe_type;
+		sb->use_alt = t->send_use_alt;
+		sb->alt = -1;
+		if (t->send_alt >= 0 && !t->send_per_header)
+			sb->alt = t->send_alt;
+		else if (t->send_alt >= 0 && j < MAX_SEND_SQES && j < t->send_n &&
+			 p->alts[t->send_alt + j].cls == sqe_class(q->sqe_type))
+			sb->alt = t->send_alt + (int32_t)j;
 		if (hmap_put(&p->sub_index, task_key(s->dev_id, q->stream_id, q->task_id, wrap),
 			     p->nr_subs - 1))
 			return -ENOMEM;
@@ -1246,7 +1651,7 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 	case ASC_REC_QUEUE:
 		return on_queue(c, p, rec);
 	case ASC_REC_SQE:
-		return on_sqe(p, rec);
+		return on_sqe(c, p, rec);
 	case ASC_REC_MEM:
 		return on_mem(c, p, rec);
 	case ASC_REC_STACK:
@@ -1347,6 +1752,7 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 		c->info.bpf_events = s->events;
 		c->info.bpf_drops = s->drops;
 		c->info.devtask_drops = s->devtask_drops;
+		c->info.ended = 1;
 		return 0;
 	}
 	case ASC_REC_CONFIG: {
@@ -1831,25 +2237,46 @@ static int finish(struct asc_corr *c, struct priv *p)
 		k->step = -1;
 		if (d->type == 0 || d->type == 1 || d->type == 2)
 			k->flags |= ASC_CORR_K_COMPUTE;
+		k->node_call = -1;
 		if (hmap_get(&p->sub_index, task_key(d->dev, d->stream, d->task, d->wrap), &si)) {
 			const struct sub *sb = &p->subs[si];
+			struct lctx x = {
+				.api = sb->api, .launch_call = sb->launch_call, .op = sb->op,
+				.queue = sb->queue, .node_call = sb->node_call,
+				.handle = sb->handle, .kname = sb->kname,
+			};
 
+			/* batched capture: the launch that made the task, if it is known */
+			if (p->saw_batch && sb->use_alt) {
+				if (sb->alt >= 0) {
+					x = p->alts[sb->alt];
+				} else {
+					memset(&x, 0, sizeof(x));
+					x.api = x.launch_call = x.op = x.queue = x.node_call = -1;
+				}
+				if (x.op < 0 && x.queue < 0)
+					c->info.batch_unattributed++;
+			}
 			k->flags |= ASC_CORR_K_MATCHED;
 			k->submit_ns = sb->ts;
 			k->submit_tid = sb->tid;
 			k->block_dim = sb->block_dim;
-			k->api = remap(callmap, sb->api);
-			k->launch_call = remap(callmap, sb->launch_call);
-			k->queue = remap(qmap, sb->queue);
+			k->api = remap(callmap, x.api);
+			k->launch_call = remap(callmap, x.launch_call);
+			if (d->type == 0 || d->type == 1 || d->type == 2)
+				k->node_call = remap(callmap, x.node_call);
+			k->queue = remap(qmap, x.queue);
 			k->op = k->queue >= 0 && c->queues[k->queue].op >= 0 ?
-				c->queues[k->queue].op : remap(opmap, sb->op);
+				c->queues[k->queue].op : remap(opmap, x.op);
 			if (k->queue >= 0)
 				k->correlation_id = c->queues[k->queue].correlation_id;
-			k->kernel_name = sb->kname;
+			k->kernel_name = x.kname;
 			/* a handle named only after the launch */
-			if (!k->kernel_name && sb->handle &&
-			    hmap_get(&p->funcnames, sb->handle, &si))
+			if (!k->kernel_name && x.handle &&
+			    hmap_get(&p->funcnames, x.handle, &si))
 				k->kernel_name = (uint32_t)si;
+			if (x.qname && (k->flags & ASC_CORR_K_COMPUTE))
+				k->name = x.qname;
 		} else {
 			c->info.unmatched_kernels++;
 		}
@@ -1991,6 +2418,7 @@ static void priv_free(struct priv *p)
 	for (i = 0; i < p->nr_threads; i++) {
 		free(p->threads[i].frames);
 		free(p->threads[i].pend);
+		free(p->threads[i].launches);
 	}
 	free(p->threads);
 	hmap_free(&p->tid_index);
@@ -2006,6 +2434,7 @@ static void priv_free(struct priv *p)
 	free_schemas(p);
 	free(p->wraps);
 	free(p->subs);
+	free(p->alts);
 	free(p->devts);
 	free(p->stacks);
 	free(p->call_queue);
@@ -2020,6 +2449,7 @@ static void priv_shrink(struct priv *p)
 	for (i = 0; i < p->nr_threads; i++) {
 		free(p->threads[i].frames);
 		free(p->threads[i].pend);
+		free(p->threads[i].launches);
 	}
 	free(p->threads);
 	p->threads = NULL;
@@ -2042,6 +2472,8 @@ static void priv_shrink(struct priv *p)
 	p->wraps = NULL;
 	free(p->subs);
 	p->subs = NULL;
+	free(p->alts);
+	p->alts = NULL;
 	free(p->devts);
 	p->devts = NULL;
 	free(p->stacks);
@@ -2095,6 +2527,7 @@ struct asc_corr *asc_corr_build(struct asc_capture_reader *r)
 		errno = -ret;
 		return NULL;
 	}
+	c->info.last_ts_ns = p->max_mono ? p->max_mono + p->wall_off : 0;
 	if (!c->info.end_wall_ns)
 		c->info.end_wall_ns = p->max_mono + p->wall_off;
 	if (!c->info.start_wall_ns)

@@ -78,6 +78,16 @@ struct asc_corr_kernel {
 	 */
 	uint32_t kernel_name;
 	uint32_t reserved;
+	/*
+	 * The kernel launch call (aclrtLaunchKernel*, rtKernelLaunch*,
+	 * rtsLaunchKernel*: the outermost one) that made this task, index into
+	 * calls[], -1 if not captured (Level0) or not a kernel: torch_npu's
+	 * "Node@launch" event.  With batched submissions (several launches'
+	 * SQEs in one halSqTaskSend) every field above comes from the launch
+	 * that made the task, not from the call around the halSqTaskSend.
+	 */
+	int32_t node_call;
+	uint32_t flags2;		/* reserved, 0 */
 };
 #define ASC_CORR_K_MATCHED	0x1	/* a submission (SQE) was found for it */
 #define ASC_CORR_K_COMPUTE	0x2	/* AI_CORE / AI_VECTOR_CORE / AI_CPU: kernel_details row */
@@ -194,6 +204,20 @@ struct asc_corr_info {
 	int damaged;			/* the capture stopped at a bad frame */
 	uint64_t bytes_unread;
 	char damage[128];
+	/*
+	 * ended: the capture has its end (the ASC_REC_STATS record the tracer
+	 * writes when it stops); 0 for a tracer killed between frames, whose
+	 * records after last_ts_ns (wall ns of the latest record) may be lost.
+	 */
+	int ended;
+	int64_t last_ts_ns;
+	/*
+	 * Kernels of batched submissions (one halSqTaskSend carrying the SQEs of
+	 * several launches) whose launch could not be told exactly: they keep
+	 * their submission (ASC_CORR_K_MATCHED) but have no op, queue or API
+	 * (at Level0 a name shared by every slot of the batch, if any).
+	 */
+	uint64_t batch_unattributed;
 };
 
 struct asc_corr {
