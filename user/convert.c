@@ -287,6 +287,66 @@ static uint64_t conn_id(const struct asc_corr *c, const struct asc_corr_kernel *
 	return (uint64_t)(k - c->kernels) + 1;
 }
 
+/*
+ * Where a kernel's HostToDevice flow starts.  In the reference (torch_npu
+ * Level1 sample) the s end of a kernel's flow lies inside its Node@launch
+ * span (msprof's task record, taken inside the launch), the s end of a copy
+ * or event task at its AscendCL@ API's ts.  ascbpf knows the halSqTaskSend
+ * inside the launch when the runtime sends at once: that time, else (the
+ * task was sent later, batched) the launch's start.
+ */
+static int64_t h2d_start_ns(const struct asc_corr *c, const struct asc_corr_kernel *k)
+{
+	const struct asc_corr_call *a;
+
+	if (k->node_call < 0)
+		return c->calls[k->api].start_ns;
+	a = &c->calls[k->node_call];
+	if (k->submit_tid == a->tid && k->submit_ns >= a->start_ns && k->submit_ns <= a->end_ns)
+		return k->submit_ns;
+	return a->start_ns;
+}
+
+static uint32_t h2d_tid(const struct asc_corr *c, const struct asc_corr_kernel *k)
+{
+	return c->calls[k->node_call >= 0 ? k->node_call : k->api].tid;
+}
+
+static void h2d_start(struct trace *t, const struct asc_corr *c, const struct asc_corr_kernel *k,
+		      uint32_t cann)
+{
+	ev_begin(t);
+	asc_out_printf(t->o, "\"name\": \"HostToDevice%llu\", \"ph\": \"s\", "
+		       "\"cat\": \"HostToDevice\", \"id\": \"%llu\", \"pid\": %u, "
+		       "\"tid\": %u, ", (unsigned long long)conn_id(c, k),
+		       (unsigned long long)conn_id(c, k), cann, h2d_tid(c, k));
+	put_ts(t->o, "ts", h2d_start_ns(c, k));
+	asc_out_putc(t->o, '}');
+}
+
+/*
+ * torch_npu's Level1+ "Node@launch": one per kernel launch call, on the
+ * launching thread, the span of the launch call, item_id the kernel's name
+ * and connection_id its HostToDevice flow's id; its flow's s end follows it.
+ */
+static void node_launch(struct trace *t, const struct asc_corr *c, const struct asc_corr_kernel *k,
+			uint32_t cann)
+{
+	const struct asc_corr_call *a = &c->calls[k->node_call];
+
+	ev_begin(t);
+	asc_out_printf(t->o, "\"name\": \"Node@launch\", \"pid\": %u, \"tid\": %u, ", cann, a->tid);
+	put_ts(t->o, "ts", a->start_ns);
+	asc_out_puts(t->o, ", ");
+	put_dur(t->o, a->end_ns - a->start_ns);
+	asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"launch\", "
+		       "\"level\": \"node\", \"id\": \"0\", \"item_id\": ", a->tid);
+	asc_json_cstr(t->o, asc_corr_str(c, k->name));
+	put_u(t->o, ", \"connection_id\": ", conn_id(c, k));
+	asc_out_puts(t->o, "}, \"ph\": \"X\"}");
+	h2d_start(t, c, k, cann);
+}
+
 static int call_level_shown(const struct conv *v, const struct asc_corr_call *k)
 {
 	if (v->level == 0)
@@ -499,8 +559,26 @@ static void write_npu_half(struct conv *v, struct trace *t)
 {
 	const struct asc_corr *c = v->c;
 	uint32_t pid = v->pid, cann = fmt_pid(pid, SORT_CANN, 0), devs = devices_of(v);
+	int32_t *node_kernel = NULL;	/* call index -> the kernel it launched (Level1+) */
 	size_t i, j;
 	uint32_t d;
+
+	if (v->level > 0 && c->nr_calls) {
+		node_kernel = malloc(c->nr_calls * sizeof(*node_kernel));
+		if (!node_kernel) {
+			v->err = -ENOMEM;
+			return;
+		}
+		for (i = 0; i < c->nr_calls; i++)
+			node_kernel[i] = -1;
+		for (i = 0; i < c->nr_kernels; i++) {
+			const struct asc_corr_kernel *k = &c->kernels[i];
+
+			if (k->node_call >= 0 && k->api >= 0 && kernel_in(v, k) &&
+			    node_kernel[k->node_call] < 0)
+				node_kernel[k->node_call] = (int32_t)i;
+		}
+	}
 
 	/* CANN: process, threads, API events, HostToDevice starts */
 	if (v->level > 0) {
@@ -534,6 +612,9 @@ static void write_npu_half(struct conv *v, struct trace *t)
 		const char *nm = asc_corr_str(c, k->name);
 		char full[160];
 
+		if (node_kernel && node_kernel[i] >= 0 && (!call_level_shown(v, k) ||
+							   !in_cycle(v, k->step)))
+			node_launch(t, c, &c->kernels[node_kernel[i]], cann);
 		if (!call_level_shown(v, k) || !in_cycle(v, k->step))
 			continue;
 		snprintf(full, sizeof(full), "%s@%s",
@@ -551,23 +632,23 @@ static void write_npu_half(struct conv *v, struct trace *t)
 		asc_json_cstr(t->o, nm);
 		asc_out_printf(t->o, ", \"item_id\": \"0\", \"connection_id\": %zu}, \"ph\": \"X\"}",
 			       i + 1);
+		if (node_kernel && node_kernel[i] >= 0)
+			node_launch(t, c, &c->kernels[node_kernel[i]], cann);
 	}
-	/* HostToDevice starts: one per kernel, at its launching API (kept at Level0 too) */
+	/*
+	 * HostToDevice starts of the other kernels: at the launching API (kept at
+	 * Level0 too, where torch_npu keeps msprof's s ends)
+	 */
 	for (i = 0; i < c->nr_kernels; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
-		const struct asc_corr_call *a;
 
 		if (k->api < 0 || !kernel_in(v, k))
 			continue;
-		a = &c->calls[k->api];
-		ev_begin(t);
-		asc_out_printf(t->o, "\"name\": \"HostToDevice%llu\", \"ph\": \"s\", "
-			       "\"cat\": \"HostToDevice\", \"id\": \"%llu\", \"pid\": %u, "
-			       "\"tid\": %u, ", (unsigned long long)conn_id(c, k),
-			       (unsigned long long)conn_id(c, k), cann, a->tid);
-		put_ts(t->o, "ts", a->start_ns);
-		asc_out_putc(t->o, '}');
+		if (node_kernel && k->node_call >= 0 && node_kernel[k->node_call] == (int32_t)i)
+			continue;	/* written after its Node@launch */
+		h2d_start(t, c, k, cann);
 	}
+	free(node_kernel);
 
 	for (d = 0; d < 32; d++) {
 		uint32_t hw = fmt_pid(pid, SORT_HARDWARE, d), ov = fmt_pid(pid, SORT_OVERLAP, d);
@@ -1829,10 +1910,24 @@ int cmd_convert(int argc, char **argv)
 		asc_info("convert: %llu submissions were made before the device channel started "
 			 "(the tasks completed before it opened): no kernel row, nothing lost\n",
 			 (unsigned long long)c->info.before_devchannel);
+	if (c->info.batch_unattributed)
+		asc_warn("convert: %llu kernels of batched submissions (several launches in one "
+			 "halSqTaskSend) could not be joined to the launch that made them: they have "
+			 "no op or API\n", (unsigned long long)c->info.batch_unattributed);
 	if (c->info.damaged) {
 		asc_err("convert: %s is damaged (%s): converted up to the last good frame, "
 			"%llu bytes after it were lost\n", argv[optind], c->info.damage,
 			(unsigned long long)c->info.bytes_unread);
+		if (!err)
+			err = -EBADMSG;
+	} else if (!c->info.ended) {
+		/* whole frames but no end record: the tracer died between two frames */
+		char ts[40];
+
+		ts[asc_fmt_us(ts, c->info.last_ts_ns)] = '\0';
+		asc_err("convert: %s: the trace did not end (ascbpf killed?): it has no end "
+			"record, records after %s us (the last one) may be missing\n",
+			argv[optind], ts);
 		if (!err)
 			err = -EBADMSG;
 	}

@@ -402,7 +402,7 @@ struct priv {
 	struct lctx *alts;		/* launch contexts of batched submissions */
 	size_t nr_alts, alts_cap;
 	int saw_batch;			/* some halSqTaskSend carried more than one SQE */
-	int have_producers;		/* the capture probes task-making calls (Level1+) */
+	int have_producers;		/* a task-making call was seen (Level1+) */
 	struct devt *devts;
 	size_t nr_devts, devts_cap;
 	struct stackrec *stacks;
@@ -629,8 +629,6 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 		}
 		if (pi->is_kernel_launch && !pi->producer)
 			pi->producer = PROD_KERNEL;
-		if (pi->producer)
-			p->have_producers = 1;
 	}
 	return 0;
 }
@@ -991,6 +989,8 @@ static int on_producer_enter(struct priv *p, struct tstate *t, const struct asc_
 {
 	const struct frame *outer = open_producer(p, t);
 	struct pend_launch *pl;
+
+	p->have_producers = 1;
 
 	if (outer && outer->item != call) {
 		pl = pending_of_call(t, outer->item);

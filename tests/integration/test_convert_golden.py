@@ -50,6 +50,11 @@ def run(args, expect_rc=0):
     return p
 
 
+def ns_of(ts):
+    a, b = ts.split(".")
+    return int(a) * 1000 + int(b)
+
+
 def us_str(ns):
     s = str(ns)
     return "0." + s.zfill(3) if len(s) <= 3 else s[:-3] + "." + s[-3:]
@@ -281,7 +286,19 @@ def test_level1_against_sample_and_truth(tmp):
     flows_f = {e["id"]: e for e in events if e.get("cat") == "async_npu" and e["ph"] == "f"}
     h2d_s = {e["id"]: e for e in events if e.get("cat") == "HostToDevice" and e["ph"] == "s"}
     cann = {(e["tid"], e["ts"]): e for e in events if e.get("ph") == "X" and
-            procs.get(e["pid"]) == "CANN"}
+            procs.get(e["pid"]) == "CANN" and e["name"] != "Node@launch"}
+    nodes = {e["args"]["connection_id"]: e for e in events if e.get("name") == "Node@launch"}
+    check(len(nodes) == len(want) and
+          all(procs.get(e["pid"]) == "CANN" for e in nodes.values()),
+          "one Node@launch per kernel launch in the CANN process (%d vs %d)" %
+          (len(nodes), len(want)))
+    sample_nodes = [e for e in sample_events if e.get("name") == "Node@launch"]
+    for e in nodes.values():
+        check(sorted(e.keys()) == sorted(sample_nodes[0].keys()) and
+              list(e["args"].keys()) == list(sample_nodes[0]["args"].keys()) and
+              e["args"]["Mode"] == "launch" and e["args"]["level"] == "node" and
+              e["args"]["id"] == "0" and e["args"]["Thread Id"] == e["tid"] == truth["acl_tid"],
+              "Node@launch has the sample's shape: %r" % e)
     for e, k in zip(kx, want):
         kname, ktype, aten = truth["names"][k["name_index"]]
         fid = int(e["ts"].replace(".", ""))
@@ -291,11 +308,23 @@ def test_level1_against_sample_and_truth(tmp):
               "torch_to_npu f ends at the kernel")
         check(s is not None and ops.get((s["tid"], s["ts"]), {}).get("name") == aten,
               "torch_to_npu starts at the aten op %s" % aten)
+        # the reference: a kernel's HostToDevice s end lies inside its Node@launch
+        # (the launch call, item_id the kernel name), which lies inside the API
         cid = str(e["args"]["connection_id"])
         hs = h2d_s.get(cid)
-        api = cann.get((hs["tid"], hs["ts"])) if hs else None
-        check(api is not None and api["name"] == "AscendCL@" + k["api"],
-              "HostToDevice starts at AscendCL@%s" % k["api"])
+        node = nodes.get(e["args"]["connection_id"])
+        check(node is not None and node["args"]["item_id"] == e["name"],
+              "kernel %s has its Node@launch" % e["name"])
+        if hs is None or node is None:
+            check(False, "HostToDevice%s has its s end and Node@launch" % cid)
+            continue
+        check(hs["tid"] == node["tid"] and
+              ns_of(node["ts"]) <= ns_of(hs["ts"]) <= ns_of(node["ts"]) + node["dur"] * 1000,
+              "HostToDevice s inside Node@launch (%s, %s)" % (hs["ts"], node["ts"]))
+        api = [a for (tid, ts), a in cann.items() if tid == node["tid"] and
+               a["name"] == "AscendCL@" + k["api"] and ns_of(ts) <= ns_of(node["ts"]) and
+               ns_of(node["ts"]) + node["dur"] * 1000 <= ns_of(ts) + a["dur"] * 1000 + 1]
+        check(len(api) == 1, "Node@launch inside AscendCL@%s" % k["api"])
     steps = [e for e in events if e.get("cat") == "cpu_op" and e["name"].startswith("ProfilerStep#")]
     check(sorted(int(e["name"].split("#")[1]) for e in steps) == sorted(first_cycle_steps),
           "ProfilerStep#N for the recorded steps")
@@ -532,6 +561,113 @@ def test_chrome_export(tmp):
     run([ASCBPF, "convert", cap, "--export", "chrome", "-o", out], expect_rc=2)
 
 
+def kernels_and_flows(po):
+    """kernel X events of Ascend Hardware with their torch_to_npu start op and Node@launch."""
+    events = check_trace_serialisation(os.path.join(po, "trace_view.json"))
+    procs = by_process(events)
+    kx = [e for e in events if e.get("ph") == "X" and procs.get(e["pid"]) == "Ascend Hardware"]
+    ops = {(e["tid"], e["ts"]): e for e in events if e.get("cat") == "cpu_op"}
+    fs = {e["id"]: e for e in events if e.get("cat") == "async_npu" and e["ph"] == "s"}
+    nodes = {e["args"]["connection_id"]: e for e in events if e.get("name") == "Node@launch"}
+    cann = [e for e in events if e.get("ph") == "X" and procs.get(e["pid"]) == "CANN" and
+            e["name"].startswith("AscendCL@")]
+    out = []
+    for e in sorted(kx, key=lambda e: ns_of(e["ts"])):
+        s = fs.get(int(e["ts"].replace(".", "")))
+        op = ops.get((s["tid"], s["ts"])) if s else None
+        node = nodes.get(e["args"]["connection_id"])
+        api = None
+        if node:
+            t0 = ns_of(node["ts"])
+            enc = [a for a in cann if a["tid"] == node["tid"] and ns_of(a["ts"]) <= t0 and
+                   t0 <= ns_of(a["ts"]) + a["dur"] * 1000]
+            api = enc[0]["name"][len("AscendCL@"):] if enc else None
+        out.append((e, op, node, api))
+    return events, out
+
+
+def test_batched_submissions(tmp):
+    # 45 launches per step, the runtime sends 32 at a time inside the 32nd launch and
+    # the other 13 from the Python thread at the step's synchronize: every kernel
+    # still joins to its own op, API, slot and step (the truth)
+    cap, truth = make(tmp, "b", "--steps", "3", "--ops", "45", "--batch", "32")
+    outdir = os.path.join(tmp, "outb")
+    p = run([ASCBPF, "convert", cap, "-o", outdir, "--level", "1"])
+    check(b"batched" not in p.stderr, "batched level1: nothing left unjoined: %s" %
+          p.stderr.decode()[-300:])
+    po = os.path.join(outdir, runs_in(outdir)[0], "ASCEND_PROFILER_OUTPUT")
+    events, ks = kernels_and_flows(po)
+    want = sorted(truth["kernels"], key=lambda k: k["start"])
+    check(len(ks) == len(want) == truth["kernel_count"],
+          "batched: every kernel (%d vs %d)" % (len(ks), len(want)))
+    for (e, op, node, api), k in zip(ks, want):
+        kname, ktype, aten = truth["names"][k["name_index"]]
+        check(e["ts"] == us_str(k["start"]) and e["args"]["Task Id"] == k["task_id"],
+              "batched: kernel order")
+        check(e["name"] == kname, "batched: kernel %d named %s (%s)" % (k["task_id"], kname,
+                                                                       e["name"]))
+        check(op is not None and op["name"] == aten,
+              "batched: kernel %d joins aten op %s (%s)" % (k["task_id"], aten,
+                                                            op and op["name"]))
+        check(op is not None and ns_of(op["ts"]) <= k["submit"] - 5000 and
+              k["submit"] <= ns_of(op["ts"]) + op["dur"] * 1000,
+              "batched: kernel %d joins its own %s, not a later one" % (k["task_id"], aten))
+        check(node is not None and node["args"]["item_id"] == kname and api == k["api"],
+              "batched: kernel %d Node@launch inside AscendCL@%s (%s)" % (k["task_id"],
+                                                                         k["api"], api))
+    _, rows = read_csv(os.path.join(po, "kernel_details.csv"))
+    h = rows[0]
+    got = sorted((int(r[h.index("Step Id")]), r[h.index("Name")], r[h.index("Type")])
+                 for r in rows[1:])
+    exp = sorted((k["step"], truth["names"][k["name_index"]][0],
+                  truth["names"][k["name_index"]][1]) for k in want)
+    check(got == exp, "batched: kernel_details steps, names and types are the truth's")
+    enq = {e["args"].get("correlation_id") for e in events if e.get("cat") == "enqueue"}
+    check(len(enq) == len(want), "batched: one Enqueue per kernel")
+
+    # Level0: the launches are not traced; only what is exact is kept, the rest is said
+    cap0, truth0 = make(tmp, "b0", "--steps", "2", "--ops", "20", "--batch", "8", "--level0")
+    out0 = os.path.join(tmp, "outb0")
+    p = run([ASCBPF, "convert", cap0, "-o", out0, "--level", "0"])
+    err = p.stderr.decode()
+    po = os.path.join(out0, runs_in(out0)[0], "ASCEND_PROFILER_OUTPUT")
+    _, ks = kernels_and_flows(po)
+    want = sorted(truth0["kernels"], key=lambda k: k["start"])
+    check(len(ks) == len(want), "batched level0: every kernel")
+    unjoined = 0
+    for (e, op, node, api), k in zip(ks, want):
+        if op is None:
+            unjoined += 1
+        else:
+            check(op["name"] == truth0["names"][k["name_index"]][2],
+                  "batched level0: a joined kernel joins its own op")
+    m = re.search(r"(\d+) kernels of batched submissions", err)
+    check(m is not None and int(m.group(1)) == unjoined > 0,
+          "batched level0: the kernels left without op are counted (%d): %s" %
+          (unjoined, err[-300:]))
+
+
+def test_no_end(tmp):
+    # whole frames but no STATS / end clock: a tracer killed between two frames
+    cap, truth = make(tmp, "ne", "--steps", "2", "--ops", "3", "--no-end")
+    outdir = os.path.join(tmp, "outne")
+    p = run([ASCBPF, "convert", cap, "-o", outdir, "--level", "1"], expect_rc=1)
+    err = p.stderr.decode()
+    check(err.count("did not end") == 1 and "may be missing" in err,
+          "no end record: said once: %s" % err[-300:])
+    m = re.search(r"after (\d+\.\d{3}) us", err)
+    check(m is not None and ns_of(m.group(1)) > truth["wall_base"], "the last ts is named")
+    runs = runs_in(outdir) if os.path.isdir(outdir) else []
+    if check(len(runs) == 1, "no end record: still converted"):
+        _, rows = read_csv(os.path.join(outdir, runs[0], "ASCEND_PROFILER_OUTPUT",
+                                        "kernel_details.csv"))
+        check(len(rows) - 1 == truth["kernel_count"], "no end record: every kernel written")
+    # the same capture with its end converts with exit 0
+    cap2, _ = make(tmp, "ne2", "--steps", "2", "--ops", "3")
+    p = run([ASCBPF, "convert", cap2, "-o", os.path.join(tmp, "outne2")])
+    check(b"did not end" not in p.stderr, "a capture with its end is not reported")
+
+
 def test_errors(tmp):
     cap, truth = make(tmp, "e", "--steps", "6", "--ops", "40")
     outdir = os.path.join(tmp, "oute")
@@ -590,8 +726,13 @@ def test_errors(tmp):
           "a SIGKILLed capture reads as whole valid records (%d)" % len(lines))
     check(p.returncode == 0 or b"damaged" in p.stderr, "a torn last frame is reported")
     out_k = os.path.join(tmp, "outk")
-    p = run([ASCBPF, "convert", killed, "-o", out_k, "--level", "1"], expect_rc=p.returncode)
+    torn = p.returncode == 1
+    # killed between frames (no end record) or inside one (damaged): converted, exit 1
+    p = run([ASCBPF, "convert", killed, "-o", out_k, "--level", "1"], expect_rc=1)
     check(os.path.isdir(out_k) and len(runs_in(out_k)) >= 1, "a SIGKILLed capture converts")
+    err = p.stderr.decode()
+    check(("damaged" in err) if torn else ("did not end" in err),
+          "a SIGKILLed capture is reported: %s" % err[-300:])
 
     # an unknown capture version is refused (exit 2) with a clear message
     data = bytearray(open(cap, "rb").read())
@@ -662,7 +803,7 @@ def main():
         for t in [test_level1_against_sample_and_truth, test_level0, test_level2_runtime,
                   test_weird_names_and_wrap, test_no_queue_and_no_steps,
                   test_shapes_and_python_stacks, test_chrome_export,
-                  test_errors, test_dump_json]:
+                  test_errors, test_dump_json, test_batched_submissions, test_no_end]:
             n = len(failures)
             t(tmp)
             print("%s: %s" % (t.__name__, "ok" if len(failures) == n else "FAILED"))

@@ -10,6 +10,7 @@
  *             [--task-start N] [--weird-names] [--stacks] [--pystacks] [--shapes]
  *             [--events N]
  *             [--no-steps] [--truncate-last] [--funcnames] [--level0]
+ *             [--batch N] [--no-end]
  *
  * Per op, on the Python thread (tid = pid): aten op range, a PTA malloc
  * inside it, RunOpApiV2 with its OPNAME, Enqueue with its QUEUE record; on
@@ -27,6 +28,13 @@
  * so it keeps the API name.  --level0: what --level 0 traces: no CANN call
  * records and no RunOpApiV2; the op name is an OPNAME of the Enqueue probe
  * right after its QUEUE record (same tid, probe and ts).
+ *
+ * --batch N: the runtime holds the SQEs (NPU_MODEL_SQE_BATCH): one
+ * halSqTaskSend carries N of them, sent inside the launch of the Nth (as
+ * several SQE records of ASC_MAX_SQES headers), the rest of a step is sent at
+ * its end by the Python thread (a synchronize) outside any launch.  The
+ * truth keeps each kernel's own op and API.  --no-end: no STATS record and
+ * no end clock, as a tracer killed between two frames leaves the file.
  *
  * The truth file lists per recorded kernel: step, device start/end (wall ns),
  * stream, task id, wrap, kernel name, op type, aten op, launching API,
@@ -312,12 +320,36 @@ static uint64_t dev_cnt(uint64_t mono)
 	return DEV_CNT_BASE + (mono - MONO_BASE) / (1000000000ull / DEV_FREQ);
 }
 
+/* SQE headers the runtime holds (--batch) */
+static struct asc_sqe_hdr held[8 * ASC_MAX_SQES];
+static unsigned long nheld;
+
+/* halSqTaskSend of the held SQEs on tid at ts: one SQE record per ASC_MAX_SQES headers */
+static void send_held(uint32_t tid, uint64_t ts)
+{
+	unsigned long i, j;
+
+	enter(tid, P_HAL_SEND, ts);
+	for (i = 0; i < nheld; i += ASC_MAX_SQES) {
+		struct rec *r = newrec(ASC_REC_SQE, sizeof(struct asc_sqe), tid, P_HAL_SEND, ts);
+
+		r->u.sqe.dev_id = 0;
+		r->u.sqe.sq_id = 1;
+		r->u.sqe.sqe_num = nheld - i;
+		for (j = 0; j < ASC_MAX_SQES && i + j < nheld; j++)
+			r->u.sqe.sqe[j] = held[i + j];
+		r->u.sqe.nr_kept = j;
+	}
+	leave(tid, P_HAL_SEND, ts + 500);
+	nheld = 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: mkcapture -o CAPTURE [--truth FILE] [--steps N] [--ops N] "
 		"[--schedule SKIP,WAIT,WARMUP,ACTIVE,REPEAT] [--no-queue] [--task-start N] "
 		"[--weird-names] [--stacks] [--pystacks] [--shapes] [--events N] [--no-steps] "
-		"[--truncate-last] [--funcnames] [--level0]\n");
+		"[--truncate-last] [--funcnames] [--level0] [--batch N] [--no-end]\n");
 	exit(2);
 }
 
@@ -339,13 +371,16 @@ int main(int argc, char **argv)
 		{ "truncate-last", no_argument, NULL, 'X' },
 		{ "funcnames", no_argument, NULL, 'F' },
 		{ "level0", no_argument, NULL, 'L' },
+		{ "batch", required_argument, NULL, 'B' },
+		{ "no-end", no_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct asc_sched sched = { 0 };
 	const char *out = NULL, *truth_path = NULL;
 	unsigned long steps = 4, ops = 6, events = 0, task = 100;
 	int no_queue = 0, weird_names = 0, stacks = 0, no_steps = 0, truncate_last = 0;
-	int pystacks = 0, shapes = 0, funcnames = 0;
+	int pystacks = 0, shapes = 0, funcnames = 0, no_end = 0;
+	unsigned long batch_n = 1;
 	uint64_t t, corr = 1, ptr = 0x120000000ull, kcount = 0, cycles = 0;
 	uint32_t wrap = 0, i;
 	int c, first_k = 1, first_o = 1, first_m = 1, first_s = 1, in_cycle = 0;
@@ -375,10 +410,13 @@ int main(int argc, char **argv)
 		case 'X': truncate_last = 1; break;
 		case 'F': funcnames = 1; break;
 		case 'L': level0 = 1; break;
+		case 'B': batch_n = strtoul(optarg, NULL, 0); break;
+		case 'E': no_end = 1; break;
 		default: usage();
 		}
 	}
-	if (!out || optind != argc || !ops || (level0 && no_queue))
+	if (!out || optind != argc || !ops || (level0 && no_queue) || !batch_n ||
+	    batch_n > 8 * ASC_MAX_SQES)
 		usage();
 	if (events)	/* about 21 records per op */
 		steps = events / (ops * 21) + 1;
@@ -623,18 +661,17 @@ int main(int argc, char **argv)
 			r = enter(qtid, P_RT_LAUNCH, ds + 2000);
 			if (r && funcnames)
 				r->u.enter.args[0] = FUNC_HANDLE(k % NR_KINDS);
+			if (r) {
+				r->u.enter.args[1] = 8;		/* numBlocks */
+				r->u.enter.args[5] = 0x5500;	/* stream */
+			}
 			sub = ds + 3000;
-			enter(qtid, P_HAL_SEND, sub);
-			r = newrec(ASC_REC_SQE, sizeof(struct asc_sqe), qtid, P_HAL_SEND, sub);
-			r->u.sqe.dev_id = 0;
-			r->u.sqe.sq_id = 1;
-			r->u.sqe.sqe_num = 1;
-			r->u.sqe.nr_kept = 1;
-			r->u.sqe.sqe[0].sqe_type = ok->sqe_type;
-			r->u.sqe.sqe[0].block_dim = 8;
-			r->u.sqe.sqe[0].stream_id = 2;
-			r->u.sqe.sqe[0].task_id = task;
-			leave(qtid, P_HAL_SEND, sub + 500);
+			held[nheld].sqe_type = ok->sqe_type;
+			held[nheld].block_dim = 8;
+			held[nheld].stream_id = 2;
+			held[nheld].task_id = task;
+			if (++nheld == batch_n)
+				send_held(qtid, sub);
 			leave(qtid, P_RT_LAUNCH, sub + 1000);
 			leave(qtid, ok->api, sub + 1500);
 			if (!no_queue)
@@ -676,6 +713,9 @@ int main(int argc, char **argv)
 			}
 			t = t0 + 30000;
 		}
+		/* the synchronize at the end of the step sends what the runtime still holds */
+		if (nheld)
+			send_held(PID, t + 50);
 		/* frees at the end of the step, outside any op */
 		for (k = 0; k < nptr; k++) {
 			struct rec *r = newrec(ASC_REC_MEM, sizeof(struct asc_mem), PID, P_MEM,
@@ -712,7 +752,7 @@ int main(int argc, char **argv)
 		cycles++;	/* stopped while recording: torch_npu still saves */
 	if (no_steps)
 		cycles = 1;
-	{
+	if (!no_end) {
 		struct asc_stats s = { 0 };
 
 		s.hdr.type = ASC_REC_STATS;
@@ -720,8 +760,8 @@ int main(int argc, char **argv)
 		s.hdr.tgid = PID;
 		s.events = records_written;
 		append_raw(&s, sizeof(s));
+		put_clock(ASC_CLOCK_END, t + 100000);
 	}
-	put_clock(ASC_CLOCK_END, t + 100000);
 	if (asc_capture_close(w))
 		return 1;
 	if (truth) {
