@@ -1797,6 +1797,11 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 		if (ret == -EEXIST)
 			break;
 	}
+	/* here, not in cmd_convert: `ascbpf trace` converts through this function too */
+	if (c->info.batch_unattributed)
+		asc_warn("convert: %llu kernels of batched submissions (several launches in one "
+			 "halSqTaskSend) could not be joined to the launch that made them: they have "
+			 "no op or API\n", (unsigned long long)c->info.batch_unattributed);
 	return err;
 }
 
@@ -1910,10 +1915,6 @@ int cmd_convert(int argc, char **argv)
 		asc_info("convert: %llu submissions were made before the device channel started "
 			 "(the tasks completed before it opened): no kernel row, nothing lost\n",
 			 (unsigned long long)c->info.before_devchannel);
-	if (c->info.batch_unattributed)
-		asc_warn("convert: %llu kernels of batched submissions (several launches in one "
-			 "halSqTaskSend) could not be joined to the launch that made them: they have "
-			 "no op or API\n", (unsigned long long)c->info.batch_unattributed);
 	if (c->info.damaged) {
 		asc_err("convert: %s is damaged (%s): converted up to the last good frame, "
 			"%llu bytes after it were lost\n", argv[optind], c->info.damage,

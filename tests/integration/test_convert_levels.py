@@ -20,7 +20,13 @@ the reference (../shared/reference/ascend_output_format.md section 1.3, 3.1,
 * the Level0 join: every compute kernel the journal chain ties to an aten op
   (task -> AsncExecFunc -> dequeue corr -> enqueue -> at::_ops call) has a
   torch_to_npu flow starting at a cpu_op, at every level alike, and the
-  operator_details device time is the sum of the kernel durations."""
+  operator_details device time is the sum of the kernel durations;
+* batched submissions (launch-storm: 32 launches' SQEs per halSqTaskSend): at
+  Level1/2 every kernel keeps its own name and op as above; at Level0, where
+  no launch is probed, a batch of several slots cannot be split among them:
+  those kernels keep the name the slots share and no op, and convert says
+  how many (their count + the joined ones = Level1's flows)."""
+import re
 import collections
 import csv
 import io
@@ -35,12 +41,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import trace_check as tc  # noqa: E402
 from npu_model import ModelDaemon  # noqa: E402
 
-# Not here: multi-rank (one process per rank: test_trace_ranks.py) and launch-storm,
-# whose runtime batches 32 SQEs of 32 launches into one halSqTaskSend: the SQE
-# record keeps ASC_MAX_SQES (8) headers, all inside the last launch, so 3 of 4
-# kernels have no submission and the kept ones the last launch's op (docs/convert.md).
+# Not here: multi-rank (one process per rank: test_trace_ranks.py).
 SCENARIOS = ["baseline", "transdata", "multi-stream", "mem-growth", "dispatch-bound", "oom",
-             "native-optimizer", "fused-optimizer"]
+             "native-optimizer", "fused-optimizer", "launch-storm"]
+UNJOINED_RE = re.compile(r"(\d+) kernels of batched submissions")
 COMPUTE = {"0", "1", "2"}
 TOP = os.environ.get("ASCBPF_TOP", os.path.join(os.path.dirname(__file__), "..", ".."))
 SAMPLE = os.path.join(TOP, "..", "shared", "reference", "samples",
@@ -98,11 +102,15 @@ def trace(scenario, level, d):
                      (scenario, level, os.listdir(out))):
             return None
         pid = tc.records(os.path.join(out, caps[0]))[0]["tgid"]
-        return os.path.join(out, runs[0], "ASCEND_PROFILER_OUTPUT"), journal_lines(jdir, pid)
+        m = UNJOINED_RE.search(r.stderr)
+        return (os.path.join(out, runs[0], "ASCEND_PROFILER_OUTPUT"), journal_lines(jdir, pid),
+                int(m.group(1)) if m else 0)
 
 
-def check_level(scenario, level, po, jl):
+def check_level(scenario, level, po, jl, unjoined):
     S = "%s L%d: " % (scenario, level)
+    check(unjoined == 0 or (level == 0 and scenario == "launch-storm"),
+          S + "%d kernels of batched submissions left without op" % unjoined)
     files = set(os.listdir(po))
     stats = {"op_statistic.csv", "api_statistic.csv"}
     if level == 0:
@@ -160,15 +168,17 @@ def check_level(scenario, level, po, jl):
     # the aten join at every level: torch_to_npu flows start at cpu_op events
     cpu = {(e["tid"], e["ts"]) for e in events if e.get("cat") == "cpu_op"}
     flows = [e for e in events if e.get("cat") == "async_npu" and e["ph"] == "s"]
-    check(flows and all((e["tid"], e["ts"]) in cpu for e in flows),
+    check((flows or unjoined) and all((e["tid"], e["ts"]) in cpu for e in flows),
           S + "torch_to_npu flows start at cpu_op events (%d)" % len(flows))
+    check(len(flows) + unjoined <= len(rows), S + "%d flows + %d unjoined <= %d kernels" %
+          (len(flows), unjoined, len(rows)))
     # operator_details device totals: the sum over the ops' own kernels
     _, ohdr, orows = read_csv(os.path.join(po, "operator_details.csv"))
     dev_self = sum(float(r[5]) for r in orows)
     ks = [float(r[col["Duration(us)"]]) for r in rows]
-    check(dev_self > 0 and dev_self <= sum(ks) + 0.01 * len(ks),
+    check((dev_self > 0 or unjoined == len(rows)) and dev_self <= sum(ks) + 0.01 * len(ks),
           S + "operator_details device self %.3f vs kernels %.3f" % (dev_self, sum(ks)))
-    return sorted(types), len(flows)
+    return sorted(types), len(flows), unjoined
 
 
 def main():
@@ -188,9 +198,9 @@ def main():
         if len(per_level) == 3:
             check(per_level[0][0] == per_level[1][0] == per_level[2][0],
                   "%s: kernel Types and cores are the same at every level" % sc)
-            check(per_level[0][1] == per_level[1][1] == per_level[2][1],
-                  "%s: torch_to_npu flows %s at levels 0/1/2" %
-                  (sc, [per_level[x][1] for x in (0, 1, 2)]))
+            check(per_level[0][1] + per_level[0][2] == per_level[1][1] == per_level[2][1],
+                  "%s: torch_to_npu flows %s (+ %d unjoined at Level0) at levels 0/1/2" %
+                  (sc, [per_level[x][1] for x in (0, 1, 2)], per_level[0][2]))
             print("%s: %d kernels, %d torch_to_npu flows at each level" %
                   (sc, len(per_level[0][0]), per_level[0][1]))
     print("%d checks failed" % len(failures))

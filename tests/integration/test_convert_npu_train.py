@@ -40,8 +40,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import trace_check as tc  # noqa: E402
 from npu_model import ModelDaemon, read_journal  # noqa: E402
 
+# launch-storm: its runtime batches the SQEs of 32 launches into one halSqTaskSend
+# (NPU_MODEL_SQE_BATCH=32), so each kernel must join through the launch that made it
 SCENARIOS = [("baseline", 3), ("transdata", 2), ("multi-stream", 2), ("mem-growth", 3),
-             ("dispatch-bound", 2), ("oom", 2)]
+             ("dispatch-bound", 2), ("oom", 2), ("launch-storm", 2)]
 TOL = tc.TOLERANCE_NS
 COMPUTE = {"0", "1", "2"}	# STARS SQE types AI_CORE, AI_CPU, AI_VECTOR_CORE
 ASYNC_EXEC = "_ZN6at_npu6native12AsncExecFuncEPv"
@@ -76,10 +78,52 @@ def journal_lines(jdir, pid):
     return out
 
 
+class Calls:
+    """Journal api calls per thread, indexed for "which calls hold time t" (launch-storm
+    has hundreds of thousands): sorted by start, each with its enclosing call."""
+
+    def __init__(self, jl):
+        self.by_tid = collections.defaultdict(list)
+        for k, x in jl:
+            if k == "api":
+                x["_t0"], x["_t1"] = int(x["t0"]), int(x["t1"])
+                self.by_tid[int(x["tid"])].append(x)
+        self.starts = {}
+        for tid, lst in self.by_tid.items():
+            lst.sort(key=lambda c: (c["_t0"], -c["_t1"]))
+            stack = []
+            for c in lst:
+                while stack and stack[-1]["_t1"] < c["_t0"]:
+                    stack.pop()
+                c["_parent"] = stack[-1] if stack else None
+                stack.append(c)
+            self.starts[tid] = [c["_t0"] for c in lst]
+
+    def get(self, tid, default=()):
+        return self.by_tid.get(tid, default)
+
+    def values(self):
+        return self.by_tid.values()
+
+    def holding(self, tid, t):
+        """The calls on tid whose [t0, t1] holds t, outermost first."""
+        lst = self.by_tid.get(tid)
+        if not lst:
+            return []
+        i = bisect.bisect_right(self.starts[tid], t) - 1
+        c = lst[i] if i >= 0 else None
+        while c is not None and c["_t1"] < t:
+            c = c["_parent"]
+        out = []
+        while c is not None:
+            out.append(c)
+            c = c["_parent"]
+        return out[::-1]
+
+
 def enclosing(calls, tid, t, pred):
     """Journal api calls on tid whose [t0, t1] holds t and match pred, outermost first."""
-    return sorted((c for c in calls.get(tid, ()) if int(c["t0"]) <= t <= int(c["t1"]) and
-                   pred(c["name"])), key=lambda c: int(c["t0"]))
+    return [c for c in calls.holding(tid, t) if pred(c["name"])]
 
 
 def aten_struct(sym):
@@ -157,12 +201,16 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         i = bisect.bisect_right(step_t, t) - 1
         return i if i >= 0 else None
 
-    calls = collections.defaultdict(list)
-    for k, x in jl:
-        if k == "api":
-            calls[int(x["tid"])].append(x)
+    calls = Calls(jl)
     tasks = {(x["stream"], x["task"], x["wrap"]): x for k, x in jl if k == "task"}
     queue = {(x["side"], x["corr"]): x for k, x in jl if k == "queue"}
+    deqs = collections.defaultdict(list)	# tid -> dequeue lines by time
+    for (side, c), q in queue.items():
+        if side == "dequeue":
+            deqs[int(q["tid"])].append((int(q["t"]), q))
+    for v in deqs.values():
+        v.sort(key=lambda p: p[0])
+    deq_t = {tid: [p[0] for p in v] for tid, v in deqs.items()}
 
     events = json.load(open(os.path.join(po, "trace_view.json"), encoding="utf-8"))
     procs = {e["pid"]: e["args"]["name"] for e in events
@@ -176,13 +224,36 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         if e.get("ph") == "X" and e["pid"] == hw:
             kx[(e["tid"], e["args"]["Task Id"])].append(e)
     cpu = {(e["tid"], e["ts"]): e for e in events if e.get("cat") == "cpu_op"}
-    acl = {(e["tid"], e["ts"]): e for e in events if e.get("ph") == "X" and e["pid"] == cann}
+    # (Node@launch shares its launch call's tid and ts: kept apart)
+    acl = {(e["tid"], e["ts"]): e for e in events if e.get("ph") == "X" and e["pid"] == cann and
+           e["name"] != "Node@launch"}
     h2d_s = {e["id"]: e for e in events if e.get("cat") == "HostToDevice" and e["ph"] == "s"}
     t2n_s = {e["id"]: e for e in events if e.get("cat") == "async_npu" and e["ph"] == "s"}
+    nodes = {e["args"]["connection_id"]: e for e in events if e.get("name") == "Node@launch"}
+    acl_by = collections.defaultdict(list)	# (tid, name) -> AscendCL events by ts
+    for e in acl.values():
+        if e["name"].startswith("AscendCL@"):
+            acl_by[(e["tid"], e["name"])].append((us_ns(e["ts"]), e))
+    for v in acl_by.values():
+        v.sort(key=lambda p: p[0])
+    acl_ts = {k: [p[0] for p in v] for k, v in acl_by.items()}
+
+    def acl_around(tid, name, t):
+        """The AscendCL@name event on tid that holds wall time t (us_ns), or None."""
+        k = (tid, "AscendCL@" + name)
+        j = bisect.bisect_right(acl_ts.get(k, []), t) - 1
+        if j < 0:
+            return None
+        e = acl_by[k][j][1]
+        return e if t <= us_ns(e["ts"]) + round(e["dur"] * 1000) else None
 
     def encloses(e, c):
         s, t = us_ns(e["ts"]) - off, us_ns(e["ts"]) - off + round(e["dur"] * 1000)
         return s <= int(c["t0"]) and int(c["t1"]) <= t and int(c["t0"]) - s <= TOL
+
+    def holds(e, t):
+        s = us_ns(e["ts"]) - off
+        return s <= t <= s + round(e["dur"] * 1000)
 
     # ---- kernels
     want = []
@@ -193,7 +264,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         if int(t["t"]) >= first:
             want.append((x, t))
     seen = collections.Counter()
-    n_corr = n_aten = 0
+    n_corr = n_aten = n_node = 0
     for x, t in sorted(want, key=lambda p: int(p[0]["t0"])):
         key = (int(x["stream"]), int(x["task"]))
         lst = kx.get(key, [])
@@ -213,7 +284,21 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
                         n.startswith("aclop"))
         api = api or enclosing(calls, tid, ts, lambda n: n.startswith("aclrt"))
         hs = h2d_s.get(str(e["args"]["connection_id"]))
-        a = acl.get((hs["tid"], hs["ts"])) if hs else None
+        node = nodes.get(e["args"]["connection_id"])
+        if t["sqe_type"] in COMPUTE:
+            # Node@launch: the kernel launch call that made this task (the journal's
+            # task line is written inside it, on its thread); the flow starts inside it
+            launch = enclosing(calls, tid, ts, lambda n: n.startswith("aclrtLaunchKernel"))
+            ok = check(node is not None and hs is not None and launch and
+                       node["tid"] == tid and encloses(node, launch[0]) and holds(node, ts) and
+                       node["args"]["item_id"] == e["name"] and hs["tid"] == tid and
+                       holds(node, us_ns(hs["ts"]) - off),
+                       S + "kernel %s/%s: Node@launch around its launch, s end inside it" %
+                       key)
+            a = acl_around(tid, api[0]["name"], us_ns(node["ts"])) if ok and api else None
+            n_node += 1 if ok else 0
+        else:
+            a = acl.get((hs["tid"], hs["ts"])) if hs else None
         if check(api and a is not None, S + "kernel %s has a launching API" % e["name"]):
             check(a["name"] == "AscendCL@" + api[0]["name"] and encloses(a, api[0]),
                   S + "HostToDevice starts at %s, not %s" % (a["name"], api[0]["name"]))
@@ -221,9 +306,10 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         # aten op: journal chain task -> AsncExecFunc -> dequeue -> enqueue -> at::_ops call
         # (the dequeue line is written when the slot is read, just before AsncExecFunc)
         ex = enclosing(calls, tid, ts, lambda n: n == ASYNC_EXEC)
-        deq = max((q for (side, c), q in queue.items() if side == "dequeue" and ex and
-                   int(q["tid"]) == tid and int(q["t"]) <= int(ex[-1]["t0"])),
-                  key=lambda q: int(q["t"]), default=None)
+        deq = None
+        if ex and deqs.get(tid):
+            j = bisect.bisect_right(deq_t[tid], int(ex[-1]["t0"])) - 1
+            deq = deqs[tid][j][1] if j >= 0 else None
         enq = queue.get(("enqueue", deq["corr"])) if deq else None
         aten = enclosing(calls, int(enq["tid"]), int(enq["t"]),
                          lambda n: op_struct(n) is not None) if enq else []
@@ -240,6 +326,10 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
           (sum(len(v) for v in kx.values()), len(want)))
     check(n_corr == len(want) and n_aten > 0, S + "correlated %d/%d kernels, %d to aten ops" %
           (n_corr, len(want), n_aten))
+    # one Node@launch per kernel launched in the recorded steps (journal tasks)
+    n_launch = sum(1 for x, t in want if t["sqe_type"] in COMPUTE)
+    check(len(nodes) == n_launch == n_node, S + "Node@launch %d, kernels launched %d, %d checked" %
+          (len(nodes), n_launch, n_node))
 
     raw, hdr, rows = read_csv(os.path.join(po, "kernel_details.csv"))
     check(raw.count(b"\n") == raw.count(b"\r\n") == len(rows) + 1, S + "kernel_details lines")
@@ -271,7 +361,9 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         ops = enclosing(calls, int(x["tid"]), int(x["t"]), lambda n: op_struct(n) is not None)
         if ops:
             mallocs.append((op_struct(ops[-1]["name"]), int(x["size"])))
-    _, hdr, rows = read_csv(os.path.join(po, "operator_memory.csv"))
+    # (no allocation inside an op, as in launch-storm: no operator_memory.csv, as torch_npu)
+    om = os.path.join(po, "operator_memory.csv")
+    rows = read_csv(om)[2] if os.path.exists(om) or mallocs else []
     got = [(r[0], float(r[1])) for r in rows]
     check(len(got) == len(mallocs), S + "operator_memory rows %d vs mallocs in ops %d" %
           (len(got), len(mallocs)))
@@ -287,8 +379,9 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
     ran = sorted(set(step_of(int(t["t"])) for x, t in want if t["sqe_type"] in COMPUTE))
     check([int(r[0]) for r in rows] == ran, S + "step_trace_time steps %s vs %s" %
           ([r[0] for r in rows], ran))
-    print("%s: %d kernels, %d correlated to APIs, %d to aten ops, %d API calls, %d mallocs" %
-          (scenario, len(want), n_corr, n_aten, sum(jc.values()), len(mallocs)))
+    print("%s: %d kernels, %d correlated to APIs, %d to aten ops, %d Node@launch, %d API calls, "
+          "%d mallocs" % (scenario, len(want), n_corr, n_aten, n_node, sum(jc.values()),
+                          len(mallocs)))
 
 
 def torch_npu_action(step, wait, active, warmup, repeat, skip_first):
