@@ -5,7 +5,11 @@
  * without a task queue, 16-bit task id wraps, device and wall clocks, a lost
  * exit, op names from at::_ops symbols, steps, ProfilerStep ops, cycles of
  * the schedule, memory attribution, unmatched device tasks, bad records;
- * native call-stack frames as torch prints frames (demangled names).
+ * native call-stack frames as torch prints frames (demangled names);
+ * batched submissions (one halSqTaskSend carrying several launches' SQEs):
+ * each kernel joins the launch that made it, a failed launch makes none, a
+ * synchronize on another thread sends the rest, a batch whose header types
+ * disagree with its launches is left unjoined and counted; the end record.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -282,6 +286,9 @@ static int32_t find_op(const char *name, int nth)
 static void test_info(void **state)
 {
 	(void)state;
+	assert_int_equal(c->info.ended, 0);	/* no STATS record */
+	assert_int_equal(c->info.last_ts_ns, 52000 + 4000);	/* the last BPF record */
+	assert_int_equal(c->info.batch_unattributed, 0);
 	assert_int_equal(c->info.pid, PY);
 	assert_int_equal(c->info.rank, 3);
 	assert_int_equal(c->info.have_clock, 1);
@@ -517,6 +524,177 @@ static void test_random_records_survive(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void leave_ret(uint32_t tid, uint32_t probe_id, uint64_t ts, uint64_t ret)
+{
+	struct asc_exit e = { 0 };
+
+	hdr(&e.hdr, ASC_REC_EXIT, sizeof(e), tid, probe_id, ts);
+	e.ret = ret;
+	put(&e);
+}
+
+/* An ENTER with argument i set (a launch call's stream). */
+static void enter_argn(uint32_t tid, uint32_t probe_id, uint64_t ts, int i, uint64_t v)
+{
+	struct asc_enter e = { 0 };
+
+	hdr(&e.hdr, ASC_REC_ENTER, sizeof(e), tid, probe_id, ts);
+	e.args[i] = v;
+	put(&e);
+}
+
+/* halSqTaskSend of n headers (tasks first.., types[]) in records of ASC_MAX_SQES */
+static void send_n(uint32_t tid, uint64_t ts, uint16_t first, const uint8_t *types, uint32_t n)
+{
+	uint32_t i, j;
+
+	enter(tid, P_HAL, ts);
+	for (i = 0; i < n; i += ASC_MAX_SQES) {
+		struct asc_sqe s = { 0 };
+
+		hdr(&s.hdr, ASC_REC_SQE, sizeof(s), tid, P_HAL, ts);
+		s.sqe_num = n - i;
+		for (j = 0; j < ASC_MAX_SQES && i + j < n; j++) {
+			s.sqe[j].stream_id = 3;
+			s.sqe[j].task_id = first + i + j;
+			s.sqe[j].sqe_type = types[i + j];
+		}
+		s.nr_kept = j;
+		put(&s);
+	}
+	leave(tid, P_HAL, ts + 5);
+}
+
+#define P_EVREC 20
+#define STREAM 0x5500
+
+/* One queued aten::add on PY whose slot runs fn on ACL at t (launch: 0 none, 1 ok, 2 fails). */
+static void slot(uint64_t t, uint64_t corr, int launch, uint32_t probe_id)
+{
+	enter(PY, P_ADD, t);
+	enter(PY, P_ENQ, t + 10);
+	queue(PY, P_ENQ, t + 10, corr, ASC_QUEUE_ENQUEUE);
+	leave(PY, P_ENQ, t + 20);
+	leave(PY, P_ADD, t + 30);
+	enter(ACL, P_DEQ, t + 100);
+	queue(ACL, P_DEQ, t + 100, corr, ASC_QUEUE_DEQUEUE);
+	enter(ACL, P_ACLNN, t + 110);
+	if (probe_id == P_EVREC)
+		enter_argn(ACL, P_EVREC, t + 120, 1, STREAM);
+	else
+		enter_argn(ACL, P_RT, t + 120, 5, STREAM);
+	(void)launch;
+}
+
+static void slot_end(uint64_t t, int fail, uint32_t probe_id)
+{
+	leave_ret(ACL, probe_id, t + 150, fail ? 507000 : 0);
+	leave(ACL, P_ACLNN, t + 160);
+	leave(ACL, P_DEQ, t + 170);
+}
+
+static const struct asc_corr_kernel *kernel_of(const struct asc_corr *b, uint32_t task)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr_kernels; i++)
+		if (b->kernels[i].task_id == task)
+			return &b->kernels[i];
+	return NULL;
+}
+
+static void test_batched_launches(void **state)
+{
+	static const uint8_t kk[2] = { 0, 0 };
+	struct asc_capture_writer *saved = w;
+	struct asc_capture_reader *r;
+	struct asc_process pr = { 0 };
+	struct asc_stats st = { 0 };
+	struct asc_corr *b;
+	char bpath[300];
+	uint32_t task;
+
+	(void)state;
+	snprintf(bpath, sizeof(bpath), "%s/batch.ascb", dir);
+	w = asc_capture_create(bpath, 1);
+	assert_non_null(w);
+	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
+	put(&pr);
+	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
+	probe(P_ENQ, "_ZN7c10_npu10Repository7EnqueueEPv", ASC_LAYER_FRAMEWORK, ASC_PK_ENQUEUE);
+	probe(P_DEQ, "_ZN6at_npu6native12AsncExecFuncEPv", ASC_LAYER_FRAMEWORK, ASC_PK_DEQUEUE);
+	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
+	probe(P_EVREC, "aclrtRecordEvent", ASC_LAYER_CANN, ASC_PK_CALL);
+	/* ops 0..2: launch 0 held, launch 1 fails, launch 2 sends both held tasks */
+	slot(1000, 101, 1, P_RT);
+	slot_end(1000, 0, P_RT);
+	slot(2000, 102, 2, P_RT);
+	slot_end(2000, 1, P_RT);
+	slot(3000, 103, 1, P_RT);
+	send_n(ACL, 3130, 10, kk, 2);
+	slot_end(3000, 0, P_RT);
+	/* ops 3, 4 held; the Python thread's synchronize sends them */
+	slot(4000, 104, 1, P_RT);
+	slot_end(4000, 0, P_RT);
+	slot(5000, 105, 1, P_RT);
+	slot_end(5000, 0, P_RT);
+	send_n(PY, 5500, 12, kk, 2);
+	/* ops 5, 6: an event record and a launch, but both headers say kernel: unjoined */
+	slot(6000, 106, 1, P_EVREC);
+	slot_end(6000, 0, P_EVREC);
+	slot(7000, 107, 1, P_RT);
+	send_n(ACL, 7130, 14, kk, 2);
+	slot_end(7000, 0, P_RT);
+	for (task = 10; task < 16; task++)
+		devtask(3, task, 10000 + task * 100, 10050 + task * 100);
+	hdr(&st.hdr, ASC_REC_STATS, sizeof(st), 0, 0, 0);
+	put(&st);
+	assert_int_equal(asc_capture_close(w), 0);
+	w = saved;
+
+	r = asc_capture_open(bpath);
+	assert_non_null(r);
+	b = asc_corr_build(r);
+	asc_capture_free(r);
+	assert_non_null(b);
+	assert_int_equal(b->info.ended, 1);
+	assert_int_equal(b->nr_kernels, 6);
+	{
+		/* the op of each kernel: ops sorted by start, 1000 apart */
+		static const int64_t want_op_start[6] = { 1000, 3000, 4000, 5000, -1, -1 };
+
+		for (task = 10; task < 16; task++) {
+			const struct asc_corr_kernel *k = kernel_of(b, task);
+			int64_t want = want_op_start[task - 10];
+
+			assert_non_null(k);
+			assert_true(k->flags & ASC_CORR_K_MATCHED);
+			if (want < 0) {
+				assert_int_equal(k->op, -1);
+				assert_int_equal(k->api, -1);
+				assert_int_equal(k->node_call, -1);
+				continue;
+			}
+			assert_true(k->op >= 0);
+			assert_int_equal(b->ops[k->op].start_ns, want);
+			assert_true(k->queue >= 0);
+			assert_int_equal(b->queues[k->queue].correlation_id, 101 + (want - 1000) / 1000);
+			assert_true(k->api >= 0 && k->node_call >= 0);
+			assert_string_equal(asc_corr_str(b, b->calls[k->api].name), "aclnnAdd");
+			/* Node@launch: the launch call inside that op's slot */
+			assert_string_equal(asc_corr_str(b, b->calls[k->node_call].name),
+					    "rtKernelLaunch");
+			assert_int_equal(b->calls[k->node_call].start_ns, want + 120);
+		}
+	}
+	assert_int_equal(b->info.batch_unattributed, 2);
+	asc_corr_free(b);
+	unlink(bpath);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_steps_cycles_mem),
 		cmocka_unit_test(test_random_records_survive),
 		cmocka_unit_test(test_native_frames),
+		cmocka_unit_test(test_batched_launches),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
