@@ -11,9 +11,14 @@ against ascbpf's own reading of the capture:
   within 2 us of the executed start, duration from the device counters);
   compute tasks are kernel_details rows with the journal's step (the step
   whose range holds the submission);
-* correlation: each kernel's HostToDevice flow starts at the AscendCL event
-  of its launching API (the outermost aclnn / aclop call around the
-  journal's submission, or the aclrt call for copies), and its torch_to_npu
+* correlation: a kernel launched through aclrtLaunchKernel* has one
+  Node@launch around the journal's launch call (the journal's task line is
+  written inside the call that made the task), inside the AscendCL event of
+  its launching API (the outermost aclnn / aclop call around it), and its
+  HostToDevice flow starts inside the Node; other tasks' flows (copies,
+  events, aclop's rtKernelLaunch, probed at Level2 only) start at the
+  AscendCL event of their launching API; launch-storm's runtime sends 32
+  launches' SQEs per halSqTaskSend, so this checks the batch join; its torch_to_npu
   flow at the cpu_op of the aten op that enqueued it (journal chain: task ->
   AsncExecFunc -> dequeue corr -> enqueue -> enclosing at::_ops call); both
   host events enclose the journal's call interval on the same thread;
@@ -264,7 +269,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         if int(t["t"]) >= first:
             want.append((x, t))
     seen = collections.Counter()
-    n_corr = n_aten = n_node = 0
+    n_corr = n_aten = n_node = n_launch = 0
     for x, t in sorted(want, key=lambda p: int(p[0]["t0"])):
         key = (int(x["stream"]), int(x["task"]))
         lst = kx.get(key, [])
@@ -285,10 +290,12 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         api = api or enclosing(calls, tid, ts, lambda n: n.startswith("aclrt"))
         hs = h2d_s.get(str(e["args"]["connection_id"]))
         node = nodes.get(e["args"]["connection_id"])
-        if t["sqe_type"] in COMPUTE:
-            # Node@launch: the kernel launch call that made this task (the journal's
-            # task line is written inside it, on its thread); the flow starts inside it
-            launch = enclosing(calls, tid, ts, lambda n: n.startswith("aclrtLaunchKernel"))
+        # Node@launch: the kernel launch call that made this task (the journal's task
+        # line is written inside it, on its thread); the flow starts inside it.  Only
+        # aclrtLaunchKernel* is probed at Level1: aclop's rtKernelLaunch (Level2) has none
+        launch = enclosing(calls, tid, ts, lambda n: n.startswith("aclrtLaunchKernel"))
+        if t["sqe_type"] in COMPUTE and launch:
+            n_launch += 1
             ok = check(node is not None and hs is not None and launch and
                        node["tid"] == tid and encloses(node, launch[0]) and holds(node, ts) and
                        node["args"]["item_id"] == e["name"] and hs["tid"] == tid and
@@ -298,6 +305,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
             a = acl_around(tid, api[0]["name"], us_ns(node["ts"])) if ok and api else None
             n_node += 1 if ok else 0
         else:
+            check(node is None, S + "kernel %s/%s: a Node@launch without a launch call" % key)
             a = acl.get((hs["tid"], hs["ts"])) if hs else None
         if check(api and a is not None, S + "kernel %s has a launching API" % e["name"]):
             check(a["name"] == "AscendCL@" + api[0]["name"] and encloses(a, api[0]),
@@ -326,8 +334,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
           (sum(len(v) for v in kx.values()), len(want)))
     check(n_corr == len(want) and n_aten > 0, S + "correlated %d/%d kernels, %d to aten ops" %
           (n_corr, len(want), n_aten))
-    # one Node@launch per kernel launched in the recorded steps (journal tasks)
-    n_launch = sum(1 for x, t in want if t["sqe_type"] in COMPUTE)
+    # one Node@launch per kernel launched (aclrtLaunchKernel*) in the recorded steps
     check(len(nodes) == n_launch == n_node, S + "Node@launch %d, kernels launched %d, %d checked" %
           (len(nodes), n_launch, n_node))
 
