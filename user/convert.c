@@ -1799,9 +1799,10 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 	}
 	/* here, not in cmd_convert: `ascbpf trace` converts through this function too */
 	if (c->info.batch_unattributed)
-		asc_warn("convert: %llu kernels of batched submissions (several launches in one "
-			 "halSqTaskSend) could not be joined to the launch that made them: they have "
-			 "no op or API\n", (unsigned long long)c->info.batch_unattributed);
+		asc_warn("convert: %llu kernels of batched submissions (several launches in "
+			 "one halSqTaskSend) could not be joined to the launch that made them: "
+			 "they have no op or API\n",
+			 (unsigned long long)c->info.batch_unattributed);
 	return err;
 }
 

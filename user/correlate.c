@@ -249,7 +249,7 @@ struct tstate {
 	struct pend_tensor *pend;	/* MAX_PEND, allocated on first use */
 	int32_t exit_op;	/* op closed by the latest EXIT on this thread (SEQNR follows it) */
 	uint32_t exit_probe;
-	struct pend_launch *launches;	/* MAX_PEND_LAUNCH, oldest first, allocated on first use */
+	struct pend_launch *launches;	/* MAX_PEND_LAUNCH, oldest first, allocated when used */
 	uint32_t nlaunches;
 	/*
 	 * Level0 (no launch probed): the Dequeue slots seen since this thread's
@@ -330,7 +330,7 @@ struct lctx {
 	int32_t api, launch_call, op, queue, node_call;
 	uint64_t handle;	/* function handle of the kernel launch, 0 if none */
 	uint32_t kname;		/* kernel name of that handle when the launch was seen, 0 */
-	uint32_t qname;		/* Level0 batch: the name every slot of the batch shares, 0 */
+	uint32_t qname;		/* Level0 batch: the name all slots of the batch share, 0 */
 	uint8_t cls;		/* PROD_* of the call that made the task */
 };
 
@@ -343,7 +343,7 @@ struct pend_launch {
 };
 
 #define MAX_PEND_LAUNCH	256	/* per thread; the runtime holds at most 64 per stream */
-#define MAX_SEND_SQES	(8 * ASC_MAX_SQES)	/* headers kept per halSqTaskSend (8 records) */
+#define MAX_SEND_SQES	(8 * ASC_MAX_SQES)	/* headers kept per halSqTaskSend */
 #define WIN_MIXED	UINT32_MAX
 
 struct sub {		/* one submitted task (SQE header) */
@@ -354,7 +354,7 @@ struct sub {		/* one submitted task (SQE header) */
 	uint32_t kname;		/* kernel name of that handle when the SQE was seen, 0 */
 	uint16_t block_dim;
 	uint8_t sqe_type;
-	uint8_t use_alt;	/* batched capture: take alt (the launch that made it), not the above */
+	uint8_t use_alt;	/* batched capture: take alt (the launch that made it) */
 	int32_t alt;		/* alts[] index, -1: its launch is not known exactly */
 	int32_t node_call;	/* outermost kernel launch call around the send, -1 */
 };

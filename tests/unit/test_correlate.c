@@ -681,7 +681,8 @@ static void test_batched_launches(void **state)
 			assert_true(k->op >= 0);
 			assert_int_equal(b->ops[k->op].start_ns, want);
 			assert_true(k->queue >= 0);
-			assert_int_equal(b->queues[k->queue].correlation_id, 101 + (want - 1000) / 1000);
+			assert_int_equal(b->queues[k->queue].correlation_id,
+					 101 + (want - 1000) / 1000);
 			assert_true(k->api >= 0 && k->node_call >= 0);
 			assert_string_equal(asc_corr_str(b, b->calls[k->api].name), "aclnnAdd");
 			/* Node@launch: the launch call inside that op's slot */
