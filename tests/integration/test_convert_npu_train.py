@@ -300,8 +300,11 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
                        node["tid"] == tid and encloses(node, launch[0]) and holds(node, ts) and
                        node["args"]["item_id"] == e["name"] and hs["tid"] == tid and
                        holds(node, us_ns(hs["ts"]) - off),
-                       S + "kernel %s/%s: Node@launch around its launch, s end inside it" %
-                       key)
+                       S + "kernel %s/%s: Node@launch around its launch, s end inside it "
+                       "(node %s+%s us tid %s, journal launch %s..%s task %d tid %d, wall-mono %d)" %
+                       (key + ((node or {}).get("ts"), (node or {}).get("dur"),
+                               (node or {}).get("tid"), launch and launch[0]["t0"],
+                               launch and launch[0]["t1"], ts, tid, off)))
             a = acl_around(tid, api[0]["name"], us_ns(node["ts"])) if ok and api else None
             n_node += 1 if ok else 0
         else:
@@ -327,7 +330,8 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
             st = op_struct(aten[-1]["name"])
             if check(op is not None, S + "kernel %s has a torch_to_npu start" % e["name"]):
                 check(same_op(st, op["name"]) and encloses(op, aten[-1]),
-                      S + "torch_to_npu starts at %s, journal op %s" % (op["name"], st))
+                      S + "torch_to_npu starts at %s (%s+%s us), journal op %s (%s..%s)" %
+                      (op["name"], op["ts"], op["dur"], st, aten[-1]["t0"], aten[-1]["t1"]))
                 n_aten += 1
     check(sum(len(v) for v in kx.values()) == len(want),
           S + "Ascend Hardware events %d == executed tasks %d" %
