@@ -49,7 +49,13 @@ from npu_model import ModelDaemon, read_journal  # noqa: E402
 # (NPU_MODEL_SQE_BATCH=32), so each kernel must join through the launch that made it
 SCENARIOS = [("baseline", 3), ("transdata", 2), ("multi-stream", 2), ("mem-growth", 3),
              ("dispatch-bound", 2), ("oom", 2), ("launch-storm", 2)]
-TOL = tc.TOLERANCE_NS
+# How late a traced thread's own clock read may follow the probe.  Host events of
+# one name on one thread are disjoint, so enclosing the journal's call interval is
+# what identifies the instance; the bound only keeps an outer event of the same
+# name out.  Under load, launch-storm's 40000 launches meet preemptions of 20+ ms
+# (trace_check: seen up to ~30 ms): the per-call bound of trace_check, not its
+# single-event one.
+TOL = tc.TOLERANCE_MAX_NS
 COMPUTE = {"0", "1", "2"}	# STARS SQE types AI_CORE, AI_CPU, AI_VECTOR_CORE
 ASYNC_EXEC = "_ZN6at_npu6native12AsncExecFuncEPv"
 
