@@ -176,8 +176,11 @@ static __always_inline void emit_opname(__u64 pid_tgid, __u32 id, __u64 ts, cons
 	o->flags = 0;
 	if (is_cstr) {
 		n = bpf_probe_read_user_str(o->name, sizeof(o->name), src);
-		if (n < 0)
+		if (n < 0) {
+			asc_stat_add(name_lost, 1);
+			o->name[0] = 0;
 			n = 1;
+		}
 		o->len = n - 1;
 		if (n == sizeof(o->name))
 			o->flags = ASC_OPNAME_TRUNCATED;	/* may also be exactly 63 bytes */
@@ -186,8 +189,10 @@ static __always_inline void emit_opname(__u64 pid_tgid, __u32 id, __u64 ts, cons
 			len = sizeof(o->name) - 1;
 			o->flags = ASC_OPNAME_TRUNCATED;
 		}
-		if (bpf_probe_read_user(o->name, len & (ASC_NAME_LEN - 1), src) < 0)
+		if (bpf_probe_read_user(o->name, len & (ASC_NAME_LEN - 1), src) < 0) {
+			asc_stat_add(name_lost, 1);
 			len = 0;
+		}
 		len &= ASC_NAME_LEN - 1;
 		o->name[len] = 0;
 		o->len = len;
@@ -209,8 +214,10 @@ int BPF_KPROBE(asc_opname_stdstr_enter, void *str)
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	emit_enter(ctx, pid_tgid, id, ts);
-	if (bpf_probe_read_user(&s, sizeof(s), str) < 0)
+	if (bpf_probe_read_user(&s, sizeof(s), str) < 0) {
+		asc_stat_add(name_lost, 1);	/* an empty name below, counted */
 		s.len = 0;
+	}
 	emit_opname(pid_tgid, id, ts, s.data, s.len, 0);
 	return 0;
 }
@@ -277,8 +284,10 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 		__u64 strp = 0;
 
 		if (bpf_probe_read_user(&strp, sizeof(strp), (void *)v[3]) < 0 || !strp ||
-		    bpf_probe_read_user(&str, sizeof(str), (void *)strp) < 0)
+		    bpf_probe_read_user(&str, sizeof(str), (void *)strp) < 0) {
+			asc_stat_add(name_lost, 1);
 			return 0;
+		}
 		emit_opname(pid_tgid, id, ts, str.data, str.len, 0);
 	} else if ((__u32)v[1] == QP_EXECUTE_OPAPI || (__u32)v[1] == QP_COMPILE_AND_EXECUTE) {
 		emit_opname(pid_tgid, id, ts, (void *)v[3], 0, 1);

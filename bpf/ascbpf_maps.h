@@ -64,6 +64,7 @@ struct asc_cpu_stats {
 	__u64 drops;		/* bpf_ringbuf_reserve failures */
 	__u64 ioctl_lost;	/* traced ioctls not stashed at entry (inflight map full) */
 	__u64 sqe_lost;		/* SQEs of halSqTaskSend calls beyond ASC_MAX_SQE_RECS records */
+	__u64 name_lost;	/* op names not read (OPNAME empty or missing): user memory faulted */
 };
 
 /* SQE records written at most per halSqTaskSend call (bpf/ascbpf.bpf.c asc_sqe_send_enter). */

@@ -2202,14 +2202,14 @@ static int open_capture(struct trace *t, struct target *tg)
 /* ---------------------------------------------------------------- stats */
 
 static void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_lost,
-			   uint64_t *sqe_lost)
+			   uint64_t *sqe_lost, uint64_t *name_lost)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct asc_cpu_stats *v;
 	__u32 zero = 0;
 	int i;
 
-	*drops = *ioctl_lost = *sqe_lost = 0;
+	*drops = *ioctl_lost = *sqe_lost = *name_lost = 0;
 	if (ncpu <= 0 || !t->skel)
 		return;
 	v = calloc(ncpu, sizeof(*v));
@@ -2220,6 +2220,7 @@ static void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_los
 			*drops += v[i].drops;
 			*ioctl_lost += v[i].ioctl_lost;
 			*sqe_lost += v[i].sqe_lost;
+			*name_lost += v[i].name_lost;
 		}
 	free(v);
 }
@@ -2657,7 +2658,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 }
 
 static void finish_target(struct trace *t, struct target *tg, uint64_t drops, uint64_t lost,
-			  uint64_t sqe_lost)
+			  uint64_t sqe_lost, uint64_t name_lost)
 {
 	struct asc_stats st = {};
 	struct asc_devtime_stats ds = {};
@@ -2718,6 +2719,9 @@ static void finish_target(struct trace *t, struct target *tg, uint64_t drops, ui
 	if (sqe_lost)
 		append_text(tg, ASC_REC_LOST, sqe_lost,
 			    "SQE headers not recorded (halSqTaskSend calls over 64 SQEs)");
+	if (name_lost)
+		append_text(tg, ASC_REC_LOST, name_lost,
+			    "op names not read (user memory faulted; OPNAME empty or missing)");
 	pthread_mutex_lock(&capture_lock);
 	if (tg->pre.on && (tg->pre.open_ns || tg->pre.ended_first)) {
 		uint64_t n = prechan_count(&tg->pre);
@@ -2783,7 +2787,7 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace *t;
 	struct sigaction sa = {};
-	uint64_t drops = 0, ioctl_lost = 0, sqe_lost = 0;
+	uint64_t drops = 0, ioctl_lost = 0, sqe_lost = 0, name_lost = 0;
 	uint64_t deadline = 0, bytes = 0, next_threads_ns = 0;
 	char layers[192];
 	int err, i, cap_err;
@@ -2978,11 +2982,11 @@ int cmd_trace(int argc, char **argv)
 			if (t->targets[i].is_child && !t->targets[i].gone)
 				kill(t->targets[i].pid, SIGCONT);
 	ring_buffer__consume(t->rb);
-	read_bpf_stats(t, &drops, &ioctl_lost, &sqe_lost);
+	read_bpf_stats(t, &drops, &ioctl_lost, &sqe_lost, &name_lost);
 	for (i = 0; i < t->nr_readers; i++)
 		asc_devtime_stop(t->readers[i]->dt);	/* joins: their last records are in */
 	for (i = 0; i < t->nr_targets; i++)
-		finish_target(t, &t->targets[i], drops, ioctl_lost, sqe_lost);
+		finish_target(t, &t->targets[i], drops, ioctl_lost, sqe_lost, name_lost);
 	for (i = 0; i < t->nr_targets; i++) {
 		struct target *tg = &t->targets[i];
 		struct stat st;

@@ -9,10 +9,11 @@ Default level (0, as torch_npu's ProfilerLevel.Level0), scenario transdata
 * only Level0 probes are attached (no plain API call sites), and the only
   ENTER/EXIT pairs are aten ops and AsncExecFunc (the Dequeue span);
 * the QUEUE records are the journal's (side, correlation id, stream, type);
-* every Enqueue of an EXECUTE_OPAPI_V2 slot is followed by an OPNAME (same
-  tid, probe id, time) naming the journal's op of the enclosing
-  OpCommand::RunOpApiV2; aclop slots (COMPILE_AND_EXECUTE) name a non-empty op
-  type; other slots have none;
+* every Enqueue of an EXECUTE_OPAPI_V2 slot is followed, among its thread's
+  records, by an OPNAME (same tid, probe id, time) naming the journal's op of
+  the enclosing OpCommand::RunOpApiV2; aclop slots (COMPILE_AND_EXECUTE) name
+  a non-empty op type; other slots have none; no op name was lost (LOST
+  "op names not read" is absent);
 * the SQE records hold the journal's (stream, task id) of every task;
 * no FUNCNAME (kernel names need the launch calls, which are Level1).
 Level 1 (transdata) adds the AscendCL calls (aclnn*, aclrt*) but no rt*/hal*
@@ -129,11 +130,23 @@ def check_level0(recs, j):
             if outer:
                 op_of[int(x["corr"])] = outer[-1]
     tc.check(op_of, "no RunOpApiV2 encloses an Enqueue in the journal")
+    # names the BPF side could not read are counted (LOST), never silently missing
+    name_lost = sum(x["value"] for x in recs if x["type"] == "lost" and
+                    x["text"].startswith("op names not read"))
+    tc.check(name_lost == 0, "level 0: %d op names not read (LOST)" % name_lost)
+    # The OPNAME is the next record of the enqueuing thread: another thread's
+    # record (the acl_thread's Dequeue on the other CPU) may be reserved in the
+    # ring between the two, as the converter allows (user/correlate.c on_opname).
+    next_of_tid, later = {}, {}
+    for i in range(len(recs) - 1, -1, -1):
+        tid = recs[i].get("tid")
+        next_of_tid[i] = later.get(tid, {})
+        later[tid] = recs[i]
     n_v2 = n_aclop = 0
     for i, r in enumerate(recs):
         if r["type"] != "queue" or r["side"] != 0:
             continue
-        nxt = recs[i + 1] if i + 1 < len(recs) else {}
+        nxt = next_of_tid[i]
         named = (nxt.get("type") == "opname" and nxt["tid"] == r["tid"] and
                  nxt["probe_id"] == r["probe_id"] and nxt["ts_ns"] == r["ts_ns"])
         if r["param_type"] == 8:

@@ -6,7 +6,9 @@
  *   -DTT_ACL    libascendcl.so: aclInit, aclrtMalloc, aclrtFree,
  *               aclrtSynchronizeStream (names from the probe table)
  *   -DTT_STEP   libtorch_npu.so: the step hook torch_npu::profiler::stepMarker()
- *   (neither)   the program: tt STEPS CALLS_PER_STEP SLEEP_US [dlopen-after-ms]
+ *   (neither)   the program: tt STEPS CALLS_PER_STEP SLEEP_US [dlopen-after-ms];
+ *               TT_OPNAMES=N adds N OpCommand::RunOpApiV2 calls per step with a
+ *               readable name and N with a name in a page never touched
  *
  * Ground truth: with TT_JOURNAL=FILE every library call appends
  * "name<TAB>tid<TAB>t0<TAB>t1<TAB>ret" (CLOCK_MONOTONIC ns, t0 on entry, t1
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,12 +105,44 @@ void _ZN9torch_npu8profiler10stepMarkerEv(void)
 
 	journal("step", t, t, step_index++);
 }
+
+/* libstdc++'s std::string: data pointer, length, then the short-string buffer. */
+struct tt_string {
+	const char *data;
+	size_t len;
+	char local[16];
+};
+
+/*
+ * at_npu::native::OpCommand::RunOpApiV2(const std::string &, const
+ * std::function<int()> &, bool): journals the name's length only and never
+ * reads the name, so a name in a page the process never touched stays
+ * unmapped (the probe's read of it faults).
+ */
+void _ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb(
+	const struct tt_string *name, const void *fn, _Bool sync)
+{
+	uint64_t t0 = now();
+
+	(void)fn;
+	(void)sync;
+	journal("RunOpApiV2", t0, now(), (long)name->len);
+}
 #else
 typedef int (*malloc_fn)(void **, size_t, int);
 typedef int (*free_fn)(void *);
 typedef int (*init_fn)(const char *);
 typedef int (*sync_fn)(void *);
 typedef void (*step_fn)(void);
+
+/* RunOpApiV2 (TT_STEP above) */
+struct tt_string {
+	const char *data;
+	size_t len;
+	char local[16];
+};
+typedef void (*runop_fn)(const struct tt_string *, const void *, _Bool);
+#define TT_RESIDENT_OP	"tt_resident_op"	/* 14 bytes: in the short-string buffer */
 
 static volatile sig_atomic_t stop;
 
@@ -127,6 +162,9 @@ int main(int argc, char **argv)
 	init_fn in;
 	sync_fn sy;
 	step_fn st;
+	runop_fn runop;
+	struct tt_string resident = { NULL, sizeof(TT_RESIDENT_OP) - 1, TT_RESIDENT_OP }, unmapped;
+	long opnames = 0;
 	const char *dir;
 	char path[4096];
 	struct timespec t_start, t_end;
@@ -168,6 +206,27 @@ int main(int argc, char **argv)
 	in = (init_fn)dlsym(acl, "aclInit");
 	sy = (sync_fn)dlsym(acl, "aclrtSynchronizeStream");
 	st = (step_fn)dlsym(stp, "_ZN9torch_npu8profiler10stepMarkerEv");
+	runop = (runop_fn)dlsym(stp, "_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112"
+			       "basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb");
+	/*
+	 * TT_OPNAMES=N: N RunOpApiV2 calls per step with a name the process
+	 * wrote (resident) and N with a name in an anonymous page it never
+	 * touched (not mapped until first use: a BPF read of it faults).
+	 */
+	if (getenv("TT_OPNAMES"))
+		opnames = atol(getenv("TT_OPNAMES"));
+	resident.data = resident.local;
+	unmapped.len = 20;
+	unmapped.data = opnames ? mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) : NULL;
+	if (opnames && !runop) {
+		fprintf(stderr, "tt: no RunOpApiV2 in libtorch_npu.so\n");
+		return 1;
+	}
+	if (unmapped.data == MAP_FAILED) {
+		perror("tt: mmap");
+		return 1;
+	}
 	if (dlopen_ms < 0) {
 		printf("ready %d\n", getpid());
 		fflush(stdout);
@@ -176,6 +235,10 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	for (i = 0; (steps < 0 || i < steps) && !stop; i++) {
 		st();
+		for (j = 0; j < opnames; j++) {
+			runop(&resident, NULL, 0);
+			runop(&unmapped, NULL, 0);
+		}
 		for (j = 0; j < calls && !stop; j++) {
 			void *p;
 
