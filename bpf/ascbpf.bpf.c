@@ -123,8 +123,12 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 pid_tgid, __u3
 	submit(s);
 }
 
-/* ENTER with the six argument registers; returns 0 if nothing was emitted. */
-static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
+/*
+ * ENTER with the six argument registers; returns 0 if nothing was emitted.
+ * more: the caller writes another record after it (submit_more).
+ */
+static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts,
+				      int more)
 {
 	struct asc_enter *e = reserve(sizeof(*e));
 
@@ -132,7 +136,10 @@ static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32
 		return 0;
 	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
 	read_args(ctx, e->args);
-	submit(e);
+	if (more || with_stack)
+		submit_more(e);
+	else
+		submit(e);
 	if (with_stack)
 		emit_stack(ctx, pid_tgid, id, ts);
 	return 1;
@@ -147,7 +154,7 @@ int BPF_KPROBE(asc_call_enter)
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
+	emit_enter(ctx, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns(), 0);
 	return 0;
 }
 
@@ -213,7 +220,7 @@ int BPF_KPROBE(asc_opname_stdstr_enter, void *str)
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
-	emit_enter(ctx, pid_tgid, id, ts);
+	emit_enter(ctx, pid_tgid, id, ts, 1);
 	if (bpf_probe_read_user(&s, sizeof(s), str) < 0) {
 		asc_stat_add(name_lost, 1);	/* an empty name below, counted */
 		s.len = 0;
@@ -234,7 +241,7 @@ int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
-	emit_enter(ctx, pid_tgid, id, ts);
+	emit_enter(ctx, pid_tgid, id, ts, 1);
 	emit_opname(pid_tgid, id, ts, name, 0, 1);
 	return 0;
 }
@@ -256,13 +263,14 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 	__u64 v[5] = {};
 	__u32 id;
 	__u64 ts;
+	int named;
 
 	if (!gate(pid_tgid))
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	if (with_enter)
-		emit_enter(ctx, pid_tgid, id, ts);
+		emit_enter(ctx, pid_tgid, id, ts, 1);
 	q = reserve(sizeof(*q));
 	if (!q)
 		return 0;
@@ -272,12 +280,18 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 	q->param_type = (__u32)v[1];
 	q->correlation_id = v[4];
 	q->side = side;
-	submit(q);
-	if (side != ASC_QUEUE_ENQUEUE || !v[3])
+	named = side == ASC_QUEUE_ENQUEUE && v[3] &&
+		((__u32)v[1] == QP_EXECUTE_OPAPI_V2 || (__u32)v[1] == QP_EXECUTE_OPAPI ||
+		 (__u32)v[1] == QP_COMPILE_AND_EXECUTE);
+	if (!named) {
+		submit(q);
 		return 0;
+	}
+	submit_more(q);		/* the OPNAME follows */
 	/*
 	 * The op name from the slot itself, so that OpCommand::RunOpApiV2 needs
-	 * no probe: an OPNAME right after the QUEUE, same tid, probe id and ts.
+	 * no probe: an OPNAME after the QUEUE (the next record of this thread;
+	 * other CPUs may reserve in between), same probe id and ts.
 	 */
 	if ((__u32)v[1] == QP_EXECUTE_OPAPI_V2) {
 		struct { const void *data; __u64 len; } str = {};
@@ -339,7 +353,7 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 	ts = bpf_ktime_get_ns();
 	/* below Level2 the site is entry only (no hal* calls): the SQE record alone */
 	if (trace_level >= 2)
-		emit_enter(ctx, pid_tgid, id, ts);
+		emit_enter(ctx, pid_tgid, id, ts, 1);
 	if (bpf_probe_read_user(&ti, sizeof(ti), info) < 0)
 		__builtin_memset(&ti, 0, sizeof(ti));
 	for (k = 0; k < ASC_MAX_SQE_RECS; k++) {
@@ -366,7 +380,10 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 				break;
 			r->nr_kept = i + 1;
 		}
-		submit(r);
+		if (first + ASC_MAX_SQES < ti.sqe_num && k + 1 < ASC_MAX_SQE_RECS)
+			submit_more(r);		/* another part follows */
+		else
+			submit(r);
 	}
 	if (ti.sqe_num > ASC_MAX_SQE_RECS * ASC_MAX_SQES)
 		asc_stat_add(sqe_lost, ti.sqe_num - ASC_MAX_SQE_RECS * ASC_MAX_SQES);
@@ -429,7 +446,7 @@ int BPF_KPROBE(asc_funcname_get_enter, void *bin, const char *name, void *out)
 		return 0;
 	st.probe_id = bpf_get_attach_cookie(ctx);
 	if (trace_level >= 1)
-		emit_enter(ctx, pid_tgid, st.probe_id, bpf_ktime_get_ns());
+		emit_enter(ctx, pid_tgid, st.probe_id, bpf_ktime_get_ns(), 0);
 	st.name = (__u64)name;
 	st.out = (__u64)out;
 	bpf_map_update_elem(&funcname_inflight, &tid, &st, BPF_ANY);
@@ -472,7 +489,7 @@ int BPF_KPROBE(asc_funcname_reg_enter, void *bin, const void *stub, const char *
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	if (trace_level >= 2)
-		emit_enter(ctx, pid_tgid, id, ts);
+		emit_enter(ctx, pid_tgid, id, ts, stub && name);
 	if (stub && name)
 		emit_funcname(pid_tgid, id, ts, (__u64)stub, name);
 	return 0;
@@ -605,7 +622,7 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 component)
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, id, bpf_ktime_get_ns());
+	emit_enter(ctx, pid_tgid, id, bpf_ktime_get_ns(), 0);
 	if (component == ASC_MEM_APP) {
 		__u64 flag = PT_REGS_PARM3(ctx);
 		struct stash_key ge = { .tid = (__u32)pid_tgid, .component = ASC_MEM_GE };
@@ -670,7 +687,7 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 component)
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, id, ts);
+	emit_enter(ctx, pid_tgid, id, ts, 0);
 	av = bpf_map_lookup_elem(&allocs, &ak);
 	if (!av)
 		return 0;	/* not seen allocated (before the trace), or host memory */

@@ -20,15 +20,24 @@
 # 2. npu_train slowdown (baseline, launch-storm), when npu_model's npu_train
 #    is built: the workload's own wall_s (its training loop, not ascbpf's
 #    start-up) untraced vs under `ascbpf trace --level N -- npu_train ...`,
-#    for the default level 0 and for levels 1 and 2.
+#    for the default level 0 and for levels 1 and 2, and the Level0 floor:
+#    bpftrace with empty probes on exactly the sites (and offsets, and return
+#    probes) that `ascbpf probes --level 0` lists for npu_train.
 # Medians over RUNS (default 5).
+#
+# ASCBPF_ALT=PATH  another ascbpf binary (e.g. the build before a change,
+#                  OUTPUT=/tmp/before make) run as variant "alt" in the same
+#                  rotation: per call at --level 1, and npu_train at level 0.
+# BPF_STATS=1      afterwards, one traced npu_train baseline run per build with
+#                  kernel.bpf_stats_enabled=1: run_cnt and ns per run of each
+#                  BPF program (sampled with bpftool while it runs).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
 export OUTPUT ASCBPF_TOP=$top
 runs=${1:-5}
 exec /usr/bin/python3 - "$runs" <<'PY'
-import os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
+import json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.join(os.environ["ASCBPF_TOP"], "tests", "integration"))
 import trace_check as tc
 
@@ -43,14 +52,18 @@ lib = os.path.join(d, "libascendcl.so")
 have_bpftrace = shutil.which("bpftrace") is not None
 
 
+ALT = os.environ.get("ASCBPF_ALT")
+BIN = {"ascbpf": tc.ASCBPF, "alt": ALT}
+
+
 def run_variant(v):
     env = dict(os.environ, TT_LIBDIR=d)
     p = subprocess.Popen([os.path.join(d, "tt"), "1", str(PAIRS), "0", str(DLOPEN_MS)],
                          env=env, stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()		# "ready PID"
     tool = None
-    if v == "ascbpf":
-        tool = subprocess.Popen([tc.ASCBPF, "trace", "--level", "1", "-p", str(p.pid),
+    if v in BIN:
+        tool = subprocess.Popen([BIN[v], "trace", "--level", "1", "-p", str(p.pid),
                                  "--no-convert",
                                  "--force", "-o", os.path.join(d, "out")],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -79,6 +92,8 @@ def run_variant(v):
 
 
 variants = ["none", "floor", "ascbpf", "bpftrace"] if have_bpftrace else ["none", "ascbpf"]
+if ALT:
+    variants.insert(variants.index("ascbpf") + 1, "alt")
 res = {v: [] for v in variants}
 for r in range(RUNS):
     for v in variants:
@@ -105,32 +120,113 @@ else:
     from npu_model import ModelDaemon
     print("## npu_train slowdown under ascbpf trace (%d runs, median of the workload's own "
           "wall_s, %d steps)\n" % (RUNS, TRAIN_STEPS))
-    print("| scenario | level | untraced (s) | traced (s) | slowdown |")
+    print("| scenario | variant | untraced (s) | traced (s) | slowdown |")
     print("|---|---|---|---|---|")
 
     def wall(out):
         m = re.search(r"wall_s=([0-9.]+)", out)
         return float(m[1]) if m else float("nan")
 
+    def level0_floor_prog(m):
+        """bpftrace program with empty probes on the Level0 sites of npu_train, at
+        ascbpf's offsets, a return probe where ascbpf has one."""
+        p = subprocess.Popen([train, "--scenario", "baseline", "--steps", "100000"],
+                             env=m.env(), stdout=subprocess.DEVNULL)
+        try:
+            for _ in range(100):
+                r = subprocess.run([tc.ASCBPF, "probes", "-p", str(p.pid), "--json", "--level",
+                                    "0"], capture_output=True, text=True)
+                if r.returncode == 0 and "halSqTaskSend" in r.stdout:
+                    break
+                time.sleep(0.05)
+        finally:
+            p.kill()
+            p.wait()
+        prog = []
+        for site in json.loads(r.stdout)["sites"]:
+            # what `ascbpf trace` attaches at level 0 without --profile-memory
+            # (user/trace.c select_progs): entry probes of these kinds, return
+            # probes only on aten ops and AsncExecFunc (the Dequeue span)
+            if site["kind"] not in ("aten_op", "enqueue", "dequeue", "sqe_send", "step"):
+                continue
+            off = site["attach_offset"] - site["func_offset"]
+            at = "%s:%s%s" % (site["library"], site["symbol"], "+%d" % off if off else "")
+            prog.append("uprobe:%s {}" % at)
+            if site["kind"] in ("aten_op", "dequeue"):
+                prog.append("uretprobe:%s:%s {}" % (site["library"], site["symbol"]))
+        return "\n".join(prog) + "\n", len(prog)
+
     with ModelDaemon(cards=1) as m:
+        floor0 = None
+        if have_bpftrace:
+            floor0, nprobes = level0_floor_prog(m)
+            with open(os.path.join(d, "floor0.bt"), "w") as f:
+                f.write(floor0)
         for sc in ("baseline", "launch-storm"):
             steps = TRAIN_STEPS if sc == "baseline" else 2
             cmd = [train, "--scenario", sc, "--steps", str(steps)]
-            levels = (0, 1, 2)
-            t0s, t1s = [], {lv: [] for lv in levels}
-            for r in range(RUNS):	# untraced and each level in rotation
+            rows = [("level 0 (default)", [tc.ASCBPF, "trace", "--level", "0"]),
+                    ("level 1", [tc.ASCBPF, "trace", "--level", "1"]),
+                    ("level 2", [tc.ASCBPF, "trace", "--level", "2"])]
+            if ALT:
+                rows.insert(1, ("alt level 0", [ALT, "trace", "--level", "0"]))
+            if floor0:
+                rows.append(("floor of the level 0 sites", None))
+            t0s, t1s = [], {name: [] for name, _ in rows}
+            for r in range(RUNS):	# untraced and each variant in rotation
                 t0s.append(wall(subprocess.run(cmd, env=m.env(), capture_output=True,
                                                text=True).stdout))
-                for lv in levels:
-                    t1s[lv].append(wall(subprocess.run(
-                        [tc.ASCBPF, "trace", "--level", str(lv), "--no-convert", "--force",
-                         "-o", os.path.join(d, "tr"), "--"] + cmd, env=m.env(),
-                        capture_output=True, text=True).stdout))
+                for name, tool in rows:
+                    if tool is None:
+                        argv = ["bpftrace", os.path.join(d, "floor0.bt"), "-c", " ".join(cmd)]
+                    else:
+                        argv = tool + ["--no-convert", "--force", "-o", os.path.join(d, "tr"),
+                                       "--"] + cmd
+                    t1s[name].append(wall(subprocess.run(argv, env=m.env(),
+                                                         capture_output=True,
+                                                         text=True).stdout))
             a = statistics.median(t0s)
-            for lv in levels:
-                b = statistics.median(t1s[lv])
-                print("| %s (%d steps) | %d%s | %.3f | %.3f | %+.1f%% |" %
-                      (sc, steps, lv, " (default)" if lv == 0 else "", a, b,
-                       (b / a - 1) * 100))
+            for name, _ in rows:
+                b = statistics.median(t1s[name])
+                print("| %s (%d steps) | %s | %.3f | %.3f | %+.1f%% |" %
+                      (sc, steps, name, a, b, (b / a - 1) * 100))
+        if floor0:
+            print("\n(floor: %d empty bpftrace probes, `ascbpf probes --level 0` of npu_train)" %
+                  nprobes)
+
+        if os.environ.get("BPF_STATS") == "1":
+            print("\n## BPF programs under ascbpf trace --level 0, npu_train baseline %d steps "
+                  "(kernel.bpf_stats_enabled)\n" % (10 * TRAIN_STEPS))
+            print("| build | program | runs | ns per run |")
+            print("|---|---|---|---|")
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"])
+            try:
+                for label, binary in [("this", tc.ASCBPF)] + ([("alt", ALT)] if ALT else []):
+                    p = subprocess.Popen([binary, "trace", "--level", "0", "--no-convert",
+                                          "--force", "-o", os.path.join(d, "st"), "--", train,
+                                          "--scenario", "baseline", "--steps",
+                                          str(10 * TRAIN_STEPS)],
+                                         env=m.env(), stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+                    last = {}
+                    while p.poll() is None:
+                        r = subprocess.run(["bpftool", "prog", "show", "--json"],
+                                           capture_output=True, text=True)
+                        try:
+                            progs = json.loads(r.stdout)
+                        except ValueError:
+                            continue
+                        snap = {}
+                        for x in progs:
+                            if x.get("name", "").startswith("asc_") and x.get("run_cnt"):
+                                c, t = snap.get(x["name"], (0, 0))
+                                snap[x["name"]] = (c + x["run_cnt"], t + x["run_time_ns"])
+                        last = snap or last
+                        time.sleep(0.1)
+                    for k, (c, t) in sorted(last.items(), key=lambda kv: -kv[1][1]):
+                        if c >= TRAIN_STEPS:
+                            print("| %s | %s | %d | %.0f |" % (label, k, c, t / c))
+            finally:
+                subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=0"])
 shutil.rmtree(d, ignore_errors=True)
 PY
