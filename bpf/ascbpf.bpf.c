@@ -123,12 +123,8 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 pid_tgid, __u3
 	submit(s);
 }
 
-/*
- * ENTER with the six argument registers; returns 0 if nothing was emitted.
- * more: the caller writes another record after it (submit_more).
- */
-static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts,
-				      int more)
+/* ENTER with the six argument registers; returns 0 if nothing was emitted. */
+static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
 {
 	struct asc_enter *e = reserve(sizeof(*e));
 
@@ -136,10 +132,7 @@ static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32
 		return 0;
 	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
 	read_args(ctx, e->args);
-	if (more || with_stack)
-		submit_more(e);
-	else
-		submit(e);
+	submit(e);
 	if (with_stack)
 		emit_stack(ctx, pid_tgid, id, ts);
 	return 1;
@@ -154,7 +147,7 @@ int BPF_KPROBE(asc_call_enter)
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns(), 0);
+	emit_enter(ctx, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -220,7 +213,7 @@ int BPF_KPROBE(asc_opname_stdstr_enter, void *str)
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
-	emit_enter(ctx, pid_tgid, id, ts, 1);
+	emit_enter(ctx, pid_tgid, id, ts);
 	if (bpf_probe_read_user(&s, sizeof(s), str) < 0) {
 		asc_stat_add(name_lost, 1);	/* an empty name below, counted */
 		s.len = 0;
@@ -241,7 +234,7 @@ int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
-	emit_enter(ctx, pid_tgid, id, ts, 1);
+	emit_enter(ctx, pid_tgid, id, ts);
 	emit_opname(pid_tgid, id, ts, name, 0, 1);
 	return 0;
 }
@@ -263,14 +256,13 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 	__u64 v[5] = {};
 	__u32 id;
 	__u64 ts;
-	int named;
 
 	if (!gate(pid_tgid))
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	if (with_enter)
-		emit_enter(ctx, pid_tgid, id, ts, 1);
+		emit_enter(ctx, pid_tgid, id, ts);
 	q = reserve(sizeof(*q));
 	if (!q)
 		return 0;
@@ -280,14 +272,9 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 	q->param_type = (__u32)v[1];
 	q->correlation_id = v[4];
 	q->side = side;
-	named = side == ASC_QUEUE_ENQUEUE && v[3] &&
-		((__u32)v[1] == QP_EXECUTE_OPAPI_V2 || (__u32)v[1] == QP_EXECUTE_OPAPI ||
-		 (__u32)v[1] == QP_COMPILE_AND_EXECUTE);
-	if (!named) {
-		submit(q);
+	submit(q);
+	if (side != ASC_QUEUE_ENQUEUE || !v[3])
 		return 0;
-	}
-	submit_more(q);		/* the OPNAME follows */
 	/*
 	 * The op name from the slot itself, so that OpCommand::RunOpApiV2 needs
 	 * no probe: an OPNAME after the QUEUE (the next record of this thread;
@@ -353,7 +340,7 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 	ts = bpf_ktime_get_ns();
 	/* below Level2 the site is entry only (no hal* calls): the SQE record alone */
 	if (trace_level >= 2)
-		emit_enter(ctx, pid_tgid, id, ts, 1);
+		emit_enter(ctx, pid_tgid, id, ts);
 	if (bpf_probe_read_user(&ti, sizeof(ti), info) < 0)
 		__builtin_memset(&ti, 0, sizeof(ti));
 	for (k = 0; k < ASC_MAX_SQE_RECS; k++) {
@@ -380,10 +367,7 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 				break;
 			r->nr_kept = i + 1;
 		}
-		if (first + ASC_MAX_SQES < ti.sqe_num && k + 1 < ASC_MAX_SQE_RECS)
-			submit_more(r);		/* another part follows */
-		else
-			submit(r);
+		submit(r);
 	}
 	if (ti.sqe_num > ASC_MAX_SQE_RECS * ASC_MAX_SQES)
 		asc_stat_add(sqe_lost, ti.sqe_num - ASC_MAX_SQE_RECS * ASC_MAX_SQES);
@@ -446,7 +430,7 @@ int BPF_KPROBE(asc_funcname_get_enter, void *bin, const char *name, void *out)
 		return 0;
 	st.probe_id = bpf_get_attach_cookie(ctx);
 	if (trace_level >= 1)
-		emit_enter(ctx, pid_tgid, st.probe_id, bpf_ktime_get_ns(), 0);
+		emit_enter(ctx, pid_tgid, st.probe_id, bpf_ktime_get_ns());
 	st.name = (__u64)name;
 	st.out = (__u64)out;
 	bpf_map_update_elem(&funcname_inflight, &tid, &st, BPF_ANY);
@@ -489,7 +473,7 @@ int BPF_KPROBE(asc_funcname_reg_enter, void *bin, const void *stub, const char *
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	if (trace_level >= 2)
-		emit_enter(ctx, pid_tgid, id, ts, stub && name);
+		emit_enter(ctx, pid_tgid, id, ts);
 	if (stub && name)
 		emit_funcname(pid_tgid, id, ts, (__u64)stub, name);
 	return 0;
@@ -622,7 +606,7 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 component)
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, id, bpf_ktime_get_ns(), 0);
+	emit_enter(ctx, pid_tgid, id, bpf_ktime_get_ns());
 	if (component == ASC_MEM_APP) {
 		__u64 flag = PT_REGS_PARM3(ctx);
 		struct stash_key ge = { .tid = (__u32)pid_tgid, .component = ASC_MEM_GE };
@@ -687,7 +671,7 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 component)
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, id, ts, 0);
+	emit_enter(ctx, pid_tgid, id, ts);
 	av = bpf_map_lookup_elem(&allocs, &ak);
 	if (!av)
 		return 0;	/* not seen allocated (before the trace), or host memory */

@@ -90,17 +90,6 @@ static __always_inline void submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-/*
- * Submits a record that another record of the same program run follows: the
- * last one decides the wake-up (one ring query per run, not per record).  A
- * check skipped because the follower was then not written only delays the
- * wake-up to the next record submitted.
- */
-static __always_inline void submit_more(void *rec)
-{
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
-}
-
 /* Submits and wakes the consumer now: rare records the loader must act on at once. */
 static __always_inline void submit_now(void *rec)
 {

@@ -194,6 +194,22 @@ else:
             print("\n(floor: %d empty bpftrace probes, `ascbpf probes --level 0` of npu_train)" %
                   nprobes)
 
+        def prog_ids_of(pid):
+            """Ids of the BPF programs this process holds (fdinfo prog_id): the
+            other tracers on the machine load programs of the same names."""
+            ids = set()
+            try:
+                for fd in os.listdir("/proc/%d/fdinfo" % pid):
+                    try:
+                        for line in open("/proc/%d/fdinfo/%s" % (pid, fd)):
+                            if line.startswith("prog_id:"):
+                                ids.add(int(line.split()[1]))
+                    except OSError:
+                        pass
+            except OSError:
+                pass
+            return ids
+
         if os.environ.get("BPF_STATS") == "1":
             print("\n## BPF programs under ascbpf trace --level 0, npu_train baseline %d steps "
                   "(kernel.bpf_stats_enabled)\n" % (10 * TRAIN_STEPS))
@@ -210,6 +226,7 @@ else:
                                          stderr=subprocess.DEVNULL)
                     last = {}
                     while p.poll() is None:
+                        mine = prog_ids_of(p.pid)
                         r = subprocess.run(["bpftool", "prog", "show", "--json"],
                                            capture_output=True, text=True)
                         try:
@@ -218,7 +235,7 @@ else:
                             continue
                         snap = {}
                         for x in progs:
-                            if x.get("name", "").startswith("asc_") and x.get("run_cnt"):
+                            if x.get("id") in mine and x.get("run_cnt"):
                                 c, t = snap.get(x["name"], (0, 0))
                                 snap[x["name"]] = (c + x["run_cnt"], t + x["run_time_ns"])
                         last = snap or last
