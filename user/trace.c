@@ -111,12 +111,21 @@ struct probe_info {
  * (young_drains > 0: until two ring drains after the channel opened), since
  * a submission stamped before open_ns may still wait in the ring while its
  * device record comes from the reader thread.  At the end, the kept
- * submissions never SEEN are the count.  Task ids repeat after 65536 tasks of
- * a stream, far more than the few milliseconds before a channel opens hold.
- * Guarded by capture_lock (the reader threads deliver device records).
+ * submissions never SEEN are the count.
+ *
+ * Task ids repeat after 65536 tasks of a stream, so a long trace brings every
+ * kept key back: its later device record must not mark the early submission
+ * SEEN.  The card runs a stream's tasks in order and the reader delivers
+ * their records in order, and task ids grow by one per task of a stream, so
+ * once a record comes for a task at or after the stream's first submission
+ * stamped after open_ns (within half the id space), every earlier task of
+ * that stream has had its record: the stream is then settled and later
+ * records of it are ignored.  Guarded by capture_lock (the reader threads
+ * deliver device records).
  */
 #define PRECHAN_SEEN	0x80000000u
 #define PRECHAN_MAX	(1u << 20)	/* entries kept at most (then counted as overflow) */
+#define PRECHAN_STREAMS	256		/* (device, stream) pairs followed for settling */
 struct prechan {
 	int on;			/* collecting (NPU activities, channel not failed) */
 	int ended_first;	/* the process was gone before a channel could start for it */
@@ -126,6 +135,14 @@ struct prechan {
 	uint32_t *vals;		/* submissions kept | PRECHAN_SEEN */
 	size_t cap, nr;
 	uint64_t overflow;	/* submissions not kept (set full) */
+	struct prechan_stream {
+		uint32_t dev;
+		uint16_t stream;
+		uint16_t first_after;	/* task id of its first submission after open_ns */
+		uint8_t has_first;
+		uint8_t settled;	/* its records no longer concern kept submissions */
+	} streams[PRECHAN_STREAMS];
+	unsigned int nr_streams;	/* beyond PRECHAN_STREAMS a stream never settles */
 };
 
 static uint64_t prechan_key(uint32_t dev, uint16_t stream, uint16_t task)
@@ -189,13 +206,42 @@ static uint32_t *prechan_slot(struct prechan *p, uint64_t key, int insert)
 	return &p->vals[i];
 }
 
-/* An SQE record of the process: keeps its headers stamped before the channel opened. */
+static struct prechan_stream *prechan_stream(struct prechan *p, uint32_t dev, uint16_t stream)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr_streams; i++)
+		if (p->streams[i].dev == dev && p->streams[i].stream == stream)
+			return &p->streams[i];
+	if (p->nr_streams == PRECHAN_STREAMS)
+		return NULL;
+	p->streams[i] = (struct prechan_stream){ .dev = dev, .stream = stream };
+	p->nr_streams++;
+	return &p->streams[i];
+}
+
+/*
+ * An SQE record of the process: keeps its headers stamped before the channel
+ * opened; of the later ones notes each stream's first.
+ */
 static void prechan_on_sqe(struct prechan *p, const struct asc_sqe *q)
 {
 	uint32_t k, n = q->nr_kept < ASC_MAX_SQES ? q->nr_kept : ASC_MAX_SQES;
 
-	if (!p->on || (p->open_ns && q->hdr.ts_ns >= p->open_ns))
+	if (!p->on)
 		return;
+	if (p->open_ns && q->hdr.ts_ns >= p->open_ns) {
+		for (k = 0; k < n; k++) {
+			struct prechan_stream *st = prechan_stream(p, q->dev_id,
+								   q->sqe[k].stream_id);
+
+			if (st && !st->has_first) {
+				st->first_after = q->sqe[k].task_id;
+				st->has_first = 1;
+			}
+		}
+		return;
+	}
 	for (k = 0; k < n; k++) {
 		uint32_t *v = prechan_slot(p, prechan_key(q->dev_id, q->sqe[k].stream_id,
 							  q->sqe[k].task_id), 1);
@@ -210,10 +256,18 @@ static void prechan_on_sqe(struct prechan *p, const struct asc_sqe *q)
 /* A device record delivered to the process's capture. */
 static void prechan_on_devtask(struct prechan *p, const struct asc_devtask *d)
 {
+	struct prechan_stream *st;
 	uint32_t *v;
 
 	if (!p->on)
 		return;
+	st = prechan_stream(p, d->dev_id, d->stream_id);
+	if (st && st->settled)
+		return;
+	if (st && st->has_first && (uint16_t)(d->task_id - st->first_after) < 0x8000) {
+		st->settled = 1;
+		return;
+	}
 	v = prechan_slot(p, prechan_key(d->dev_id, d->stream_id, d->task_id), p->young_drains > 0);
 	if (v)
 		*v |= PRECHAN_SEEN;

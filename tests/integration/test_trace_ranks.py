@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import trace_check as tc  # noqa: E402
 from npu_model import ModelDaemon  # noqa: E402
 
-STEPS = 30
+STEPS = 150     # about 0.3 s a rank: well past its asynchronous adoption (tens of ms)
 _exp = {}
 
 
