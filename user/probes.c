@@ -8,14 +8,17 @@
  * C++ names mangled by g++ for the declarations given there); npu_model
  * exports the same ones.
  */
+#include <ctype.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include "ascbpf_events.h"
 #include "commands.h"
@@ -520,13 +523,68 @@ int asc_probe_plan_update(struct asc_probe_plan *plan, size_t *first_new)
 	return (int)added;
 }
 
-static bool is_loader_name(const char *path)
+/*
+ * The load address of pid's program interpreter (AT_BASE in /proc/PID/auxv):
+ * the dynamic loader, whatever its file is called; 0 if none (static) or
+ * unreadable.
+ */
+static uint64_t loader_base(pid_t pid)
+{
+	uint64_t av[2], base = 0;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != AT_NULL)
+		if (av[0] == AT_BASE) {
+			base = av[1];
+			break;
+		}
+	close(fd);
+	return base;
+}
+
+/*
+ * A loader's file name, when AT_BASE is not known: ld-linux*.so*, ld-musl*,
+ * ld64.so.N, ld-2.NN.so, ld.so.N; never the loader's own data files
+ * (/etc/ld.so.cache is mapped while ld.so searches the libraries, so a
+ * process caught at its exec can show it, before the loader in the maps).
+ */
+static bool is_loader_file(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
-	       !strncmp(base, "ld.so", 5) || !strncmp(base, "ld-2.", 5);
+	if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
+	    !strncmp(base, "ld64.so.", 8))
+		return true;
+	if (!strncmp(base, "ld-2.", 5))
+		return strstr(base, ".so") != NULL;
+	return !strncmp(base, "ld.so.", 6) && isdigit((unsigned char)base[6]);
+}
+
+/* The loader's mapping: the one holding AT_BASE, else the first loader-named file. */
+static const struct asc_map_entry *loader_mapping(pid_t pid, const struct asc_maps *maps)
+{
+	uint64_t base = loader_base(pid);
+	size_t i;
+
+	for (i = 0; base && i < maps->nr; i++) {
+		const struct asc_map_entry *e = &maps->entries[i];
+
+		if (e->inode && e->path && e->path[0] == '/' && e->start <= base && base < e->end)
+			return e;
+	}
+	for (i = 0; i < maps->nr; i++) {
+		const struct asc_map_entry *e = &maps->entries[i];
+
+		if (e->inode && e->path && e->path[0] == '/' && is_loader_file(e->path))
+			return e;
+	}
+	return NULL;
 }
 
 int asc_probe_find_loader(pid_t pid, char *path, size_t len, uint64_t *offset, uint32_t *flags)
@@ -535,23 +593,16 @@ int asc_probe_find_loader(pid_t pid, char *path, size_t len, uint64_t *offset, u
 	struct asc_prologue pro;
 	struct asc_elf *elf = NULL;
 	struct asc_maps maps;
+	const struct asc_map_entry *e;
 	uint8_t code[16];
 	uint64_t off;
-	size_t i;
 	int err, n;
 
 	err = asc_maps_read(pid, &maps);
 	if (err)
 		return err;
-	err = -ENOENT;
-	for (i = 0; i < maps.nr; i++) {
-		const struct asc_map_entry *e = &maps.entries[i];
-
-		if (e->inode && e->path && e->path[0] == '/' && is_loader_name(e->path)) {
-			err = asc_maps_entry_host_path(pid, e, path, len);
-			break;
-		}
-	}
+	e = loader_mapping(pid, &maps);
+	err = e ? asc_maps_entry_host_path(pid, e, path, len) : -ENOENT;
 	asc_maps_free(&maps);
 	if (err)
 		return err;

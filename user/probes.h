@@ -163,9 +163,11 @@ int asc_probe_spec_wanted(const struct asc_probe_spec *spec, uint32_t families, 
 int asc_probe_plan_update(struct asc_probe_plan *plan, size_t *first_new);
 
 /*
- * The dynamic loader's hook of PID: _dl_debug_state in its ld.so, which the
- * loader calls before and after every dlopen/dlclose changes the link map
- * (glibc's r_brk; musl has the same symbol).  path gets the host path (as
+ * The dynamic loader's hook of PID: _dl_debug_state in its ld.so (the
+ * mapping holding AT_BASE, else the first loader-named file, never
+ * /etc/ld.so.cache), which the loader calls before and after every
+ * dlopen/dlclose changes the link map (glibc's r_brk; musl has the same
+ * symbol).  path gets the host path (as
  * for sites), *offset the file offset to attach at, *flags the prologue
  * choice (ASC_PROBE_*).  -ENOENT if no loader is mapped (static binary) or
  * it lacks the symbol, -ESRCH if PID does not exist.

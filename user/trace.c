@@ -28,7 +28,6 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <pthread.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -1376,103 +1375,33 @@ static int attach_custom_step(struct trace *t, struct target *tg)
 }
 
 /*
- * The load address of pid's program interpreter (AT_BASE in /proc/PID/auxv):
- * the dynamic loader, whatever its file is called; 0 if none (static) or
- * unreadable.
- */
-static uint64_t loader_base(pid_t pid)
-{
-	uint64_t av[2], base = 0;
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != AT_NULL)
-		if (av[0] == AT_BASE) {
-			base = av[1];
-			break;
-		}
-	close(fd);
-	return base;
-}
-
-/*
- * A loader's file name, when AT_BASE is not known: ld-linux*.so*, ld-musl*,
- * ld64.so.N, ld-2.NN.so, ld.so.N; never the loader's own data files
- * (/etc/ld.so.cache is mapped while ld.so searches the libraries, so a
- * process adopted at its exec can show it, before the loader in the maps).
- */
-static int is_loader_file(const char *base)
-{
-	if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-musl", 7) ||
-	    !strncmp(base, "ld64.so.", 8))
-		return 1;
-	if (!strncmp(base, "ld-2.", 5))
-		return strstr(base, ".so") != NULL;
-	return !strncmp(base, "ld.so.", 6) && isdigit((unsigned char)base[6]);
-}
-
-/*
- * The dynamic loader (ld.so) of pid: its r_brk hook _dl_debug_state.  The
- * loader is the mapping at AT_BASE (its name only when that is unknown).
+ * The dynamic loader (ld.so) of pid: its r_brk hook _dl_debug_state, found
+ * by asc_probe_find_loader() in maps_pid (ascbpf itself for a child that has
+ * not exec'd yet) and placed as any probe.
  * Every link-map change after this returns reaches on_loader(); the caller
  * plans after it, so a library mapped before the hook was live is seen then.
  */
 static int attach_loader_hook(struct trace *t, pid_t pid, pid_t maps_pid)
 {
 	char host[PATH_MAX];
-	const struct asc_elf_symbol *sym;
 	struct asc_attach_site site;
-	struct asc_maps maps;
-	struct asc_elf *elf = NULL;
-	uint64_t off, base = loader_base(maps_pid);
-	size_t i, pick = (size_t)-1;
-	int err, n = 0;
+	uint64_t off;
+	uint32_t flags;
+	int err, n;
 
-	err = asc_maps_read(maps_pid, &maps);
-	if (err)
+	err = asc_probe_find_loader(maps_pid, host, sizeof(host), &off, &flags);
+	if (err == -ESRCH)
 		return err;
-	host[0] = 0;
-	for (i = 0; i < maps.nr && pick == (size_t)-1; i++) {
-		const char *p = maps.entries[i].path;
-
-		if (p && p[0] == '/' && base && maps.entries[i].start <= base &&
-		    base < maps.entries[i].end)
-			pick = i;
-	}
-	for (i = 0; i < maps.nr && pick == (size_t)-1; i++) {
-		const char *p = maps.entries[i].path;
-
-		if (p && p[0] == '/' && is_loader_file(strrchr(p, '/') + 1))
-			pick = i;
-	}
-	if (pick != (size_t)-1)
-		err = asc_maps_host_path(maps_pid, maps.entries[pick].path,
-					 maps.entries[pick].inode, host, sizeof(host));
-	asc_maps_free(&maps);
-	if (err || !host[0]) {
-		asc_warn("trace: pid %d: dynamic loader not found; libraries loaded later are "
-			 "not traced\n", pid);
-		return 0;
-	}
-	err = asc_elf_open(host, &elf);
 	if (err) {
-		asc_warn("trace: pid %d: cannot read its dynamic loader %s (%s); libraries "
-			 "loaded later are not traced\n", pid, host, strerror(-err));
+		asc_warn("trace: pid %d: cannot hook its dynamic loader (%s); libraries loaded "
+			 "later are not traced\n", pid, strerror(-err));
 		return 0;
 	}
-	sym = asc_elf_find(elf, "_dl_debug_state");
-	if (sym && !asc_elf_vaddr_to_off(elf, sym->vaddr, &off)) {
-		site.path = host;
-		site.offset = off;
-		site.cookie = ASC_LOADER_PROBE_ID;
-		n = asc_attach_uprobes(t->set, t->skel->progs.asc_loader_enter, false, pid, &site,
-				       1, NULL);
-	}
-	asc_elf_close(elf);
+	site.path = host;
+	site.offset = off;
+	site.cookie = ASC_LOADER_PROBE_ID;
+	n = asc_attach_uprobes(t->set, t->skel->progs.asc_loader_enter, false, pid, &site, 1,
+			       NULL);
 	if (n != 1)
 		asc_warn("trace: pid %d: cannot hook the dynamic loader (%s); libraries loaded "
 			 "later are not traced\n", pid, host);
