@@ -1450,7 +1450,9 @@ static void prefill_fds(struct trace *t, pid_t pid)
 
 /* ------------------------------------------------------------- capture */
 
-static int append_text(struct target *tg, uint16_t type, uint64_t value, const char *text)
+/* A text record (user/capture.h: CONFIG, SYMBOL, LOST, ...); probe_id as the type defines it. */
+static int append_text_id(struct target *tg, uint16_t type, uint32_t probe_id, uint64_t value,
+			  const char *text)
 {
 	size_t len = strlen(text), size = asc_text_rec_size(len);
 	struct asc_text *r = calloc(1, size);
@@ -1461,6 +1463,7 @@ static int append_text(struct target *tg, uint16_t type, uint64_t value, const c
 	r->hdr.type = type;
 	r->hdr.size = size;
 	r->hdr.tgid = tg->pid;
+	r->hdr.probe_id = probe_id;
 	r->hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
 	r->value = value;
 	memcpy(r->text, text, len + 1);
@@ -1469,25 +1472,15 @@ static int append_text(struct target *tg, uint16_t type, uint64_t value, const c
 	return err;
 }
 
+static int append_text(struct target *tg, uint16_t type, uint64_t value, const char *text)
+{
+	return append_text_id(tg, type, 0, value, text);
+}
+
 /* An ASC_REC_LOST record with its reason (ASC_LOST_*) in hdr.probe_id. */
 static int append_lost(struct target *tg, uint32_t reason, uint64_t value, const char *text)
 {
-	size_t len = strlen(text), size = asc_text_rec_size(len);
-	struct asc_text *r = calloc(1, size);
-	int err;
-
-	if (!r)
-		return -ENOMEM;
-	r->hdr.type = ASC_REC_LOST;
-	r->hdr.size = size;
-	r->hdr.tgid = tg->pid;
-	r->hdr.probe_id = reason;
-	r->hdr.ts_ns = now_ns(CLOCK_MONOTONIC);
-	r->value = value;
-	memcpy(r->text, text, len + 1);
-	err = asc_capture_append(tg->w, r, size);
-	free(r);
-	return err;
+	return append_text_id(tg, ASC_REC_LOST, reason, value, text);
 }
 
 static int append_clock(struct target *tg, uint32_t which)
