@@ -108,30 +108,41 @@ int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
 	return err;
 }
 
-int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
+/*
+ * File offset of [vaddr, vaddr + len) through the PT_LOAD whose file bytes
+ * hold all of it; -ENOENT if none does.
+ */
+static int elf_file_vaddr_off(const struct elf_file *ef, uint64_t vaddr, size_t len,
+			      uint64_t *off)
 {
-	struct elf_file ef;
 	size_t i, nph;
-	int err = elf_file_open(path, &ef);
 
-	if (err)
-		return err;
-	err = -ENOENT;
-	if (elf_getphdrnum(ef.elf, &nph))
+	if (elf_getphdrnum(ef->elf, &nph))
 		nph = 0;
 	for (i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_LOAD)
+		if (!gelf_getphdr(ef->elf, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
 			continue;
-		if (pread(ef.fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr)) == (ssize_t)len)
-			err = 0;
-		else
-			err = -EIO;
-		break;
+		*off = ph.p_offset + (vaddr - ph.p_vaddr);
+		return 0;
 	}
+	return -ENOENT;
+}
+
+int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
+{
+	struct elf_file ef;
+	uint64_t off;
+	int err = elf_file_open(path, &ef);
+
+	if (err)
+		return err;
+	err = elf_file_vaddr_off(&ef, vaddr, len, &off);
+	if (!err && pread(ef.fd, buf, len, (off_t)off) != (ssize_t)len)
+		err = -EIO;
 	elf_file_close(&ef);
 	return err;
 }
@@ -1479,25 +1490,11 @@ int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)
 static int vaddr_to_off(const char *path, uint64_t vaddr, uint64_t *off)
 {
 	struct elf_file ef;
-	size_t i, nph;
 	int err = elf_file_open(path, &ef);
 
 	if (err)
 		return err;
-	err = -ENOENT;
-	if (elf_getphdrnum(ef.elf, &nph))
-		nph = 0;
-	for (i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = ph.p_offset + (vaddr - ph.p_vaddr);
-			err = 0;
-			break;
-		}
-	}
+	err = elf_file_vaddr_off(&ef, vaddr, 1, off);
 	elf_file_close(&ef);
 	return err;
 }
