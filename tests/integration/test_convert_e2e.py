@@ -24,14 +24,10 @@ import io
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
-from npu_model import ModelDaemon, read_journal  # noqa: E402
 
 failures = []
 
@@ -57,34 +53,17 @@ def main():
 
 
 def run(d):
-    with ModelDaemon(cards=1, journal=True) as m:
-        jdir = os.path.join(d, "journal")
-        os.mkdir(jdir)
-        env = m.env(NPU_MODEL_JOURNAL=jdir)
-        out = os.path.join(d, "out")
-        # 70000 tasks per stream: the 16-bit task ids wrap on both
-        r = tc.run_ascbpf(["trace", "-o", out, "--level", "1", "--", m.bin("npu_halclient"),
-                           "run", "--streams", "2", "--tasks", "70000", "--batch", "8"],
-                          env=env, timeout=600)
-        check(r.returncode == 0, "trace+convert exited %d: %s" % (r.returncode, r.stderr[-500:]))
-        m.proc.send_signal(signal.SIGTERM)	# the daemon flushes its journal at exit
-        m.proc.wait(timeout=60)
-        caps = [f for f in os.listdir(out) if f.endswith(".cap")]
-        runs = [f for f in os.listdir(out) if f.endswith("_ascend_pt")]
-        if not check(len(caps) == 1 and len(runs) == 1, "one capture, one run: %s" %
-                     os.listdir(out)):
-            return 1
-        recs = tc.records(os.path.join(out, caps[0]))
-        pid = recs[0]["tgid"]
-        clock = next(x for x in recs if x["type"] == "clock")
-        wall_off = clock["realtime_ns"] - clock["ts_ns"]
-        execs = [x for k, x in read_journal(m.journal_dir) if k == "exec" and
-                 int(x["pid"]) == pid]
+    # 70000 tasks per stream: the 16-bit task ids wrap on both
+    t = tc.trace_model(d, "e2e", ["--level", "1"], ["npu_halclient", "run", "--streams", "2",
+                                                     "--tasks", "70000", "--batch", "8"],
+                       check, timeout=600, device_journal=True, daemon_timeout=60)
+    if t:
+        pid, wall_off, execs = t.pid, t.wall_off, t.execs
         check(len(execs) == 140000, "the card executed every task (%d)" % len(execs))
         check(any(int(x["wrap"]) > 0 for x in execs), "the scenario wraps task ids")
-        freq_hz = next(x for x in recs if x["type"] == "devclock")["freq_hz"]
+        freq_hz = t.freq_hz
 
-        po = os.path.join(out, runs[0], "ASCEND_PROFILER_OUTPUT")
+        po = t.po
         text = open(os.path.join(po, "trace_view.json"), encoding="utf-8").read()
         events = json.loads(text)
         check(text.replace("},{", "}, {") == json.dumps(events, ensure_ascii=False),

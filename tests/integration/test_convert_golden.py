@@ -11,43 +11,20 @@
 #  - the ground truth mkcapture wrote: every recorded kernel with its step,
 #    device times, task id, name, type, aten op and launching API; memory
 #    rows attributed to their ops; one directory per RECORD_AND_SAVE cycle.
-import csv
-import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 
-TOP = os.environ.get("ASCBPF_TOP", os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
-OUT = os.environ.get("OUTPUT", os.path.join(TOP, "build"))
-ASCBPF = os.path.join(OUT, "ascbpf")
-MKCAP = os.path.join(OUT, "tests", "lib", "mkcapture")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from golden import (ASCBPF, LEVEL0_KD, MKCAP, TOP, check, make, read_csv, run,  # noqa: E402
+                    run_tests, runs_in, us_str)
+
 SAMPLE = os.path.join(TOP, "..", "shared", "reference", "samples",
                       "torch_npu_level1_rank0_ascend_pt")
 RUN_RE = re.compile(r"^(.*?)_(\d+(\.\d+)?)_ascend_pt$")     # torch-tb-profiler-ascend
 TS_RE = re.compile(r"^\d+\.\d{3}$")
-LEVEL0_KD = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim"
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
-
-
-def run(args, expect_rc=0):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    check(p.returncode == expect_rc,
-          "%s exited %d, expected %d: %s" % (" ".join(args), p.returncode, expect_rc,
-                                             p.stderr.decode(errors="replace")[-400:]))
-    return p
 
 
 def ns_of(ts):
@@ -55,33 +32,9 @@ def ns_of(ts):
     return int(a) * 1000 + int(b)
 
 
-def us_str(ns):
-    s = str(ns)
-    return "0." + s.zfill(3) if len(s) <= 3 else s[:-3] + "." + s[-3:]
-
-
 def sample_header(name):
     with open(os.path.join(SAMPLE, "ASCEND_PROFILER_OUTPUT", name), newline="") as f:
         return f.readline().rstrip("\r\n")
-
-
-def read_csv(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    text = raw.decode("utf-8")
-    return raw, list(csv.reader(io.StringIO(text, newline="")))
-
-
-def runs_in(d):
-    return sorted(x for x in os.listdir(d) if x.endswith("_ascend_pt"))
-
-
-def make(tmp, name, *opts):
-    cap = os.path.join(tmp, name + ".ascb")
-    truth = os.path.join(tmp, name + ".json")
-    run([MKCAP, "-o", cap, "--truth", truth] + list(opts))
-    with open(truth, encoding="utf-8") as f:
-        return cap, json.load(f)
 
 
 def check_csv_conventions(path, ts_cols, one_line=False):
@@ -791,26 +744,12 @@ def crc32c(data):
 
 
 def main():
-    for p in (ASCBPF, MKCAP):
-        if not os.access(p, os.X_OK):
-            print("missing %s: run make first" % p)
-            return 1
-    if not os.path.isdir(SAMPLE):
-        print("missing the reference sample %s" % SAMPLE)
-        return 1
-    tmp = tempfile.mkdtemp(prefix="test_convert.")
-    try:
-        for t in [test_level1_against_sample_and_truth, test_level0, test_level2_runtime,
-                  test_weird_names_and_wrap, test_no_queue_and_no_steps,
-                  test_shapes_and_python_stacks, test_chrome_export,
-                  test_errors, test_dump_json, test_batched_submissions, test_no_end]:
-            n = len(failures)
-            t(tmp)
-            print("%s: %s" % (t.__name__, "ok" if len(failures) == n else "FAILED"))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("%d checks failed" % len(failures))
-    return 1 if failures else 0
+    return run_tests("test_convert.",
+                     [test_level1_against_sample_and_truth, test_level0, test_level2_runtime,
+                      test_weird_names_and_wrap, test_no_queue_and_no_steps,
+                      test_shapes_and_python_stacks, test_chrome_export,
+                      test_errors, test_dump_json, test_batched_submissions, test_no_end],
+                     need_dirs=[SAMPLE])
 
 
 if __name__ == "__main__":

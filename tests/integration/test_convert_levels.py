@@ -28,18 +28,13 @@ the reference (../shared/reference/ascend_output_format.md section 1.3, 3.1,
   how many (their count + the joined ones = Level1's flows)."""
 import re
 import collections
-import csv
-import io
 import json
 import os
 import shutil
-import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
-from npu_model import ModelDaemon  # noqa: E402
 
 # Not here: multi-rank (one process per rank: test_trace_ranks.py).
 SCENARIOS = ["baseline", "transdata", "multi-stream", "mem-growth", "dispatch-bound", "oom",
@@ -61,50 +56,21 @@ def check(cond, msg):
     return cond
 
 
-def read_csv(path):
-    raw = open(path, "rb").read()
-    rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
-    return raw, rows[0], rows[1:]
-
-
-def journal_lines(jdir, pid):
-    out = []
-    for line in open(os.path.join(jdir, "journal.%d.tsv" % pid)):
-        if line.startswith("#") or not line.strip():
-            continue
-        kind, *fields = line.rstrip("\n").split("\t")
-        out.append((kind, dict(x.split("=", 1) for x in fields)))
-    return out
-
-
 def sample_header(name):
     with open(os.path.join(SAMPLE, name), newline="") as f:
         return f.readline().rstrip("\r\n")
 
 
 def trace(scenario, level, d):
-    """Traces one run; returns (ASCEND_PROFILER_OUTPUT dir, journal lines) or None."""
-    with ModelDaemon(cards=1, journal=True) as m:
-        jdir = os.path.join(d, "journal")
-        os.mkdir(jdir)
-        out = os.path.join(d, "out")
-        r = tc.run_ascbpf(["trace", "-o", out, "--level", str(level), "--profile-memory", "--",
-                           m.bin("npu_train"), "--scenario", scenario, "--steps", "2"],
-                          env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=280)
-        if not check(r.returncode == 0, "%s L%d: trace exited %d" %
-                     (scenario, level, r.returncode)):
-            return None
-        m.proc.send_signal(signal.SIGTERM)
-        m.proc.wait(timeout=30)
-        caps = [f for f in os.listdir(out) if f.endswith(".cap")]
-        runs = [f for f in os.listdir(out) if f.endswith("_ascend_pt")]
-        if not check(len(caps) == 1 and len(runs) == 1, "%s L%d: outputs %s" %
-                     (scenario, level, os.listdir(out))):
-            return None
-        pid = tc.records(os.path.join(out, caps[0]))[0]["tgid"]
-        m = UNJOINED_RE.search(r.stderr)
-        return (os.path.join(out, runs[0], "ASCEND_PROFILER_OUTPUT"), journal_lines(jdir, pid),
-                int(m.group(1)) if m else 0)
+    """Traces one run; returns (ASCEND_PROFILER_OUTPUT dir, journal lines, kernels convert
+    left without op) or None."""
+    t = tc.trace_model(d, "%s L%d" % (scenario, level),
+                       ["--level", str(level), "--profile-memory"],
+                       ["npu_train", "--scenario", scenario, "--steps", "2"], check)
+    if not t:
+        return None
+    m = UNJOINED_RE.search(t.r.stderr)
+    return t.po, t.journal(), int(m.group(1)) if m else 0
 
 
 def check_level(scenario, level, po, jl, unjoined):
@@ -122,7 +88,7 @@ def check_level(scenario, level, po, jl, unjoined):
             raw = open(os.path.join(po, f), "rb").read()
             check(raw.endswith(b"\r\n") and raw.count(b"\n") == raw.count(b"\r\n"),
                   S + f + " CRLF line ends")
-    raw, hdr, rows = read_csv(os.path.join(po, "kernel_details.csv"))
+    raw, hdr, rows = tc.read_csv(os.path.join(po, "kernel_details.csv"))
     want_hdr = LEVEL0_KD if level == 0 else sample_header("kernel_details.csv")
     check(",".join(hdr) == want_hdr, S + "kernel_details header %s" % ",".join(hdr)[:80])
     check(raw.count(b"\r\n") == len(rows) + 1, S + "no kernel_details cell spans lines")
@@ -173,7 +139,7 @@ def check_level(scenario, level, po, jl, unjoined):
     check(len(flows) + unjoined <= len(rows), S + "%d flows + %d unjoined <= %d kernels" %
           (len(flows), unjoined, len(rows)))
     # operator_details device totals: the sum over the ops' own kernels
-    _, ohdr, orows = read_csv(os.path.join(po, "operator_details.csv"))
+    _, ohdr, orows = tc.read_csv(os.path.join(po, "operator_details.csv"))
     dev_self = sum(float(r[5]) for r in orows)
     ks = [float(r[col["Duration(us)"]]) for r in rows]
     check((dev_self > 0 or unjoined == len(rows)) and dev_self <= sum(ks) + 0.01 * len(ks),

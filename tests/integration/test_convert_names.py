@@ -14,62 +14,22 @@
 #    enclosing op), operator_details device durations equal the truth's
 #    kernel durations, torch_to_npu flows start at the op, no op/api
 #    statistics, no CANN events, and the kernels are named by the queue's op.
-import csv
-import io
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
-TOP = os.environ.get("ASCBPF_TOP", os.path.join(os.path.dirname(__file__), "..", ".."))
-OUT = os.environ.get("OUTPUT", os.path.join(TOP, "build"))
-ASCBPF = os.path.join(OUT, "ascbpf")
-MKCAP = os.path.join(OUT, "tests", "lib", "mkcapture")
-LEVEL0_KD = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim"
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
-
-
-def run(args, expect_rc=0):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    check(p.returncode == expect_rc, "%s exited %d: %s" %
-          (" ".join(args), p.returncode, p.stderr.decode(errors="replace")[-400:]))
-    return p
-
-
-def us_str(ns):
-    s = str(ns)
-    return "0." + s.zfill(3) if len(s) <= 3 else s[:-3] + "." + s[-3:]
-
-
-def make(tmp, name, *opts):
-    cap = os.path.join(tmp, name + ".ascb")
-    truth = os.path.join(tmp, name + ".json")
-    run([MKCAP, "-o", cap, "--truth", truth] + list(opts))
-    with open(truth, encoding="utf-8") as f:
-        return cap, json.load(f)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from golden import (ASCBPF, LEVEL0_KD, check, make, read_csv, run, run_tests,  # noqa: E402
+                    runs_in, us_str)
 
 
 def convert(tmp, cap, name, *opts):
     out = os.path.join(tmp, name)
     run([ASCBPF, "convert", cap, "-o", out] + list(opts))
-    runs = sorted(x for x in os.listdir(out) if x.endswith("_ascend_pt"))
+    runs = runs_in(out)
     check(len(runs) == 1, "%s: one run directory (%s)" % (name, runs))
     return os.path.join(out, runs[0], "ASCEND_PROFILER_OUTPUT")
-
-
-def read_csv(path):
-    with open(path, "rb") as f:
-        return list(csv.reader(io.StringIO(f.read().decode("utf-8"), newline="")))
 
 
 def load_trace(po):
@@ -87,7 +47,7 @@ def test_funcnames(tmp):
     cap, truth = make(tmp, "fn", "--steps", "3", "--ops", "6", "--funcnames")
     _, plain = make(tmp, "plain", "--steps", "3", "--ops", "6")
     po = convert(tmp, cap, "out_fn", "--level", "1")
-    rows = read_csv(os.path.join(po, "kernel_details.csv"))
+    _, rows = read_csv(os.path.join(po, "kernel_details.csv"))
     h = rows[0]
     got = [(r[h.index("Name")], r[h.index("Type")]) for r in rows[1:]]
     want = [tuple(truth["names"][k["name_index"]][:2]) for k in truth["kernels"]]
@@ -99,7 +59,7 @@ def test_funcnames(tmp):
     check([e["name"] for e in hw] == [n for n, _ in want], "Ascend Hardware events named alike")
     # without FUNCNAME records, the fallback: the launching API / aclop op type
     po = convert(tmp, cap.replace("fn.ascb", "plain.ascb"), "out_plain", "--level", "1")
-    rows = read_csv(os.path.join(po, "kernel_details.csv"))
+    _, rows = read_csv(os.path.join(po, "kernel_details.csv"))
     got = [(r[h.index("Name")], r[h.index("Type")]) for r in rows[1:]]
     want = [tuple(plain["names"][k["name_index"]][:2]) for k in plain["kernels"]]
     check(got == want, "fallback names without FUNCNAME: %s" % got[:3])
@@ -118,7 +78,7 @@ def test_level0_dequeue_join(tmp):
     po = convert(tmp, cap, "out_l0")		# level as traced: 0
     check(not os.path.exists(os.path.join(po, "op_statistic.csv")) and
           not os.path.exists(os.path.join(po, "api_statistic.csv")), "Level0: no statistics")
-    rows = read_csv(os.path.join(po, "kernel_details.csv"))
+    _, rows = read_csv(os.path.join(po, "kernel_details.csv"))
     check(",".join(rows[0]) == LEVEL0_KD, "Level0 kernel_details header %s" % rows[0])
     h = rows[0]
     got = [(r[h.index("Name")], r[h.index("Type")], r[h.index("Step Id")]) for r in rows[1:]]
@@ -127,7 +87,7 @@ def test_level0_dequeue_join(tmp):
     check(got == want, "Level0 kernels named by the Enqueue OPNAME: %s, want %s" %
           (got[:3], want[:3]))
     # device durations through Dequeue -> correlation id -> Enqueue -> aten op
-    od = read_csv(os.path.join(po, "operator_details.csv"))
+    _, od = read_csv(os.path.join(po, "operator_details.csv"))
     ops = [(r[0], r[5]) for r in od[1:]]
     want = [(truth["names"][k["name_index"]][2], repr((k["end"] - k["start"]) / 1000))
             for k in truth["kernels"]]
@@ -157,20 +117,7 @@ def test_level0_dequeue_join(tmp):
 
 
 def main():
-    for p in (ASCBPF, MKCAP):
-        if not os.access(p, os.X_OK):
-            print("missing %s: run make first" % p)
-            return 1
-    tmp = tempfile.mkdtemp(prefix="test_convert_names.")
-    try:
-        for t in [test_funcnames, test_level0_dequeue_join]:
-            n = len(failures)
-            t(tmp)
-            print("%s: %s" % (t.__name__, "ok" if len(failures) == n else "FAILED"))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("%d checks failed" % len(failures))
-    return 1 if failures else 0
+    return run_tests("test_convert_names.", [test_funcnames, test_level0_dequeue_join])
 
 
 if __name__ == "__main__":

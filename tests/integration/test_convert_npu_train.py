@@ -32,18 +32,13 @@ The host-side tolerance is trace_check's (probes fire before/after the
 journal's own clock reads; preemption on a loaded VM)."""
 import bisect
 import collections
-import csv
-import io
 import json
 import os
 import shutil
-import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
-from npu_model import ModelDaemon, read_journal  # noqa: E402
 
 # launch-storm: its runtime batches the SQEs of 32 launches into one halSqTaskSend
 # (NPU_MODEL_SQE_BATCH=32), so each kernel must join through the launch that made it
@@ -71,22 +66,6 @@ def check(cond, msg):
 
 def us_ns(s):
     return int(s.rstrip("\t").replace(".", ""))
-
-
-def read_csv(path):
-    raw = open(path, "rb").read()
-    rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
-    return raw, rows[0], rows[1:]
-
-
-def journal_lines(jdir, pid):
-    out = []
-    for line in open(os.path.join(jdir, "journal.%d.tsv" % pid)):
-        if line.startswith("#") or not line.strip():
-            continue
-        kind, *fields = line.rstrip("\n").split("\t")
-        out.append((kind, dict(x.split("=", 1) for x in fields)))
-    return out
 
 
 class Calls:
@@ -173,31 +152,11 @@ def same_op(sym_struct, name):
 def run(scenario, steps):
     d = tc.workdir()
     try:
-        with ModelDaemon(cards=1, journal=True) as m:
-            jdir = os.path.join(d, "journal")
-            os.mkdir(jdir)
-            out = os.path.join(d, "out")
-            r = tc.run_ascbpf(["trace", "-o", out, "--level", "1", "--profile-memory", "--",
-                               m.bin("npu_train"), "--scenario", scenario, "--steps",
-                               str(steps)], env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=280)
-            if not check(r.returncode == 0, "%s: trace exited %d" % (scenario, r.returncode)):
-                return
-            m.proc.send_signal(signal.SIGTERM)	# flushes the daemon's journal
-            m.proc.wait(timeout=30)
-            caps = [f for f in os.listdir(out) if f.endswith(".cap")]
-            runs = [f for f in os.listdir(out) if f.endswith("_ascend_pt")]
-            if not check(len(caps) == 1 and len(runs) == 1, "%s: outputs %s" %
-                         (scenario, os.listdir(out))):
-                return
-            recs = tc.records(os.path.join(out, caps[0]))
-            pid = recs[0]["tgid"]
-            clock = next(x for x in recs if x["type"] == "clock")
-            off = clock["realtime_ns"] - clock["ts_ns"]
-            freq = next(x for x in recs if x["type"] == "devclock")["freq_hz"]
-            execs = [x for k, x in read_journal(m.journal_dir) if k == "exec" and
-                     int(x["pid"]) == pid]
-            check_run(scenario, os.path.join(out, runs[0]), journal_lines(jdir, pid), execs,
-                      pid, off, freq)
+        t = tc.trace_model(d, scenario, ["--level", "1", "--profile-memory"],
+                           ["npu_train", "--scenario", scenario, "--steps", steps], check,
+                           device_journal=True)
+        if t:
+            check_run(scenario, t.run_dir, t.journal(), t.execs, t.pid, t.wall_off, t.freq_hz)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -348,7 +307,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
     check(len(nodes) == n_launch == n_node, S + "Node@launch %d, kernels launched %d, %d checked" %
           (len(nodes), n_launch, n_node))
 
-    raw, hdr, rows = read_csv(os.path.join(po, "kernel_details.csv"))
+    raw, hdr, rows = tc.read_csv(os.path.join(po, "kernel_details.csv"))
     check(raw.count(b"\n") == raw.count(b"\r\n") == len(rows) + 1, S + "kernel_details lines")
     col = {h: i for i, h in enumerate(hdr)}
     exp = sorted((step_of(int(t["t"])), int(x["stream"]), int(x["task"]))
@@ -366,7 +325,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
                              if e["name"].startswith("AscendCL@"))
     check(jc == gc, S + "AscendCL calls per API differ: %s" %
           {k: (gc[k], jc[k]) for k in set(jc) | set(gc) if gc[k] != jc[k]})
-    _, hdr, rows = read_csv(os.path.join(po, "api_statistic.csv"))
+    _, hdr, rows = tc.read_csv(os.path.join(po, "api_statistic.csv"))
     check({r[1]: int(r[3]) for r in rows} == dict(jc), S + "api_statistic counts")
 
     # ---- memory
@@ -380,19 +339,19 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
             mallocs.append((op_struct(ops[-1]["name"]), int(x["size"])))
     # (no allocation inside an op, as in launch-storm: no operator_memory.csv, as torch_npu)
     om = os.path.join(po, "operator_memory.csv")
-    rows = read_csv(om)[2] if os.path.exists(om) or mallocs else []
+    rows = tc.read_csv(om)[2] if os.path.exists(om) or mallocs else []
     got = [(r[0], float(r[1])) for r in rows]
     check(len(got) == len(mallocs), S + "operator_memory rows %d vs mallocs in ops %d" %
           (len(got), len(mallocs)))
     check(all(same_op(st, n) and kb == size / 1024 for (n, kb), (st, size) in zip(got, mallocs)),
           S + "operator_memory names and sizes follow the journal")
-    _, hdr, rows = read_csv(os.path.join(po, "memory_record.csv"))
+    _, hdr, rows = tc.read_csv(os.path.join(po, "memory_record.csv"))
     check(sum(1 for r in rows if r[0] == "PTA") == len(pta),
           S + "memory_record PTA rows %d vs journal %d" %
           (sum(1 for r in rows if r[0] == "PTA"), len(pta)))
 
     # ---- steps
-    _, hdr, rows = read_csv(os.path.join(po, "step_trace_time.csv"))
+    _, hdr, rows = tc.read_csv(os.path.join(po, "step_trace_time.csv"))
     ran = sorted(set(step_of(int(t["t"])) for x, t in want if t["sqe_type"] in COMPUTE))
     check([int(r[0]) for r in rows] == ran, S + "step_trace_time steps %s vs %s" %
           ([r[0] for r in rows], ran))
@@ -421,17 +380,12 @@ def run_schedule():
     """One *_ascend_pt per RECORD_AND_SAVE cycle, holding exactly its recorded steps."""
     d = tc.workdir()
     try:
-        with ModelDaemon(cards=1, journal=True) as m:
-            jdir = os.path.join(d, "journal")
-            os.mkdir(jdir)
-            out = os.path.join(d, "out")
-            r = tc.run_ascbpf(["trace", "-o", out, "--level", "1", "--schedule",
-                               "wait=1,warmup=1,active=2,repeat=2", "--", m.bin("npu_train"),
-                               "--scenario", "dispatch-bound", "--steps", "10"],
-                              env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=280)
-            if not check(r.returncode == 0, "schedule: trace exited %d" % r.returncode):
-                return
-            runs = sorted(f for f in os.listdir(out) if f.endswith("_ascend_pt"))
+        t = tc.trace_model(d, "schedule", ["--level", "1", "--schedule",
+                                           "wait=1,warmup=1,active=2,repeat=2"],
+                           ["npu_train", "--scenario", "dispatch-bound", "--steps", "10"], check,
+                           runs=None)
+        if t:
+            out, runs = t.out, t.runs
             acts = [torch_npu_action(i, 1, 2, 1, 2, 0) for i in range(10)]
             cycles, cur = [], []
             for i, a in enumerate(acts):
@@ -443,8 +397,8 @@ def run_schedule():
             check(len(runs) == len(cycles), "schedule: %d directories for %d cycles" %
                   (len(runs), len(cycles)))
             for run_dir, steps in zip(runs, cycles):
-                _, hdr, rows = read_csv(os.path.join(out, run_dir, "ASCEND_PROFILER_OUTPUT",
-                                                     "kernel_details.csv"))
+                _, hdr, rows = tc.read_csv(os.path.join(out, run_dir, "ASCEND_PROFILER_OUTPUT",
+                                                        "kernel_details.csv"))
                 got = sorted(set(int(r[0]) for r in rows))
                 check(got == steps, "schedule: %s has steps %s, expected %s" %
                       (run_dir, got, steps))

@@ -27,18 +27,14 @@ journal (the simulated libtorch_cpu's autograd, npu_model/JOURNAL.md
     the flows are one block right after the Python process/thread metadata.
 """
 import collections
-import glob
 import json
 import os
 import re
 import shutil
-import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
-from npu_model import ModelDaemon  # noqa: E402
 
 SCENARIOS = [("baseline", 3), ("multi-stream", 2)]
 TOL = tc.TOLERANCE_NS
@@ -60,16 +56,6 @@ def us_ns(s):
     return int(s.replace(".", ""))
 
 
-def journal_lines(jdir, pid):
-    out = []
-    for line in open(os.path.join(jdir, "journal.%d.tsv" % pid)):
-        if line.startswith("#") or not line.strip():
-            continue
-        kind, *fields = line.rstrip("\n").split("\t")
-        out.append((kind, dict(x.split("=", 1) for x in fields)))
-    return out
-
-
 def encloses(op, t0, t1):
     s = us_ns(op["ts"])
     e = s + int(round(op["dur"] * 1000))
@@ -79,36 +65,21 @@ def encloses(op, t0, t1):
 def run(scenario, steps):
     d = tc.workdir()
     try:
-        with ModelDaemon(cards=1, journal=True) as m:
-            jdir = os.path.join(d, "journal")
-            os.mkdir(jdir)
-            out = os.path.join(d, "out")
-            r = tc.run_ascbpf(["trace", "-o", out, "--", m.bin("npu_train"), "--scenario",
-                               scenario, "--steps", str(steps)],
-                              env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=280)
-            if not check(r.returncode == 0, "%s: trace exited %d" % (scenario, r.returncode)):
+        t = tc.trace_model(d, scenario, [], ["npu_train", "--scenario", scenario, "--steps",
+                                             steps], check)
+        if t:
+            check("sequence_number" not in t.r.stderr, "%s: counter not found" % scenario)
+            tv = os.path.join(t.po, "trace_view.json")
+            if not check(os.path.isfile(tv), "%s: outputs %s" % (scenario, os.listdir(t.po))):
                 return
-            check("sequence_number" not in r.stderr, "%s: counter not found" % scenario)
-            m.proc.send_signal(signal.SIGTERM)	# flushes the daemon's journal
-            m.proc.wait(timeout=30)
-            caps = glob.glob(os.path.join(out, "*.cap"))
-            tv = glob.glob(os.path.join(out, "*_ascend_pt", "ASCEND_PROFILER_OUTPUT",
-                                        "trace_view.json"))
-            if not check(len(caps) == 1 and len(tv) == 1, "%s: outputs %s" %
-                         (scenario, os.listdir(out))):
-                return
-            recs = tc.records(caps[0])
-            pid = recs[0]["tgid"]
-            clock = next(x for x in recs if x["type"] == "clock")
-            off = clock["realtime_ns"] - clock["ts_ns"]
-            with open(tv[0], encoding="utf-8") as f:
+            with open(tv, encoding="utf-8") as f:
                 text = f.read()
             events = json.loads(text)
-            check_run(scenario, events, journal_lines(jdir, pid), off)
-            check_layout(scenario, text, events, pid)
+            check_run(scenario, events, t.journal(), t.wall_off)
+            check_layout(scenario, text, events, t.pid)
             # --export chrome writes the same framework events and flows
             chrome = os.path.join(d, "chrome.json")
-            r = tc.run_ascbpf(["convert", caps[0], "--export", "chrome", "-o", chrome])
+            r = tc.run_ascbpf(["convert", t.cap, "--export", "chrome", "-o", chrome])
             if check(r.returncode == 0, "%s: convert --export chrome exited %d" %
                      (scenario, r.returncode)):
                 with open(chrome, encoding="utf-8") as f:

@@ -1,8 +1,13 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Helpers of the test_trace_*.py tests: build the tiny target
 (test_trace_target.c), run ascbpf, read captures through `ascbpf dump --json`
-and the target's ground-truth journal, and compare them."""
+and the target's ground-truth journal, and compare them.  trace_model() is the
+set-up of the tests that trace an npu_model workload (npu_train,
+npu_halclient) on a private npu-modeld and check the converted output against
+npu_model's journals."""
 import collections
+import csv
+import io
 import json
 import os
 import shutil
@@ -14,6 +19,8 @@ import time
 
 TOP = os.environ.get("ASCBPF_TOP", os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(TOP, "tests", "lib"))
+from npu_model import ModelDaemon, read_journal  # noqa: E402
 OUTPUT = os.environ.get("OUTPUT", os.path.join(TOP, "build"))
 ASCBPF = os.path.join(OUTPUT, "ascbpf")
 SRC = os.path.join(TOP, "tests", "integration", "test_trace_target.c")
@@ -172,3 +179,96 @@ def match_calls(jcalls, ccalls):
 
 def workdir():
     return tempfile.mkdtemp(prefix="ascbpf-trace-test.")
+
+
+def read_csv(path):
+    """(raw bytes, header, rows) of a CSV file; the raw bytes for the line-end checks."""
+    raw = open(path, "rb").read()
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
+    return raw, rows[0], rows[1:]
+
+
+def process_journal(jdir, pid):
+    """The journal the npu_model libraries of process pid wrote under NPU_MODEL_JOURNAL=jdir
+    (npu_model/JOURNAL.md): [(kind, {key: value})] in file order."""
+    out = []
+    for line in open(os.path.join(jdir, "journal.%d.tsv" % pid)):
+        if line.startswith("#") or not line.strip():
+            continue
+        kind, *fields = line.rstrip("\n").split("\t")
+        out.append((kind, dict(x.split("=", 1) for x in fields)))
+    return out
+
+
+class ModelTrace:
+    """One traced npu_model run (trace_model()).  r: the CompletedProcess of `ascbpf trace`;
+    out: its -o directory; runs: the *_ascend_pt directories in it, sorted; cap, run_dir, po
+    (ASCEND_PROFILER_OUTPUT): the single capture and run, where the trace wrote exactly one;
+    execs: the daemon journal's exec lines of the traced process (with device_journal).  The
+    capture's records, the process's pid and journal, and the clocks are read on first use."""
+
+    def __init__(self, r, out, jdir):
+        self.r, self.out, self.jdir = r, out, jdir
+        caps = sorted(f for f in os.listdir(out) if f.endswith(".cap"))
+        self.caps = [os.path.join(out, f) for f in caps]
+        self.runs = sorted(f for f in os.listdir(out) if f.endswith("_ascend_pt"))
+        self.cap = self.caps[0] if len(self.caps) == 1 else None
+        self.run_dir = os.path.join(out, self.runs[0]) if len(self.runs) == 1 else None
+        self.po = os.path.join(self.run_dir, "ASCEND_PROFILER_OUTPUT") if self.run_dir else None
+        self.execs = None
+        self._recs = None
+
+    @property
+    def recs(self):
+        if self._recs is None:
+            self._recs = records(self.cap)
+        return self._recs
+
+    @property
+    def pid(self):
+        return self.recs[0]["tgid"]
+
+    @property
+    def wall_off(self):
+        """CLOCK_REALTIME - CLOCK_MONOTONIC of the capture's clock pair."""
+        clock = next(x for x in self.recs if x["type"] == "clock")
+        return clock["realtime_ns"] - clock["ts_ns"]
+
+    @property
+    def freq_hz(self):
+        return next(x for x in self.recs if x["type"] == "devclock")["freq_hz"]
+
+    def journal(self):
+        """The traced process's own journal (process_journal())."""
+        return process_journal(self.jdir, self.pid)
+
+
+def trace_model(d, label, trace_args, workload, check, timeout=280, runs=1,
+                device_journal=False, daemon_timeout=30):
+    """`ascbpf trace -o D/out TRACE_ARGS -- WORKLOAD` on a private one-card npu-modeld with
+    journals: WORKLOAD[0] is an npu_model binary's name, the process journals go to D/journal
+    (NPU_MODEL_JOURNAL); then the daemon is stopped (SIGTERM: it flushes its own journal at
+    exit), its exec lines of the traced process kept when device_journal.  check is the
+    test's own (it records a failure and returns the condition): trace must exit 0 and write
+    one capture and `runs` *_ascend_pt directories (None: any number, e.g. --schedule).
+    Returns a ModelTrace, or None after a failed check; messages start with label."""
+    with ModelDaemon(cards=1, journal=True) as m:
+        jdir = os.path.join(d, "journal")
+        os.mkdir(jdir)
+        out = os.path.join(d, "out")
+        r = run_ascbpf(["trace", "-o", out] + list(trace_args) + ["--", m.bin(workload[0])] +
+                       [str(a) for a in workload[1:]],
+                       env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=timeout)
+        if not check(r.returncode == 0, "%s: trace exited %d: %s" %
+                     (label, r.returncode, r.stderr[-500:])):
+            return None
+        m.proc.send_signal(signal.SIGTERM)
+        m.proc.wait(timeout=daemon_timeout)
+        t = ModelTrace(r, out, jdir)
+        if runs is not None and not check(len(t.caps) == 1 and len(t.runs) == runs,
+                                          "%s: outputs %s" % (label, os.listdir(out))):
+            return None
+        if device_journal:
+            t.execs = [x for k, x in read_journal(m.journal_dir) if k == "exec" and
+                       int(x["pid"]) == t.pid]
+        return t
