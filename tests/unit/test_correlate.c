@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "ascbpf_events.h"
+#include "capbuild.h"
 #include "capture.h"
 #include "convert.h"
 #include "correlate.h"
@@ -29,67 +30,13 @@
 #include "records.h"
 #include "schedule.h"
 
-#define PY	100
+#define PY	CAP_TGID
 #define ACL	101
 
 enum { P_ADD = 1, P_ENQ, P_DEQ, P_ACLNN, P_RT, P_HAL, P_MM, P_INPLACE, P_MEM, P_STEP, P_NPU };
 
 static char dir[] = "/tmp/test_correlate.XXXXXX";
 static char path[256];
-static struct asc_capture_writer *w;
-
-static void put(const void *rec)
-{
-	const struct asc_hdr *h = rec;
-
-	assert_int_equal(asc_capture_append(w, rec, h->size), 0);
-}
-
-static void hdr(struct asc_hdr *h, uint16_t type, uint16_t size, uint32_t tid, uint32_t probe,
-		uint64_t ts)
-{
-	h->type = type;
-	h->size = size;
-	h->tgid = PY;
-	h->tid = tid;
-	h->probe_id = probe;
-	h->ts_ns = ts;
-}
-
-static void probe(uint32_t id, const char *sym, uint16_t layer, uint16_t kind)
-{
-	_Alignas(8) char buf[256] = { 0 };
-	struct asc_probe *p = (void *)buf;
-	size_t sl = strlen(sym);
-
-	hdr(&p->hdr, ASC_REC_PROBE, asc_probe_rec_size(3, sl), 0, id, 0);
-	p->layer = layer;
-	p->kind = kind;
-	p->lib_len = 3;
-	p->sym_len = sl;
-	memcpy(p->strings, "lib", 3);
-	memcpy(p->strings + 4, sym, sl);
-	put(p);
-}
-
-static void enter(uint32_t tid, uint32_t probe_id, uint64_t ts)
-{
-	struct asc_enter e = { 0 };
-
-	hdr(&e.hdr, ASC_REC_ENTER, sizeof(e), tid, probe_id, ts);
-	put(&e);
-}
-
-/* An ENTER with its first argument (a launch call's function handle). */
-static void enter_arg0(uint32_t tid, uint32_t probe_id, uint64_t ts, uint64_t arg0)
-{
-	struct asc_enter e = { 0 };
-
-	hdr(&e.hdr, ASC_REC_ENTER, sizeof(e), tid, probe_id, ts);
-	e.args[0] = arg0;
-	put(&e);
-}
-
 static void funcname(uint64_t handle, const char *name, uint64_t ts)
 {
 	struct asc_funcname f = { 0 };
@@ -99,25 +46,6 @@ static void funcname(uint64_t handle, const char *name, uint64_t ts)
 	f.len = strlen(name);
 	memcpy(f.name, name, f.len);
 	put(&f);
-}
-
-static void leave(uint32_t tid, uint32_t probe_id, uint64_t ts)
-{
-	struct asc_exit e = { 0 };
-
-	hdr(&e.hdr, ASC_REC_EXIT, sizeof(e), tid, probe_id, ts);
-	put(&e);
-}
-
-static void queue(uint32_t tid, uint32_t probe_id, uint64_t ts, uint64_t corr, uint32_t side)
-{
-	struct asc_queue q = { 0 };
-
-	hdr(&q.hdr, ASC_REC_QUEUE, sizeof(q), tid, probe_id, ts);
-	q.correlation_id = corr;
-	q.side = side;
-	q.param_type = 8;
-	put(&q);
 }
 
 static void sqe(uint32_t tid, uint64_t ts, uint16_t stream, uint16_t task)
@@ -162,7 +90,6 @@ static struct asc_corr *c;
 
 static int setup(void **state)
 {
-	struct asc_capture_reader *r;
 	struct asc_clock k = { 0 };
 	struct asc_devclock dc = { 0 };
 	struct asc_process pr = { 0 };
@@ -173,8 +100,7 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, sizeof(path), "%s/c.ascb", dir);
-	w = asc_capture_create(path, 1);
-	assert_non_null(w);
+	capture_begin(path);
 	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
 	k.realtime_ns = 5000;	/* wall = mono + 4000 */
 	put(&k);
@@ -254,13 +180,7 @@ static int setup(void **state)
 	k.hdr.ts_ns = 60000;
 	k.realtime_ns = 64000;
 	put(&k);
-	assert_int_equal(asc_capture_close(w), 0);
-
-	r = asc_capture_open(path);
-	assert_non_null(r);
-	c = asc_corr_build(r);
-	asc_capture_free(r);
-	assert_non_null(c);
+	c = capture_corr(path);
 	return 0;
 }
 
@@ -524,25 +444,6 @@ static void test_random_records_survive(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-static void leave_ret(uint32_t tid, uint32_t probe_id, uint64_t ts, uint64_t ret)
-{
-	struct asc_exit e = { 0 };
-
-	hdr(&e.hdr, ASC_REC_EXIT, sizeof(e), tid, probe_id, ts);
-	e.ret = ret;
-	put(&e);
-}
-
-/* An ENTER with argument i set (a launch call's stream). */
-static void enter_argn(uint32_t tid, uint32_t probe_id, uint64_t ts, int i, uint64_t v)
-{
-	struct asc_enter e = { 0 };
-
-	hdr(&e.hdr, ASC_REC_ENTER, sizeof(e), tid, probe_id, ts);
-	e.args[i] = v;
-	put(&e);
-}
-
 /* halSqTaskSend of n headers (tasks first.., types[]) in records of ASC_MAX_SQES */
 static void send_n(uint32_t tid, uint64_t ts, uint16_t first, const uint8_t *types, uint32_t n)
 {
@@ -606,8 +507,6 @@ static const struct asc_corr_kernel *kernel_of(const struct asc_corr *b, uint32_
 static void test_batched_launches(void **state)
 {
 	static const uint8_t kk[2] = { 0, 0 };
-	struct asc_capture_writer *saved = w;
-	struct asc_capture_reader *r;
 	struct asc_process pr = { 0 };
 	struct asc_stats st = { 0 };
 	struct asc_corr *b;
@@ -616,8 +515,7 @@ static void test_batched_launches(void **state)
 
 	(void)state;
 	snprintf(bpath, sizeof(bpath), "%s/batch.ascb", dir);
-	w = asc_capture_create(bpath, 1);
-	assert_non_null(w);
+	capture_begin(bpath);
 	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
 	put(&pr);
 	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
@@ -652,14 +550,7 @@ static void test_batched_launches(void **state)
 		devtask(3, task, 10000 + task * 100, 10050 + task * 100);
 	hdr(&st.hdr, ASC_REC_STATS, sizeof(st), 0, 0, 0);
 	put(&st);
-	assert_int_equal(asc_capture_close(w), 0);
-	w = saved;
-
-	r = asc_capture_open(bpath);
-	assert_non_null(r);
-	b = asc_corr_build(r);
-	asc_capture_free(r);
-	assert_non_null(b);
+	b = capture_corr(bpath);
 	assert_int_equal(b->info.ended, 1);
 	assert_int_equal(b->nr_kernels, 6);
 	{

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "ascbpf_events.h"
+#include "capbuild.h"
 #include "capture.h"
 #include "correlate.h"
 #include "probes.h"
@@ -332,60 +333,6 @@ static void test_pairs_many(void **state)
 
 /* ---- the converter's view: SEQNR records in a capture ---- */
 
-static struct asc_capture_writer *cw;
-
-static void put(const void *rec)
-{
-	assert_int_equal(asc_capture_append(cw, rec, ((const struct asc_hdr *)rec)->size), 0);
-}
-
-static void hdr(struct asc_hdr *h, uint16_t type, uint16_t size, uint32_t tid, uint32_t probe,
-		uint64_t ts)
-{
-	h->type = type;
-	h->size = size;
-	h->tgid = 100;
-	h->tid = tid;
-	h->probe_id = probe;
-	h->ts_ns = ts;
-}
-
-static void put_probe(uint32_t id, const char *sym, uint16_t kind)
-{
-	_Alignas(8) char buf[512] = { 0 };
-	struct asc_probe *p = (void *)buf;
-	size_t sl = strlen(sym);
-
-	hdr(&p->hdr, ASC_REC_PROBE, (sizeof(*p) + 3 + 1 + sl + 1 + 7) & ~7u, 0, id, 0);
-	p->layer = ASC_LAYER_FRAMEWORK;
-	p->kind = kind;
-	p->lib_len = 3;
-	p->sym_len = sl;
-	memcpy(p->strings, "lib", 3);
-	memcpy(p->strings + 4, sym, sl);
-	put(p);
-}
-
-static void put_config(const char *text)
-{
-	_Alignas(8) char buf[4400] = { 0 };
-	struct asc_text *t = (void *)buf;
-	size_t n = strlen(text);
-
-	hdr(&t->hdr, ASC_REC_CONFIG, (sizeof(*t) + n + 1 + 7) & ~7u, 0, 0, 0);
-	memcpy(t->text, text, n);
-	put(t);
-}
-
-static void put_call(uint16_t type, uint32_t tid, uint32_t probe, uint64_t ts)
-{
-	struct asc_enter e = { 0 };
-
-	hdr(&e.hdr, type, type == ASC_REC_ENTER ? sizeof(struct asc_enter) :
-		sizeof(struct asc_exit), tid, probe, ts);
-	put(&e);
-}
-
 static void put_seqnr(uint32_t tid, uint32_t probe, uint64_t ts, uint32_t kind, int64_t seq,
 		      uint64_t fwd, uint64_t vptr)
 {
@@ -418,7 +365,6 @@ static void test_correlate_seqnr(void **state)
 	char dir[] = "/tmp/test_seqnr.XXXXXX", path[300], cfg[4200];
 	const char *vt = dlsym(torch_lib, "_ZTVN5torch8autograd9generated14AddmmBackward0E");
 	const struct asc_corr_op *o, *ev, *node;
-	struct asc_capture_reader *r;
 	struct link_map *lm = NULL;
 	struct asc_clock k = { 0 };
 	struct asc_corr *c;
@@ -428,61 +374,55 @@ static void test_correlate_seqnr(void **state)
 	assert_int_equal(dlinfo(torch_lib, RTLD_DI_LINKMAP, &lm), 0);
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/c.ascb", dir);
-	cw = asc_capture_create(path, 1);
-	assert_non_null(cw);
+	capture_begin(path);
 	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
 	k.realtime_ns = 5000;	/* wall = mono + 4000 */
 	put(&k);
-	put_probe(P_LINEAR, "_ZN2at4_ops6linear4callERKNS_6TensorES4_RKN3c108optionalIS2_EE",
-		  ASC_PK_ATEN_OP);
-	put_probe(P_ADDMM, "_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_",
-		  ASC_PK_ATEN_OP);
-	put_probe(P_EVAL, ASC_SYM_EVALUATE_FUNCTION, ASC_PK_AUTOGRAD_EVAL);
-	put_probe(P_APPLY, "_ZN5torch8autograd9generated14AddmmBackward05applyEOSt6vectorIN2at6TensorE"
-		  "SaIS5_EE", ASC_PK_AUTOGRAD_APPLY);
-	put_probe(P_APPLY2, "_ZN5torch8autograd10CopySlices5applyEOSt6vectorIN2at6TensorESaIS4_EE",
-		  ASC_PK_AUTOGRAD_APPLY);
+	probe(P_LINEAR, "_ZN2at4_ops6linear4callERKNS_6TensorES4_RKN3c108optionalIS2_EE",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
+	probe(P_ADDMM, "_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
+	probe(P_EVAL, ASC_SYM_EVALUATE_FUNCTION, ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_EVAL);
+	probe(P_APPLY, "_ZN5torch8autograd9generated14AddmmBackward05applyEOSt6vectorIN2at6TensorE"
+	      "SaIS5_EE", ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_APPLY);
+	probe(P_APPLY2, "_ZN5torch8autograd10CopySlices5applyEOSt6vectorIN2at6TensorESaIS4_EE",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_APPLY);
 	snprintf(cfg, sizeof(cfg), "pytorch_autograd_lib=%s", lm->l_name);
-	put_config(cfg);
+	config(cfg);
 	snprintf(cfg, sizeof(cfg), "pytorch_autograd_bias=0x%llx", (unsigned long long)lm->l_addr);
-	put_config(cfg);
+	config(cfg);
 
 	/* forward on 10: linear { addmm (creates node 5) } */
-	put_call(ASC_REC_ENTER, 10, P_LINEAR, 10000);
-	put_call(ASC_REC_ENTER, 10, P_ADDMM, 10100);
-	put_call(ASC_REC_EXIT, 10, P_ADDMM, 10200);
+	enter(10, P_LINEAR, 10000);
+	enter(10, P_ADDMM, 10100);
+	leave(10, P_ADDMM, 10200);
 	put_seqnr(10, P_ADDMM, 10200, ASC_SEQNR_FORWARD, 5, 0, 0);
-	put_call(ASC_REC_EXIT, 10, P_LINEAR, 10300);
+	leave(10, P_LINEAR, 10300);
 	put_seqnr(10, P_LINEAR, 10300, ASC_SEQNR_FORWARD, 5, 0, 0);
 	put_seqnr(10, P_ADDMM, 10300, ASC_SEQNR_FORWARD, 9, 0, 0);	/* not after its EXIT */
-	put_call(ASC_REC_ENTER, 10, P_ADDMM, 10400);			/* creates nothing */
-	put_call(ASC_REC_EXIT, 10, P_ADDMM, 10500);
+	enter(10, P_ADDMM, 10400);	/* creates nothing */
+	leave(10, P_ADDMM, 10500);
 	/* backward on 20: the node of 5, its apply() with an aten op and a nested apply() */
-	put_call(ASC_REC_ENTER, 20, P_EVAL, 20000);
+	enter(20, P_EVAL, 20000);
 	put_seqnr(20, P_EVAL, 20000, ASC_SEQNR_NODE, 5, 1, (uint64_t)(uintptr_t)(vt + 16));
-	put_call(ASC_REC_ENTER, 20, P_APPLY, 20050);
-	put_call(ASC_REC_ENTER, 20, P_ADDMM, 20100);
-	put_call(ASC_REC_EXIT, 20, P_ADDMM, 20200);
-	put_call(ASC_REC_ENTER, 20, P_APPLY2, 20250);
-	put_call(ASC_REC_EXIT, 20, P_APPLY2, 20300);
-	put_call(ASC_REC_EXIT, 20, P_APPLY, 20400);
-	put_call(ASC_REC_EXIT, 20, P_EVAL, 20500);
+	enter(20, P_APPLY, 20050);
+	enter(20, P_ADDMM, 20100);
+	leave(20, P_ADDMM, 20200);
+	enter(20, P_APPLY2, 20250);
+	leave(20, P_APPLY2, 20300);
+	leave(20, P_APPLY, 20400);
+	leave(20, P_EVAL, 20500);
 	/* a node that could not be read, and an evaluate_function without its SEQNR */
-	put_call(ASC_REC_ENTER, 20, P_EVAL, 21000);
+	enter(20, P_EVAL, 21000);
 	put_seqnr(20, P_EVAL, 21000, ASC_SEQNR_NODE, -1, 0, 0);
-	put_call(ASC_REC_EXIT, 20, P_EVAL, 21100);
-	put_call(ASC_REC_ENTER, 20, P_EVAL, 22000);
-	put_call(ASC_REC_EXIT, 20, P_EVAL, 22100);
+	leave(20, P_EVAL, 21100);
+	enter(20, P_EVAL, 22000);
+	leave(20, P_EVAL, 22100);
 	k.which = ASC_CLOCK_END;
 	k.hdr.ts_ns = 30000;
 	k.realtime_ns = 34000;
 	put(&k);
-	assert_int_equal(asc_capture_close(cw), 0);
-	r = asc_capture_open(path);
-	assert_non_null(r);
-	c = asc_corr_build(r);
-	asc_capture_free(r);
-	assert_non_null(c);
+	c = capture_corr(path);
 	unlink(path);
 	rmdir(dir);
 
