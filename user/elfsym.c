@@ -38,6 +38,12 @@ struct asc_elf {
 	char build_id[2 * 64 + 1];
 	struct load_seg *segs;
 	size_t nr_segs;
+	/*
+	 * libelf keeps per-section state (elf_getdata): every libelf call after open goes under
+	 * lock, so lazy lookups and a later full open of the same cached file can run at once.
+	 */
+	pthread_mutex_t lock;
+	bool syms_loaded;		/* syms/by_addr read (asc_elf_open) */
 	struct asc_elf_symbol *syms;	/* sorted by name */
 	size_t nr_syms;
 	struct asc_elf_symbol **by_addr;	/* sorted by vaddr */
@@ -231,10 +237,33 @@ static void elf_destroy(struct asc_elf *elf)
 	free(elf->syms);
 	free(elf->segs);
 	free(elf->path);
+	pthread_mutex_destroy(&elf->lock);
 	free(elf);
 }
 
-int asc_elf_open(const char *path, struct asc_elf **out)
+/* Reads the symbol tables of an object opened lazily; 0 if they are there already. */
+static int elf_load_syms(struct asc_elf *elf)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&elf->lock);
+	if (!elf->syms_loaded) {
+		err = load_symbols(elf);
+		if (err) {
+			/* a later asc_elf_open may try again: nothing half-built stays */
+			free(elf->by_addr);
+			free(elf->syms);
+			elf->by_addr = NULL;
+			elf->syms = NULL;
+			elf->nr_syms = 0;
+		}
+		elf->syms_loaded = !err;
+	}
+	pthread_mutex_unlock(&elf->lock);
+	return err;
+}
+
+static int elf_open(const char *path, bool with_syms, struct asc_elf **out)
 {
 	struct asc_elf *elf;
 	struct stat st;
@@ -258,6 +287,11 @@ int asc_elf_open(const char *path, struct asc_elf **out)
 			elf->refs++;
 			pthread_mutex_unlock(&cache_lock);
 			close(fd);
+			err = with_syms ? elf_load_syms(elf) : 0;
+			if (err) {
+				asc_elf_close(elf);
+				return err;
+			}
 			*out = elf;
 			return 0;
 		}
@@ -273,6 +307,7 @@ int asc_elf_open(const char *path, struct asc_elf **out)
 		close(fd);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&elf->lock, NULL);
 	elf->fd = fd;
 	elf->refs = 1;
 	elf->dev = st.st_dev;
@@ -291,8 +326,10 @@ int asc_elf_open(const char *path, struct asc_elf **out)
 	}
 	elf->machine = eh.e_machine;
 	err = load_segments(elf);
-	if (!err)
+	if (!err && with_syms) {
 		err = load_symbols(elf);
+		elf->syms_loaded = !err;
+	}
 	if (err)
 		goto fail;
 
@@ -307,6 +344,16 @@ fail:
 		asc_dbg("%s: not a readable ELF file: %s\n", path, elf_errmsg(-1));
 	elf_destroy(elf);
 	return err;
+}
+
+int asc_elf_open(const char *path, struct asc_elf **out)
+{
+	return elf_open(path, true, out);
+}
+
+int asc_elf_open_lazy(const char *path, struct asc_elf **out)
+{
+	return elf_open(path, false, out);
 }
 
 void asc_elf_close(struct asc_elf *elf)
@@ -458,6 +505,111 @@ int asc_elf_read(const struct asc_elf *elf, uint64_t vaddr, void *buf, size_t le
 		return err;
 	n = pread(elf->fd, buf, len, (off_t)off);
 	return n < 0 ? -errno : (int)n;
+}
+
+int asc_elf_read_exact(const struct asc_elf *elf, uint64_t vaddr, void *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < elf->nr_segs; i++) {
+		const struct load_seg *s = &elf->segs[i];
+
+		if (vaddr < s->vaddr || vaddr + len > s->vaddr + s->filesz)
+			continue;
+		return asc_elf_pread(elf, vaddr - s->vaddr + s->offset, buf, len);
+	}
+	return -ENOENT;
+}
+
+int asc_elf_pread(const struct asc_elf *elf, uint64_t off, void *buf, size_t len)
+{
+	ssize_t n = pread(elf->fd, buf, len, (off_t)off);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* The first defined symbol named name in the table of type (SHT_DYNSYM / SHT_SYMTAB). */
+static int scan_table(struct asc_elf *elf, Elf64_Word type, const char *name,
+		      struct asc_elf_symbol *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf->e, scn))) {
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *nm;
+
+			if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF)
+				continue;
+			nm = elf_strptr(elf->e, sh.sh_link, s.st_name);
+			if (nm && !strcmp(nm, name)) {
+				out->name = nm;
+				out->vaddr = s.st_value;
+				out->size = s.st_size;
+				out->type = GELF_ST_TYPE(s.st_info);
+				out->bind = GELF_ST_BIND(s.st_info);
+				out->source = type == SHT_DYNSYM ? ASC_SYM_DYNSYM : ASC_SYM_SYMTAB;
+				out->reserved = 0;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int asc_elf_scan_sym(const struct asc_elf *celf, const char *name, struct asc_elf_symbol *out)
+{
+	struct asc_elf *elf = (struct asc_elf *)celf;	/* libelf state, under elf->lock */
+	int err;
+
+	pthread_mutex_lock(&elf->lock);
+	err = scan_table(elf, SHT_DYNSYM, name, out);
+	if (err)
+		err = scan_table(elf, SHT_SYMTAB, name, out);
+	pthread_mutex_unlock(&elf->lock);
+	return err;
+}
+
+int asc_elf_section(const struct asc_elf *celf, const char *name, uint32_t type, uint64_t *off,
+		    uint64_t *size)
+{
+	struct asc_elf *elf = (struct asc_elf *)celf;	/* libelf state, under elf->lock */
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&elf->lock);
+	if (elf_getshdrstrndx(elf->e, &shstrndx))
+		goto out;
+	while ((scn = elf_nextscn(elf->e, scn))) {
+		GElf_Shdr sh;
+		const char *nm;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		nm = elf_strptr(elf->e, shstrndx, sh.sh_name);
+		if (!nm || strcmp(nm, name))
+			continue;
+		*off = sh.sh_offset;
+		*size = sh.sh_size;
+		err = 0;
+		break;
+	}
+out:
+	pthread_mutex_unlock(&elf->lock);
+	return err;
 }
 
 const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64_t vaddr,

@@ -10,6 +10,11 @@
  * mapped by many processes is read once.  The build-id (NT_GNU_BUILD_ID) is
  * kept for the capture's symbol records.  Safe to call from several threads.
  *
+ * Symbols on demand: asc_elf_open_lazy() reads only the headers (segments,
+ * build-id), and asc_elf_scan_sym() looks a name up in the tables without
+ * loading them, for callers that need a few symbols of a large library
+ * (libtorch_cpu has ~10^5 functions) and not the whole sorted table.
+ *
  * Addresses called "vaddr" are ELF virtual addresses (st_value, p_vaddr),
  * i.e. what `nm` prints; file offsets are what uprobes attach at.
  */
@@ -37,6 +42,12 @@ struct asc_elf;
 
 /* Opens (or finds in the cache) path.  -ENOENT, -EACCES, -ENOEXEC (not ELF). */
 int asc_elf_open(const char *path, struct asc_elf **elf);
+/*
+ * The same without reading the function symbol tables: asc_elf_nr_syms() is 0,
+ * asc_elf_find/for_each_match/symbolize find nothing, until an asc_elf_open() of
+ * the same file (which shares the cached object and reads them then).
+ */
+int asc_elf_open_lazy(const char *path, struct asc_elf **elf);
 /* Drops one reference; the last one frees it.  NULL is a no-op. */
 void asc_elf_close(struct asc_elf *elf);
 
@@ -68,11 +79,28 @@ int asc_elf_for_each_match(const struct asc_elf *elf, const char *pattern,
 int asc_elf_vaddr_to_off(const struct asc_elf *elf, uint64_t vaddr, uint64_t *off);
 int asc_elf_off_to_vaddr(const struct asc_elf *elf, uint64_t off, uint64_t *vaddr);
 
+/*
+ * The first defined symbol of any type named name, .dynsym before .symtab
+ * (read from the file on each call, without the loaded tables); -ENOENT.
+ */
+int asc_elf_scan_sym(const struct asc_elf *elf, const char *name, struct asc_elf_symbol *sym);
+
+/* File offset and size of the first section named name of type sh_type; -ENOENT. */
+int asc_elf_section(const struct asc_elf *elf, const char *name, uint32_t sh_type, uint64_t *off,
+		    uint64_t *size);
+/* Reads exactly len bytes at file offset off: 0, -EIO on a short read, -errno. */
+int asc_elf_pread(const struct asc_elf *elf, uint64_t off, void *buf, size_t len);
+
 /* Whether vaddr lies in the file part of an executable (PF_X) PT_LOAD segment. */
 bool asc_elf_vaddr_is_code(const struct asc_elf *elf, uint64_t vaddr);
 
 /* Reads up to len bytes of the file at vaddr; returns the count read or -errno. */
 int asc_elf_read(const struct asc_elf *elf, uint64_t vaddr, void *buf, size_t len);
+/*
+ * Reads exactly [vaddr, vaddr + len), which must lie in the file part of one
+ * PT_LOAD: 0, -ENOENT if no segment holds all of it, -EIO on a short read.
+ */
+int asc_elf_read_exact(const struct asc_elf *elf, uint64_t vaddr, void *buf, size_t len);
 
 /*
  * The function containing vaddr (vaddr - sym->vaddr < size, or, for symbols

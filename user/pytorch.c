@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "attach.h"
+#include "elfsym.h"
 #include "log.h"
 #include "probes.h"
 #include "pystack.h"
@@ -34,140 +34,50 @@
 
 /* ---- ELF ---- */
 
-struct elf_file {
-	int fd;
-	Elf *elf;
-};
-
-static int elf_file_open(const char *path, struct elf_file *ef)
-{
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (ef->fd < 0)
-		return -errno;
-	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
-	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
-		if (ef->elf)
-			elf_end(ef->elf);
-		close(ef->fd);
-		return -ENOEXEC;
-	}
-	return 0;
-}
-
-static void elf_file_close(struct elf_file *ef)
-{
-	elf_end(ef->elf);
-	close(ef->fd);
-}
-
-static int elf_find_sym(Elf *elf, Elf64_Word type, const char *name, struct asc_elf_sym *out)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *nm;
-
-			if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF)
-				continue;
-			nm = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (nm && !strcmp(nm, name)) {
-				out->vaddr = s.st_value;
-				out->size = s.st_size;
-				return 0;
-			}
-		}
-	}
-	return -ENOENT;
-}
-
+/*
+ * Through elfsym's symbols-on-demand mode: a few names of libtorch_cpu / libc10 /
+ * python are looked up without loading and sorting their whole symbol tables
+ * (and the object is shared when the probe plan has the library open already).
+ */
 int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
 {
-	struct elf_file ef;
-	int err = elf_file_open(path, &ef);
+	struct asc_elf_symbol s;
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
 
 	if (err)
 		return err;
-	err = elf_find_sym(ef.elf, SHT_DYNSYM, name, sym);
-	if (err)
-		err = elf_find_sym(ef.elf, SHT_SYMTAB, name, sym);
-	elf_file_close(&ef);
-	return err;
-}
-
-/*
- * File offset of [vaddr, vaddr + len) through the PT_LOAD whose file bytes
- * hold all of it; -ENOENT if none does.
- */
-static int elf_file_vaddr_off(const struct elf_file *ef, uint64_t vaddr, size_t len,
-			      uint64_t *off)
-{
-	size_t i, nph;
-
-	if (elf_getphdrnum(ef->elf, &nph))
-		nph = 0;
-	for (i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(ef->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr < ph.p_vaddr || vaddr + len > ph.p_vaddr + ph.p_filesz)
-			continue;
-		*off = ph.p_offset + (vaddr - ph.p_vaddr);
-		return 0;
+	err = asc_elf_scan_sym(elf, name, &s);
+	if (!err) {
+		sym->vaddr = s.vaddr;
+		sym->size = s.size;
 	}
-	return -ENOENT;
+	asc_elf_close(elf);
+	return err;
 }
 
 int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
 {
-	struct elf_file ef;
-	uint64_t off;
-	int err = elf_file_open(path, &ef);
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
 
 	if (err)
 		return err;
-	err = elf_file_vaddr_off(&ef, vaddr, len, &off);
-	if (!err && pread(ef.fd, buf, len, (off_t)off) != (ssize_t)len)
-		err = -EIO;
-	elf_file_close(&ef);
+	err = asc_elf_read_exact(elf, vaddr, buf, len);
+	asc_elf_close(elf);
 	return err;
 }
 
 int asc_elf_load_base(const char *path, uint64_t *vaddr)
 {
-	struct elf_file ef;
-	size_t i, nph;
-	int err = elf_file_open(path, &ef);
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
 
 	if (err)
 		return err;
-	err = -ENOENT;
-	if (elf_getphdrnum(ef.elf, &nph))
-		nph = 0;
-	for (i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(ef.elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0) {
-			*vaddr = ph.p_vaddr;
-			err = 0;
-			break;
-		}
-	}
-	elf_file_close(&ef);
+	/* the segment whose file part starts at offset 0 */
+	err = asc_elf_off_to_vaddr(elf, 0, vaddr);
+	asc_elf_close(elf);
 	return err;
 }
 
@@ -175,14 +85,20 @@ int asc_elf_load_base(const char *path, uint64_t *vaddr)
 static int read_func(const char *path, const char *name, uint8_t *buf, size_t cap, size_t *len,
 		     uint64_t *vaddr)
 {
-	struct asc_elf_sym s;
-	int err = asc_elf_lookup(path, name, &s);
+	struct asc_elf_symbol s;
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
 
 	if (err)
 		return err;
-	*len = s.size && s.size < cap ? s.size : cap;
-	*vaddr = s.vaddr;
-	return asc_elf_read_vaddr(path, s.vaddr, buf, *len);
+	err = asc_elf_scan_sym(elf, name, &s);
+	if (!err) {
+		*len = s.size && s.size < cap ? s.size : cap;
+		*vaddr = s.vaddr;
+		err = asc_elf_read_exact(elf, s.vaddr, buf, *len);
+	}
+	asc_elf_close(elf);
+	return err;
 }
 
 /* ---- x86-64 decoder (subset) ---- */
@@ -747,50 +663,35 @@ size_t asc_aten_schemas_count(const struct asc_aten_schemas *s)
 struct asc_aten_schemas *asc_aten_schemas_load(const char *path)
 {
 	struct asc_aten_schemas *s = calloc(1, sizeof(*s));
-	struct elf_file ef;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx, i, start;
+	struct asc_elf *elf;
+	uint64_t off, size;
+	size_t i, start;
 	int err;
 
 	if (!s) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = elf_file_open(path, &ef);
+	err = asc_elf_open_lazy(path, &elf);
 	if (err) {
 		asc_err("%s: cannot read as ELF (%s)\n", path, strerror(-err));
 		free(s);
 		errno = -err;
 		return NULL;
 	}
-	err = -ENOENT;
-	if (elf_getshdrstrndx(ef.elf, &shstrndx))
-		goto out;
-	while ((scn = elf_nextscn(ef.elf, scn))) {
-		GElf_Shdr sh;
-		const char *nm;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		nm = elf_strptr(ef.elf, shstrndx, sh.sh_name);
-		if (!nm || strcmp(nm, ".rodata") || sh.sh_type != SHT_PROGBITS)
-			continue;
-		s->data = malloc(sh.sh_size + 1);
-		if (!s->data) {
-			err = -ENOMEM;
-			goto out;
-		}
-		if (pread(ef.fd, s->data, sh.sh_size, sh.sh_offset) != (ssize_t)sh.sh_size) {
-			err = -EIO;
-			goto out;
-		}
-		s->data[sh.sh_size] = 0;
-		s->data_len = sh.sh_size;
-		err = 0;
-		break;
-	}
+	err = asc_elf_section(elf, ".rodata", SHT_PROGBITS, &off, &size);
 	if (err)
 		goto out;
+	s->data = malloc(size + 1);
+	if (!s->data) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = asc_elf_pread(elf, off, s->data, size);
+	if (err)
+		goto out;
+	s->data[size] = 0;
+	s->data_len = size;
 	for (i = 0, start = 0; i <= s->data_len; i++) {
 		if (i < s->data_len && s->data[i])
 			continue;
@@ -803,7 +704,7 @@ struct asc_aten_schemas *asc_aten_schemas_load(const char *path)
 	}
 	err = build_hash(s);
 out:
-	elf_file_close(&ef);
+	asc_elf_close(elf);
 	if (err) {
 		if (err == -ENOENT)
 			asc_err("%s: no .rodata section\n", path);
@@ -1486,23 +1387,11 @@ int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)
 
 #define SYM_REPORT_MEMORY "_ZN3c1027reportMemoryUsageToProfilerEPvlllNS_6DeviceE"
 
-/* File offset of a virtual address, through the PT_LOAD that maps it. */
-static int vaddr_to_off(const char *path, uint64_t vaddr, uint64_t *off)
-{
-	struct elf_file ef;
-	int err = elf_file_open(path, &ef);
-
-	if (err)
-		return err;
-	err = elf_file_vaddr_off(&ef, vaddr, 1, off);
-	elf_file_close(&ef);
-	return err;
-}
-
 int asc_pytorch_attach_memory(struct asc_pytorch *pt)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = ASC_PYTORCH_MEM_ID);
-	struct asc_elf_sym sym;
+	struct asc_elf_symbol sym;
+	struct asc_elf *elf = NULL;
 	uint64_t off;
 	int err;
 
@@ -1512,9 +1401,12 @@ int asc_pytorch_attach_memory(struct asc_pytorch *pt)
 			 pt->pid);
 		return -ENOENT;
 	}
-	err = asc_elf_lookup(pt->c10_path, SYM_REPORT_MEMORY, &sym);
+	err = asc_elf_open_lazy(pt->c10_path, &elf);
 	if (!err)
-		err = vaddr_to_off(pt->c10_path, sym.vaddr, &off);
+		err = asc_elf_scan_sym(elf, SYM_REPORT_MEMORY, &sym);
+	if (!err)
+		err = asc_elf_vaddr_to_off(elf, sym.vaddr, &off);
+	asc_elf_close(elf);
 	if (err) {
 		asc_warn("pytorch: %s has no c10::reportMemoryUsageToProfiler; no PyTorch memory "
 			 "events\n", pt->c10_path);

@@ -3,7 +3,8 @@
  * test_elfsym - ELF symbols of the test object built in tests/probes/:
  * .dynsym + .symtab merged, the stripped variant (.dynsym only), the variant
  * whose text segment's vaddr differs from its file offset, glob matching,
- * symbolisation, the cache.  Expected offsets come from the kernel, not from
+ * symbolisation, the cache, symbols on demand (open_lazy / scan_sym / section /
+ * read_exact, and a full open upgrading the lazily opened object).  Expected offsets come from the kernel, not from
  * the code under test: each variant is dlopen()ed and the file offset of a
  * function is its dlsym() address mapped back through /proc/self/maps.
  */
@@ -126,6 +127,63 @@ static void test_offset_segment(void **state)
 	check_variant(FIX("libasctest-offset.so"), true);
 }
 
+/* Symbols on demand: the same symbols, offsets and bytes as the full open, no table loaded. */
+static void check_lazy(const char *path, bool has_symtab)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	struct asc_elf_symbol s;
+	struct asc_elf *elf, *full;
+	uint64_t off, text_off, text_size;
+	uint8_t file_bytes[8];
+	size_t i;
+
+	assert_non_null(h);
+	assert_int_equal(asc_elf_open_lazy(path, &elf), 0);
+	assert_int_equal(asc_elf_nr_syms(elf), 0);
+	assert_null(asc_elf_find(elf, "asc_test_push"));
+	assert_int_equal(strlen(asc_elf_build_id(elf)), 40);
+	assert_int_equal(asc_elf_section(elf, ".text", SHT_PROGBITS, &text_off, &text_size), 0);
+	for (i = 0; i < sizeof(exported) / sizeof(exported[0]); i++) {
+		void *addr = dlsym(h, exported[i]);
+
+		assert_non_null(addr);
+		assert_int_equal(asc_elf_scan_sym(elf, exported[i], &s), 0);
+		assert_string_equal(s.name, exported[i]);
+		assert_int_equal(s.type, STT_FUNC);
+		assert_int_equal(s.source, ASC_SYM_DYNSYM);	/* .dynsym is looked at first */
+		assert_int_equal(asc_elf_vaddr_to_off(elf, s.vaddr, &off), 0);
+		assert_true(off == file_offset_of(addr));
+		assert_true(off >= text_off && off < text_off + text_size);
+		assert_int_equal(asc_elf_read_exact(elf, s.vaddr, file_bytes, sizeof(file_bytes)), 0);
+		assert_memory_equal(file_bytes, addr, 4);
+		assert_int_equal(asc_elf_pread(elf, off, file_bytes, sizeof(file_bytes)), 0);
+		assert_memory_equal(file_bytes, addr, 4);
+	}
+	assert_int_equal(asc_elf_scan_sym(elf, "asc_test_local", &s), has_symtab ? 0 : -ENOENT);
+	if (has_symtab)
+		assert_int_equal(s.source, ASC_SYM_SYMTAB);
+	assert_int_equal(asc_elf_scan_sym(elf, "asc_test_no_such_function", &s), -ENOENT);
+	assert_int_equal(asc_elf_section(elf, ".no_such_section", SHT_PROGBITS, &off, &text_size),
+			 -ENOENT);
+	/* a range that runs past the end of every segment's file part */
+	assert_int_equal(asc_elf_read_exact(elf, s.vaddr, file_bytes, 1 << 30), -ENOENT);
+	/* a full open of the same file loads the tables into the shared object */
+	assert_int_equal(asc_elf_open(path, &full), 0);
+	assert_ptr_equal(full, elf);
+	assert_true(asc_elf_nr_syms(full) > 0);
+	assert_non_null(asc_elf_find(full, "asc_test_push"));
+	asc_elf_close(full);
+	asc_elf_close(elf);
+	dlclose(h);
+}
+
+static void test_lazy(void **state)
+{
+	check_lazy(FIX("libasctest.so"), true);
+	check_lazy(FIX("libasctest-stripped.so"), false);
+	check_lazy(FIX("libasctest-offset.so"), true);
+}
+
 static int count_cb(const struct asc_elf_symbol *s, void *ctx)
 {
 	int *n = ctx;
@@ -230,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_offset_segment),
+		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_glob_symbols),
 		cmocka_unit_test(test_glob_match),
 		cmocka_unit_test(test_symbolize),
