@@ -4,9 +4,10 @@
  * .dynsym + .symtab merged, the stripped variant (.dynsym only), the variant
  * whose text segment's vaddr differs from its file offset, glob matching,
  * symbolisation, the cache, symbols on demand (open_lazy / scan_sym / section /
- * read_exact, and a full open upgrading the lazily opened object).  Expected offsets come from the kernel, not from
- * the code under test: each variant is dlopen()ed and the file offset of a
- * function is its dlsym() address mapped back through /proc/self/maps.
+ * read_exact, and a full open upgrading the lazily opened object).  Expected
+ * offsets come from the kernel, not from the code under test: each variant is
+ * dlopen()ed and the file offset of a function is its dlsym() address mapped
+ * back through /proc/self/maps.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -154,7 +155,8 @@ static void check_lazy(const char *path, bool has_symtab)
 		assert_int_equal(asc_elf_vaddr_to_off(elf, s.vaddr, &off), 0);
 		assert_true(off == file_offset_of(addr));
 		assert_true(off >= text_off && off < text_off + text_size);
-		assert_int_equal(asc_elf_read_exact(elf, s.vaddr, file_bytes, sizeof(file_bytes)), 0);
+		assert_int_equal(asc_elf_read_exact(elf, s.vaddr, file_bytes, sizeof(file_bytes)),
+				 0);
 		assert_memory_equal(file_bytes, addr, 4);
 		assert_int_equal(asc_elf_pread(elf, off, file_bytes, sizeof(file_bytes)), 0);
 		assert_memory_equal(file_bytes, addr, 4);
