@@ -10,6 +10,10 @@
  * or length.  Integration tests parse this output: adding fields is fine,
  * renaming them is not.
  *
+ * Each record type's fields are a table (layouts[]: name, offset, width,
+ * format, in output order), so a new field is one line there; what no format
+ * covers (SQE headers, a probe's strings, the cmdline) is a print function.
+ *
  * A malformed record (asc_rec_check() fails) is printed as
  * {"type":"invalid",...,"error":"..."} and makes the exit status non-zero;
  * a damaged capture prints everything up to the damage, then the damage on
@@ -55,348 +59,312 @@ static void fu(struct dumper *d, const char *key, uint64_t v)
 	asc_out_u64(d->o, v);
 }
 
-static void fs(struct dumper *d, const char *key, int64_t v)
+/* ---- record layouts: the fields of each record type, in output order ---- */
+
+enum field_fmt {
+	F_U,		/* unsigned decimal */
+	F_S,		/* signed decimal (sign of the member's width) */
+	F_X,		/* 0x hex in text, decimal in JSON */
+	F_CHARS,	/* char array, cut at its first NUL */
+	F_NSTR,		/* char array of count bytes (at most the array), cut at a NUL */
+	F_TAIL,		/* the rest of the record (a flexible char array), cut at a NUL */
+	F_XARR,		/* [count] integers, 0x hex in text */
+	F_SARR,		/* [count] signed integers */
+	F_HEX,		/* "hex digits" of count bytes */
+	F_NAME,		/* name(value) as a string */
+	F_FN,		/* print(): what fits none of the above */
+};
+
+struct field {
+	const char *key;
+	uint16_t off, width;	/* the member; arrays: the whole array */
+	uint8_t fmt;
+	uint8_t elem;		/* arrays: bytes per element */
+	uint16_t count_off;	/* F_NSTR/F_*ARR/F_HEX: the count member (0: the whole array) */
+	uint8_t count_width;
+	const char *(*name)(unsigned int v);
+	void (*print)(struct dumper *d, const void *rec);
+};
+
+#define MSIZE(T, m)		sizeof(((const struct T *)0)->m)
+#define AT(T, m)		.key = #m, .off = offsetof(struct T, m)
+#define FIELD(T, m, f)		{ AT(T, m), .width = MSIZE(T, m), .fmt = f }
+#define U(T, m)			FIELD(T, m, F_U)
+#define S(T, m)			FIELD(T, m, F_S)
+#define X(T, m)			FIELD(T, m, F_X)
+#define CHARS(T, m)		FIELD(T, m, F_CHARS)
+#define TAIL(T, m)		{ AT(T, m), .fmt = F_TAIL }
+/* an array of which member cnt says how many elements are valid */
+#define COUNTED(T, m, f, cnt)	{ AT(T, m), .width = MSIZE(T, m), .fmt = f, .elem = MSIZE(T, m[0]), \
+				  .count_off = offsetof(struct T, cnt),				\
+				  .count_width = MSIZE(T, cnt) }
+#define ALL(T, m, f)		{ AT(T, m), .width = MSIZE(T, m), .fmt = f, .elem = MSIZE(T, m[0]) }
+#define NAME(k, T, m, fn)	{ .key = k, .off = offsetof(struct T, m), .width = MSIZE(T, m),	\
+				  .fmt = F_NAME, .name = fn }
+#define FN(k, fn)		{ .key = k, .fmt = F_FN, .print = fn }
+
+/* An integer member of width 1, 2, 4 or 8 bytes (records are in host byte order). */
+static uint64_t get_u(const void *p, unsigned int width)
 {
-	sep(d, key);
-	asc_out_s64(d->o, v);
+	uint64_t v = 0;
+
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the low bytes of v come first");
+	memcpy(&v, p, width);
+	return v;
 }
 
-static void fx(struct dumper *d, const char *key, uint64_t v)
+static int64_t get_s(const void *p, unsigned int width)
 {
-	sep(d, key);
-	if (d->json)
-		asc_out_u64(d->o, v);
-	else
-		asc_out_printf(d->o, "0x%" PRIx64, v);
+	uint64_t v = get_u(p, width);
+
+	return width >= 8 ? (int64_t)v : (int64_t)(v << (64 - 8 * width)) >> (64 - 8 * width);
 }
 
-/* A string field: text mode escapes too, so one record stays one line. */
-static void fstr(struct dumper *d, const char *key, const char *s, size_t n)
+static const char *tensor_kind_name(unsigned int kind)
 {
-	sep(d, key);
-	asc_json_str(d->o, s, n);
+	return kind == ASC_TENSOR_DEFINED ? "defined" : kind == ASC_TENSOR_UNDEFINED ? "undefined" :
+	       kind == ASC_TENSOR_UNREADABLE ? "unreadable" : "?";
 }
 
-static void fcstr(struct dumper *d, const char *key, const char *arr, size_t cap)
+static const char *dtype_name(unsigned int dtype)
 {
-	const char *z = memchr(arr, 0, cap);
+	const char *n = asc_scalar_type_name(dtype);
 
-	fstr(d, key, arr, z ? (size_t)(z - arr) : cap);
+	return n ? n : "";
 }
 
-static void arr_open(struct dumper *d, const char *key)
+static void print_sqes(struct dumper *d, const void *rec)
 {
-	sep(d, key);
+	const struct asc_sqe *s = rec;
+	unsigned int i;
+
 	asc_out_putc(d->o, '[');
+	for (i = 0; i < s->nr_kept; i++) {
+		const struct asc_sqe_hdr *q = &s->sqe[i];
+
+		if (d->json)
+			asc_out_printf(d->o, "%s{\"sqe_type\": %u, \"flags\": %u, "
+				       "\"block_dim\": %u, \"stream_id\": %u, \"task_id\": %u}",
+				       i ? ", " : "", q->sqe_type, q->flags, q->block_dim,
+				       q->stream_id, q->task_id);
+		else
+			asc_out_printf(d->o, "%s{type=%u flags=%u block_dim=%u stream=%u task=%u}",
+				       i ? "," : "", q->sqe_type, q->flags, q->block_dim,
+				       q->stream_id, q->task_id);
+	}
+	asc_out_putc(d->o, ']');
 }
 
+static void print_library(struct dumper *d, const void *rec)
+{
+	asc_json_str(d->o, asc_probe_lib(rec), ((const struct asc_probe *)rec)->lib_len);
+}
+
+static void print_symbol(struct dumper *d, const void *rec)
+{
+	asc_json_str(d->o, asc_probe_sym(rec), ((const struct asc_probe *)rec)->sym_len);
+}
+
+/* cmdline_len bytes of NUL-separated arguments */
+static void print_cmdline(struct dumper *d, const void *rec)
+{
+	const struct asc_process *p = rec;
+	size_t off = 0, i;
+
+	asc_out_putc(d->o, '[');
+	for (i = 0; off < p->cmdline_len; i++) {
+		size_t n = strnlen(p->strings + off, p->cmdline_len - off);
+
+		if (i)
+			asc_out_puts(d->o, d->json ? ", " : ",");
+		asc_json_str(d->o, p->strings + off, n);
+		off += n + 1;
+	}
+	asc_out_putc(d->o, ']');
+}
+
+static const struct field enter_fields[] = { ALL(asc_enter, args, F_XARR) };
+static const struct field exit_fields[] = { X(asc_exit, ret) };
+static const struct field opname_fields[] = {
+	U(asc_opname, len), U(asc_opname, flags), COUNTED(asc_opname, name, F_NSTR, len),
+};
+static const struct field funcname_fields[] = {
+	X(asc_funcname, handle), U(asc_funcname, len), U(asc_funcname, flags),
+	COUNTED(asc_funcname, name, F_NSTR, len),
+};
+static const struct field queue_fields[] = {
+	U(asc_queue, correlation_id), X(asc_queue, stream), U(asc_queue, param_type),
+	U(asc_queue, side),
+};
+static const struct field sqe_fields[] = {
+	U(asc_sqe, dev_id), U(asc_sqe, sq_id), U(asc_sqe, sqe_num), U(asc_sqe, nr_kept),
+	FN("sqe", print_sqes),
+};
+static const struct field mem_fields[] = {
+	X(asc_mem, ptr), S(asc_mem, size), U(asc_mem, total_allocated), U(asc_mem, total_reserved),
+	U(asc_mem, total_active), X(asc_mem, stream), U(asc_mem, device), U(asc_mem, component),
+	U(asc_mem, data_type),
+};
+static const struct field ioctl_fields[] = {
+	U(asc_ioctl, exit_ns), S(asc_ioctl, ret), U(asc_ioctl, fd), X(asc_ioctl, cmd),
+	U(asc_ioctl, module), U(asc_ioctl, arg_len), COUNTED(asc_ioctl, arg, F_HEX, arg_len),
+};
+static const struct field stack_fields[] = {
+	U(asc_stack, nr), U(asc_stack, flags), COUNTED(asc_stack, ips, F_XARR, nr),
+};
+static const struct field step_fields[] = {
+	U(asc_step, step), U(asc_step, state),
+	NAME("state_name", asc_step, state, asc_sched_state_name),
+};
+static const struct field fdbind_fields[] = {
+	U(asc_fdbind, fd), S(asc_fdbind, device_id), CHARS(asc_fdbind, module_name),
+};
+static const struct field seqnr_fields[] = {
+	S(asc_seqnr, seq), U(asc_seqnr, fwd_tid), X(asc_seqnr, vptr), U(asc_seqnr, kind),
+	U(asc_seqnr, flags),
+};
+static const struct field tensor_fields[] = {
+	U(asc_tensor, arg_index), U(asc_tensor, list_index), U(asc_tensor, kind),
+	U(asc_tensor, dtype), U(asc_tensor, ndim), U(asc_tensor, flags),
+	NAME("kind_name", asc_tensor, kind, tensor_kind_name),
+	NAME("dtype_name", asc_tensor, dtype, dtype_name),
+	COUNTED(asc_tensor, dims, F_SARR, ndim),	/* ndim may exceed the array */
+};
+static const struct field pystack_fields[] = {
+	U(asc_pystack, nr), U(asc_pystack, flags), COUNTED(asc_pystack, code, F_XARR, nr),
+	COUNTED(asc_pystack, lasti, F_SARR, nr),
+};
+static const struct field pyframe_fields[] = {
+	X(asc_pyframe, code), S(asc_pyframe, lasti), S(asc_pyframe, line), TAIL(asc_pyframe, text),
+};
+static const struct field devtask_fields[] = {
+	U(asc_devtask, start_cnt), U(asc_devtask, end_cnt), U(asc_devtask, dev_id),
+	U(asc_devtask, stream_id), U(asc_devtask, task_id), U(asc_devtask, task_type),
+	U(asc_devtask, flags),
+};
+static const struct field probe_fields[] = {
+	U(asc_probe, layer), U(asc_probe, kind), U(asc_probe, flags), X(asc_probe, offset),
+	U(asc_probe, lib_len), U(asc_probe, sym_len), FN("library", print_library),
+	FN("symbol", print_symbol), NAME("layer_name", asc_probe, layer, asc_layer_name),
+	NAME("kind_name", asc_probe, kind, asc_probe_kind_name),
+};
+static const struct field clock_fields[] = {
+	U(asc_clock, realtime_ns), U(asc_clock, monotonic_raw_ns), U(asc_clock, which),
+	S(asc_clock, utc_offset_s),
+};
+static const struct field devclock_fields[] = {
+	U(asc_devclock, counter), U(asc_devclock, freq_hz), U(asc_devclock, dev_id),
+};
+static const struct field process_fields[] = {
+	S(asc_process, rank), S(asc_process, device), U(asc_process, cmdline_len),
+	CHARS(asc_process, comm), FN("cmdline", print_cmdline),
+};
+static const struct field thread_fields[] = { CHARS(asc_thread, comm) };
+static const struct field stats_fields[] = {
+	U(asc_stats, events), U(asc_stats, drops), U(asc_stats, devtask_records),
+	U(asc_stats, devtask_drops), U(asc_stats, bytes),
+};
+static const struct field text_fields[] = { U(asc_text, value), TAIL(asc_text, text) };
+static const struct field symbol_fields[] = { X(asc_text, value), TAIL(asc_text, text) };
+
+/* F_TAIL strings run from the member to the end of the record */
+_Static_assert(offsetof(struct asc_pyframe, text) == sizeof(struct asc_pyframe), "pyframe text");
+_Static_assert(offsetof(struct asc_text, text) == sizeof(struct asc_text), "text record text");
+
+#define LAYOUT(type, f)		[type] = { f, sizeof(f) / sizeof(f[0]) }
+static const struct {
+	const struct field *f;
+	size_t n;
+} layouts[] = {
+	LAYOUT(ASC_REC_ENTER, enter_fields),		LAYOUT(ASC_REC_EXIT, exit_fields),
+	LAYOUT(ASC_REC_OPNAME, opname_fields),		LAYOUT(ASC_REC_QUEUE, queue_fields),
+	LAYOUT(ASC_REC_SQE, sqe_fields),		LAYOUT(ASC_REC_MEM, mem_fields),
+	LAYOUT(ASC_REC_IOCTL, ioctl_fields),		LAYOUT(ASC_REC_STACK, stack_fields),
+	LAYOUT(ASC_REC_STEP, step_fields),		LAYOUT(ASC_REC_FDBIND, fdbind_fields),
+	LAYOUT(ASC_REC_PYSTACK, pystack_fields),	LAYOUT(ASC_REC_TENSOR, tensor_fields),
+	LAYOUT(ASC_REC_FUNCNAME, funcname_fields),	LAYOUT(ASC_REC_SEQNR, seqnr_fields),
+	LAYOUT(ASC_REC_DEVTASK, devtask_fields),	LAYOUT(ASC_REC_PROBE, probe_fields),
+	LAYOUT(ASC_REC_CLOCK, clock_fields),		LAYOUT(ASC_REC_DEVCLOCK, devclock_fields),
+	LAYOUT(ASC_REC_PROCESS, process_fields),	LAYOUT(ASC_REC_THREAD, thread_fields),
+	LAYOUT(ASC_REC_STATS, stats_fields),		LAYOUT(ASC_REC_CONFIG, text_fields),
+	LAYOUT(ASC_REC_SYMBOL, symbol_fields),		LAYOUT(ASC_REC_LOST, text_fields),
+	LAYOUT(ASC_REC_PYFRAME, pyframe_fields),
+};
+
+static void dump_array(struct dumper *d, const struct field *f, const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	asc_out_putc(d->o, '[');
+	for (i = 0; i < n; i++, p += f->elem) {
+		if (i)
+			asc_out_puts(d->o, d->json ? ", " : ",");
+		if (f->fmt == F_SARR)
+			asc_out_s64(d->o, get_s(p, f->elem));
+		else if (d->json)
+			asc_out_u64(d->o, get_u(p, f->elem));
+		else
+			asc_out_printf(d->o, "0x%llx", (unsigned long long)get_u(p, f->elem));
+	}
+	asc_out_putc(d->o, ']');
+}
+
+/* Prints the fields of a record asc_rec_check() accepted; counts are capped by their arrays. */
 static void dump_fields(struct dumper *d, const void *rec, size_t size)
 {
 	const struct asc_hdr *h = rec;
-	unsigned int i;
+	size_t i, n, cap;
 
-	switch (h->type) {
-	case ASC_REC_ENTER: {
-		const struct asc_enter *e = rec;
+	if (h->type >= sizeof(layouts) / sizeof(layouts[0]))
+		return;
+	for (i = 0; i < layouts[h->type].n; i++) {
+		const struct field *f = &layouts[h->type].f[i];
+		const uint8_t *p = (const uint8_t *)rec + f->off;
+		const char *z;
 
-		arr_open(d, "args");
-		for (i = 0; i < ASC_MAX_ARGS; i++) {
-			if (i)
-				asc_out_puts(d->o, d->json ? ", " : ",");
+		sep(d, f->key);
+		cap = f->elem ? f->width / f->elem : f->width;
+		n = f->count_off ? get_u((const uint8_t *)rec + f->count_off, f->count_width) : cap;
+		if (n > cap)
+			n = cap;
+		switch (f->fmt) {
+		case F_U:
+			asc_out_u64(d->o, get_u(p, f->width));
+			break;
+		case F_S:
+			asc_out_s64(d->o, get_s(p, f->width));
+			break;
+		case F_X:
 			if (d->json)
-				asc_out_u64(d->o, e->args[i]);
+				asc_out_u64(d->o, get_u(p, f->width));
 			else
-				asc_out_printf(d->o, "0x%llx", (unsigned long long)e->args[i]);
+				asc_out_printf(d->o, "0x%" PRIx64, get_u(p, f->width));
+			break;
+		case F_TAIL:
+			n = size - f->off;
+			/* fallthrough */
+		case F_CHARS:
+		case F_NSTR:
+			z = memchr(p, 0, n);
+			asc_json_str(d->o, (const char *)p, z ? (size_t)(z - (const char *)p) : n);
+			break;
+		case F_XARR:
+		case F_SARR:
+			dump_array(d, f, p, n);
+			break;
+		case F_HEX:
+			asc_out_putc(d->o, '"');
+			for (; n; n--)
+				asc_out_printf(d->o, "%02x", *p++);
+			asc_out_putc(d->o, '"');
+			break;
+		case F_NAME:
+			asc_json_cstr(d->o, f->name(get_u(p, f->width)));
+			break;
+		case F_FN:
+			f->print(d, rec);
+			break;
 		}
-		asc_out_putc(d->o, ']');
-		break;
-	}
-	case ASC_REC_EXIT:
-		fx(d, "ret", ((const struct asc_exit *)rec)->ret);
-		break;
-	case ASC_REC_OPNAME: {
-		const struct asc_opname *o = rec;
-
-		fu(d, "len", o->len);
-		fu(d, "flags", o->flags);
-		fstr(d, "name", o->name, strnlen(o->name, o->len));
-		break;
-	}
-	case ASC_REC_FUNCNAME: {
-		const struct asc_funcname *fn = rec;
-
-		fx(d, "handle", fn->handle);
-		fu(d, "len", fn->len);
-		fu(d, "flags", fn->flags);
-		fstr(d, "name", fn->name, strnlen(fn->name, fn->len < sizeof(fn->name) ?
-						  fn->len : sizeof(fn->name)));
-		break;
-	}
-	case ASC_REC_QUEUE: {
-		const struct asc_queue *q = rec;
-
-		fu(d, "correlation_id", q->correlation_id);
-		fx(d, "stream", q->stream);
-		fu(d, "param_type", q->param_type);
-		fu(d, "side", q->side);
-		break;
-	}
-	case ASC_REC_SQE: {
-		const struct asc_sqe *s = rec;
-
-		fu(d, "dev_id", s->dev_id);
-		fu(d, "sq_id", s->sq_id);
-		fu(d, "sqe_num", s->sqe_num);
-		fu(d, "nr_kept", s->nr_kept);
-		arr_open(d, "sqe");
-		for (i = 0; i < s->nr_kept; i++) {
-			const struct asc_sqe_hdr *q = &s->sqe[i];
-
-			if (d->json)
-				asc_out_printf(d->o, "%s{\"sqe_type\": %u, \"flags\": %u, "
-					       "\"block_dim\": %u, \"stream_id\": %u, "
-					       "\"task_id\": %u}", i ? ", " : "", q->sqe_type,
-					       q->flags, q->block_dim, q->stream_id, q->task_id);
-			else
-				asc_out_printf(d->o, "%s{type=%u flags=%u block_dim=%u stream=%u "
-					       "task=%u}", i ? "," : "", q->sqe_type, q->flags,
-					       q->block_dim, q->stream_id, q->task_id);
-		}
-		asc_out_putc(d->o, ']');
-		break;
-	}
-	case ASC_REC_MEM: {
-		const struct asc_mem *m = rec;
-
-		fx(d, "ptr", m->ptr);
-		fs(d, "size", m->size);
-		fu(d, "total_allocated", m->total_allocated);
-		fu(d, "total_reserved", m->total_reserved);
-		fu(d, "total_active", m->total_active);
-		fx(d, "stream", m->stream);
-		fu(d, "device", m->device);
-		fu(d, "component", m->component);
-		fu(d, "data_type", m->data_type);
-		break;
-	}
-	case ASC_REC_IOCTL: {
-		const struct asc_ioctl *io = rec;
-
-		fu(d, "exit_ns", io->exit_ns);
-		fs(d, "ret", io->ret);
-		fu(d, "fd", io->fd);
-		fx(d, "cmd", io->cmd);
-		fu(d, "module", io->module);
-		fu(d, "arg_len", io->arg_len);
-		sep(d, "arg");
-		asc_out_putc(d->o, '"');
-		for (i = 0; i < io->arg_len; i++)
-			asc_out_printf(d->o, "%02x", io->arg[i]);
-		asc_out_putc(d->o, '"');
-		break;
-	}
-	case ASC_REC_STACK: {
-		const struct asc_stack *s = rec;
-
-		fu(d, "nr", s->nr);
-		fu(d, "flags", s->flags);
-		arr_open(d, "ips");
-		for (i = 0; i < s->nr; i++) {
-			if (i)
-				asc_out_puts(d->o, d->json ? ", " : ",");
-			if (d->json)
-				asc_out_u64(d->o, s->ips[i]);
-			else
-				asc_out_printf(d->o, "0x%llx", (unsigned long long)s->ips[i]);
-		}
-		asc_out_putc(d->o, ']');
-		break;
-	}
-	case ASC_REC_STEP: {
-		const struct asc_step *s = rec;
-
-		fu(d, "step", s->step);
-		fu(d, "state", s->state);
-		sep(d, "state_name");
-		asc_json_cstr(d->o, asc_sched_state_name(s->state));
-		break;
-	}
-	case ASC_REC_FDBIND: {
-		const struct asc_fdbind *b = rec;
-
-		fu(d, "fd", b->fd);
-		fs(d, "device_id", b->device_id);
-		fcstr(d, "module_name", b->module_name, sizeof(b->module_name));
-		break;
-	}
-	case ASC_REC_SEQNR: {
-		const struct asc_seqnr *q = rec;
-
-		fs(d, "seq", q->seq);
-		fu(d, "fwd_tid", q->fwd_tid);
-		fx(d, "vptr", q->vptr);
-		fu(d, "kind", q->kind);
-		fu(d, "flags", q->flags);
-		break;
-	}
-	case ASC_REC_TENSOR: {
-		const struct asc_tensor *t = rec;
-		unsigned int n = t->ndim < ASC_TENSOR_DIMS ? t->ndim : ASC_TENSOR_DIMS;
-
-		fu(d, "arg_index", t->arg_index);
-		fu(d, "list_index", t->list_index);
-		fu(d, "kind", t->kind);
-		fu(d, "dtype", t->dtype);
-		fu(d, "ndim", t->ndim);
-		fu(d, "flags", t->flags);
-		sep(d, "kind_name");
-		asc_json_cstr(d->o, t->kind == ASC_TENSOR_DEFINED ? "defined" :
-				    t->kind == ASC_TENSOR_UNDEFINED ? "undefined" :
-				    t->kind == ASC_TENSOR_UNREADABLE ? "unreadable" : "?");
-		sep(d, "dtype_name");
-		{
-			const char *tn = asc_scalar_type_name(t->dtype);
-
-			asc_json_cstr(d->o, tn ? tn : "");
-		}
-		arr_open(d, "dims");
-		for (i = 0; i < n; i++) {
-			if (i)
-				asc_out_puts(d->o, d->json ? ", " : ",");
-			asc_out_s64(d->o, t->dims[i]);
-		}
-		asc_out_putc(d->o, ']');
-		break;
-	}
-	case ASC_REC_PYSTACK: {
-		const struct asc_pystack *ps = rec;
-
-		fu(d, "nr", ps->nr);
-		fu(d, "flags", ps->flags);
-		arr_open(d, "code");
-		for (i = 0; i < ps->nr; i++) {
-			if (i)
-				asc_out_puts(d->o, d->json ? ", " : ",");
-			if (d->json)
-				asc_out_u64(d->o, ps->code[i]);
-			else
-				asc_out_printf(d->o, "0x%llx", (unsigned long long)ps->code[i]);
-		}
-		asc_out_putc(d->o, ']');
-		arr_open(d, "lasti");
-		for (i = 0; i < ps->nr; i++) {
-			if (i)
-				asc_out_puts(d->o, d->json ? ", " : ",");
-			asc_out_s64(d->o, ps->lasti[i]);
-		}
-		asc_out_putc(d->o, ']');
-		break;
-	}
-	case ASC_REC_PYFRAME: {
-		const struct asc_pyframe *pf = rec;
-
-		fx(d, "code", pf->code);
-		fs(d, "lasti", pf->lasti);
-		fs(d, "line", pf->line);
-		fcstr(d, "text", pf->text, size - sizeof(*pf));
-		break;
-	}
-	case ASC_REC_DEVTASK: {
-		const struct asc_devtask *t = rec;
-
-		fu(d, "start_cnt", t->start_cnt);
-		fu(d, "end_cnt", t->end_cnt);
-		fu(d, "dev_id", t->dev_id);
-		fu(d, "stream_id", t->stream_id);
-		fu(d, "task_id", t->task_id);
-		fu(d, "task_type", t->task_type);
-		fu(d, "flags", t->flags);
-		break;
-	}
-	case ASC_REC_PROBE: {
-		const struct asc_probe *p = rec;
-
-		fu(d, "layer", p->layer);
-		fu(d, "kind", p->kind);
-		fu(d, "flags", p->flags);
-		fx(d, "offset", p->offset);
-		fu(d, "lib_len", p->lib_len);
-		fu(d, "sym_len", p->sym_len);
-		fstr(d, "library", asc_probe_lib(p), p->lib_len);
-		fstr(d, "symbol", asc_probe_sym(p), p->sym_len);
-		sep(d, "layer_name");
-		asc_json_cstr(d->o, asc_layer_name(p->layer));
-		sep(d, "kind_name");
-		asc_json_cstr(d->o, asc_probe_kind_name(p->kind));
-		break;
-	}
-	case ASC_REC_CLOCK: {
-		const struct asc_clock *c = rec;
-
-		fu(d, "realtime_ns", c->realtime_ns);
-		fu(d, "monotonic_raw_ns", c->monotonic_raw_ns);
-		fu(d, "which", c->which);
-		fs(d, "utc_offset_s", c->utc_offset_s);
-		break;
-	}
-	case ASC_REC_DEVCLOCK: {
-		const struct asc_devclock *c = rec;
-
-		fu(d, "counter", c->counter);
-		fu(d, "freq_hz", c->freq_hz);
-		fu(d, "dev_id", c->dev_id);
-		break;
-	}
-	case ASC_REC_PROCESS: {
-		const struct asc_process *p = rec;
-		size_t off = 0;
-
-		fs(d, "rank", p->rank);
-		fs(d, "device", p->device);
-		fu(d, "cmdline_len", p->cmdline_len);
-		fcstr(d, "comm", p->comm, sizeof(p->comm));
-		arr_open(d, "cmdline");
-		for (i = 0; off < p->cmdline_len; i++) {
-			size_t n = strnlen(p->strings + off, p->cmdline_len - off);
-
-			if (i)
-				asc_out_puts(d->o, d->json ? ", " : ",");
-			asc_json_str(d->o, p->strings + off, n);
-			off += n + 1;
-		}
-		asc_out_putc(d->o, ']');
-		break;
-	}
-	case ASC_REC_THREAD: {
-		const struct asc_thread *t = rec;
-
-		fcstr(d, "comm", t->comm, sizeof(t->comm));
-		break;
-	}
-	case ASC_REC_STATS: {
-		const struct asc_stats *s = rec;
-
-		fu(d, "events", s->events);
-		fu(d, "drops", s->drops);
-		fu(d, "devtask_records", s->devtask_records);
-		fu(d, "devtask_drops", s->devtask_drops);
-		fu(d, "bytes", s->bytes);
-		break;
-	}
-	case ASC_REC_CONFIG:
-	case ASC_REC_SYMBOL:
-	case ASC_REC_LOST: {
-		const struct asc_text *t = rec;
-
-		if (h->type == ASC_REC_SYMBOL)
-			fx(d, "value", t->value);
-		else
-			fu(d, "value", t->value);
-		fcstr(d, "text", t->text, size - sizeof(*t));
-		break;
-	}
-	default:
-		break;
 	}
 }
 
