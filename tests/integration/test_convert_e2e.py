@@ -28,20 +28,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace_check as tc  # noqa: E402
-
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    return cond
-
-
-def us_str(ns):
-    s = str(ns)
-    return "0." + s.zfill(3) if len(s) <= 3 else s[:-3] + "." + s[-3:]
+from checks import check, failures  # noqa: E402
 
 
 def main():

@@ -18,8 +18,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from golden import (ASCBPF, LEVEL0_KD, MKCAP, TOP, check, make, read_csv, run,  # noqa: E402
-                    run_tests, runs_in, us_str)
+from checks import check, us_str  # noqa: E402
+from golden import (ASCBPF, LEVEL0_KD, MKCAP, TOP, make, read_csv, run, run_tests,  # noqa: E402
+                    runs_in)
 
 SAMPLE = os.path.join(TOP, "..", "shared", "reference", "samples",
                       "torch_npu_level1_rank0_ascend_pt")

@@ -35,6 +35,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace_check as tc  # noqa: E402
+from checks import check, failures  # noqa: E402
 
 # Not here: multi-rank (one process per rank: test_trace_ranks.py).
 SCENARIOS = ["baseline", "transdata", "multi-stream", "mem-growth", "dispatch-bound", "oom",
@@ -45,15 +46,6 @@ TOP = os.environ.get("ASCBPF_TOP", os.path.join(os.path.dirname(__file__), "..",
 SAMPLE = os.path.join(TOP, "..", "shared", "reference", "samples",
                       "torch_npu_level1_rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
 LEVEL0_KD = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim"
-
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    return cond
 
 
 def sample_header(name):

@@ -20,8 +20,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from golden import (ASCBPF, LEVEL0_KD, check, make, read_csv, run, run_tests,  # noqa: E402
-                    runs_in, us_str)
+from checks import check, us_str  # noqa: E402
+from golden import ASCBPF, LEVEL0_KD, make, read_csv, run, run_tests, runs_in  # noqa: E402
 
 
 def convert(tmp, cap, name, *opts):

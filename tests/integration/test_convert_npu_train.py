@@ -39,6 +39,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace_check as tc  # noqa: E402
+from checks import check, failures  # noqa: E402
 
 # launch-storm: its runtime batches the SQEs of 32 launches into one halSqTaskSend
 # (NPU_MODEL_SQE_BATCH=32), so each kernel must join through the launch that made it
@@ -53,15 +54,6 @@ SCENARIOS = [("baseline", 3), ("transdata", 2), ("multi-stream", 2), ("mem-growt
 TOL = tc.TOLERANCE_MAX_NS
 COMPUTE = {"0", "1", "2"}	# STARS SQE types AI_CORE, AI_CPU, AI_VECTOR_CORE
 ASYNC_EXEC = "_ZN6at_npu6native12AsncExecFuncEPv"
-
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    return cond
 
 
 def us_ns(s):

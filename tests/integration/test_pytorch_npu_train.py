@@ -35,21 +35,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace_check as tc  # noqa: E402
+from checks import check, failures  # noqa: E402
 
 SCENARIOS = [("baseline", 3), ("multi-stream", 2)]
 TOL = tc.TOLERANCE_NS
 EVAL_SYM = ("_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4"
             "NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE")
 EVAL = "autograd::engine::evaluate_function: "
-
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    return cond
 
 
 def us_ns(s):

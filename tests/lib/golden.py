@@ -11,8 +11,8 @@ the test parses the output with json / csv.
         run([ASCBPF, "convert", cap, "-o", os.path.join(tmp, "out")])
     sys.exit(run_tests("test_x.", [test_x]))
 
-check() records a failure and goes on (failures is the one list of this
-process); run_tests() runs each test function in one scratch directory and
+check() records a failure and goes on (checks.py; failures is the one list
+of this process); run_tests() runs each test function in one scratch directory and
 exits non-zero if any check failed.
 """
 import csv
@@ -23,6 +23,8 @@ import shutil
 import subprocess
 import tempfile
 
+from checks import check, failures
+
 TOP = os.environ.get("ASCBPF_TOP") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.environ.get("OUTPUT") or os.path.join(TOP, "build")
@@ -30,15 +32,6 @@ ASCBPF = os.path.join(OUT, "ascbpf")
 MKCAP = os.path.join(OUT, "tests", "lib", "mkcapture")
 # kernel_details.csv's header at Level0 (ascend_output_format.md section 3.1)
 LEVEL0_KD = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim"
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(args, expect_rc=0):
@@ -48,12 +41,6 @@ def run(args, expect_rc=0):
           "%s exited %d, expected %d: %s" % (" ".join(args), p.returncode, expect_rc,
                                              p.stderr.decode(errors="replace")[-400:]))
     return p
-
-
-def us_str(ns):
-    """ns as torch_npu's microsecond string with 3 decimals."""
-    s = str(ns)
-    return "0." + s.zfill(3) if len(s) <= 3 else s[:-3] + "." + s[-3:]
 
 
 def read_csv(path):
