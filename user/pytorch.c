@@ -36,8 +36,10 @@
 
 /*
  * Through elfsym's symbols-on-demand mode: a few names of libtorch_cpu / libc10 /
- * python are looked up without loading and sorting their whole symbol tables
- * (and the object is shared when the probe plan has the library open already).
+ * python are looked up without loading and sorting their whole symbol tables.
+ * HELD_OPEN: a discovery step that makes many of these path-based calls on one
+ * file holds it open (asc_elf_open_lazy) meanwhile, so that each call finds the
+ * opened object in elfsym's cache instead of opening and parsing the file again.
  */
 int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
 {
@@ -1054,6 +1056,7 @@ static void discover_shapes(struct asc_pytorch *pt)
 {
 	struct asc_elf_sym und;
 	const char *c10 = pt->opts.libc10_path;
+	struct asc_elf *held = NULL;
 
 	if (!c10) {
 		if (find_mapped(pt->pid, "libc10.so", pt->c10_path, sizeof(pt->c10_path),
@@ -1068,12 +1071,15 @@ static void discover_shapes(struct asc_pytorch *pt)
 		find_mapped(pt->pid, "libc10.so", pt->c10_path, sizeof(pt->c10_path),
 			    &pt->c10_bias);
 	}
+	asc_elf_open_lazy(c10, &held);		/* HELD_OPEN */
 	if (asc_tensor_layout_discover(c10, &pt->tl) || !(pt->tl.valid & ASC_TL_DIMS)) {
 		asc_warn("pytorch: no c10::TensorImpl layout found in %s; no tensor shapes\n", c10);
+		asc_elf_close(held);
 		return;
 	}
 	if (!asc_elf_lookup(c10, SYM_UNDEFINED_SINGLETON, &und))
 		pt->skel->rodata->cfg.undefined_impl = und.vaddr + pt->c10_bias;
+	asc_elf_close(held);
 	pt->skel->rodata->cfg.tl_dim_off = pt->tl.dim_off;
 	pt->skel->rodata->cfg.tl_sizes_off = pt->tl.sizes_off;
 	pt->skel->rodata->cfg.tl_inline_max = pt->tl.inline_max;
@@ -1086,6 +1092,9 @@ static void discover_shapes(struct asc_pytorch *pt)
 
 static int discover_python(struct asc_pytorch *pt)
 {
+	struct asc_elf *held = NULL;
+	int err;
+
 	if (pt->opts.python_path) {
 		snprintf(pt->py_path, sizeof(pt->py_path), "%s", pt->opts.python_path);
 		if (asc_py_find_image(pt->pid, pt->py_path, sizeof(pt->py_path), &pt->py_bias))
@@ -1094,7 +1103,10 @@ static int discover_python(struct asc_pytorch *pt)
 	} else if (asc_py_find_image(pt->pid, pt->py_path, sizeof(pt->py_path), &pt->py_bias)) {
 		return -ENOENT;
 	}
-	return asc_py_offsets_discover(pt->py_path, &pt->py);
+	asc_elf_open_lazy(pt->py_path, &held);	/* HELD_OPEN */
+	err = asc_py_offsets_discover(pt->py_path, &pt->py);
+	asc_elf_close(held);
+	return err;
 }
 
 static void discover_stack(struct asc_pytorch *pt)
@@ -1189,6 +1201,7 @@ static void discover_seqnr(struct asc_pytorch *pt)
 struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *opts)
 {
 	struct asc_pytorch *pt = calloc(1, sizeof(*pt));
+	struct asc_elf *held = NULL;
 	int err;
 
 	if (!pt)
@@ -1228,6 +1241,8 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 		if (!find_mapped(pid, "libtorch_cpu.so", host, sizeof(host), &pt->torch_bias))
 			snprintf(pt->torch_path, sizeof(pt->torch_path), "%s", host);
 	}
+	if (pt->opts.libtorch_cpu_path)
+		asc_elf_open_lazy(pt->opts.libtorch_cpu_path, &held);	/* HELD_OPEN */
 	if (pt->opts.libtorch_cpu_path && pt->torch_path[0] && !opts->no_seqnr)
 		discover_seqnr(pt);
 	if (pt->shapes && pt->opts.libtorch_cpu_path) {
@@ -1239,6 +1254,7 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 			pt->skel->rodata->cfg.shapes = 0;
 		}
 	}
+	asc_elf_close(held);
 	return pt;
 }
 
