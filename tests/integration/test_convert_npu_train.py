@@ -7,7 +7,8 @@ the *_ascend_pt output checked against npu_model's ground-truth journal
 against ascbpf's own reading of the capture:
 
 * kernels: every task the card executed for the process after the first
-  step boundary is one `Ascend Hardware` X event (stream, task id, start
+  step boundary (but those sent by another thread within 1 ms of it, which
+  may be on either side) is one `Ascend Hardware` X event (stream, task id, start
   within 2 us of the executed start, duration from the device counters);
   compute tasks are kernel_details rows with the journal's step (the step
   whose range holds the submission);
@@ -217,13 +218,29 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         s = us_ns(e["ts"]) - off
         return s <= t <= s + round(e["dur"] * 1000)
 
+    # The first step boundary is exact for the thread that crosses it, not for
+    # another one: acl_thread drains the queue (sends tasks, calls AscendCL)
+    # while the Python thread is inside stepMarker, and convert orders by the
+    # probes' times while the journal's times are taken inside the calls, after
+    # the probe (within TOLERANCE_TIGHT_NS for 99% of calls, trace_check).  A
+    # task or call whose journal time is that close to the boundary may be on
+    # either side: it is left out of the exact comparisons, and counted as
+    # "may be in" (seen once: a multi-stream task 216 == 215).
+    edge = tc.TOLERANCE_TIGHT_NS
+
+    def at_edge(t):
+        return abs(t - first) <= edge
+
     # ---- kernels
     want = []
+    edge_keys = set()
     for x in execs:
         t = tasks.get((x["stream"], x["task"], x["wrap"]))
         if not check(t is not None, S + "exec without a task line %s" % x):
             continue
-        if int(t["t"]) >= first:
+        if at_edge(int(t["t"])):
+            edge_keys.add((int(x["stream"]), int(x["task"])))
+        elif int(t["t"]) >= first:
             want.append((x, t))
     seen = collections.Counter()
     n_corr = n_aten = n_node = n_launch = 0
@@ -290,14 +307,16 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
                       S + "torch_to_npu starts at %s (%s+%s us), journal op %s (%s..%s)" %
                       (op["name"], op["ts"], op["dur"], st, aten[-1]["t0"], aten[-1]["t1"]))
                 n_aten += 1
-    check(sum(len(v) for v in kx.values()) == len(want),
-          S + "Ascend Hardware events %d == executed tasks %d" %
-          (sum(len(v) for v in kx.values()), len(want)))
+    n_hw = sum(len(v) for k, v in kx.items() if k not in edge_keys)
+    check(n_hw == len(want), S + "Ascend Hardware events %d == executed tasks %d "
+          "(and %d of %d at the step edge)" %
+          (n_hw, len(want), sum(len(kx.get(k, [])) for k in edge_keys), len(edge_keys)))
     check(n_corr == len(want) and n_aten > 0, S + "correlated %d/%d kernels, %d to aten ops" %
           (n_corr, len(want), n_aten))
     # one Node@launch per kernel launched (aclrtLaunchKernel*) in the recorded steps
-    check(len(nodes) == n_launch == n_node, S + "Node@launch %d, kernels launched %d, %d checked" %
-          (len(nodes), n_launch, n_node))
+    # (and at most one more per kernel at the step edge)
+    check(n_launch == n_node and n_launch <= len(nodes) <= n_launch + len(edge_keys),
+          S + "Node@launch %d, kernels launched %d, %d checked" % (len(nodes), n_launch, n_node))
 
     raw, hdr, rows = tc.read_csv(os.path.join(po, "kernel_details.csv"))
     check(raw.count(b"\n") == raw.count(b"\r\n") == len(rows) + 1, S + "kernel_details lines")
@@ -305,20 +324,28 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
     exp = sorted((step_of(int(t["t"])), int(x["stream"]), int(x["task"]))
                  for x, t in want if t["sqe_type"] in COMPUTE)
     got = sorted((int(r[col["Step Id"]]), int(r[col["Stream ID"]]), int(r[col["Task ID"]]))
-                 for r in rows)
+                 for r in rows if (int(r[col["Stream ID"]]), int(r[col["Task ID"]]))
+                 not in edge_keys)
     check(exp == got, S + "kernel_details (step, stream, task) rows: %d vs %d" %
           (len(got), len(exp)))
 
     # ---- API calls (Level1: the acl* layer)
-    jc = collections.Counter(c["name"] for lst in calls.values() for c in lst
-                             if c["layer"] == "cann" and c["name"].startswith("acl") and
-                             int(c["t0"]) >= first)
+    # (calls at the step edge: in the output or not, so counts between jc and jc_edge)
+    acl_calls = [c for lst in calls.values() for c in lst
+                 if c["layer"] == "cann" and c["name"].startswith("acl")]
+    jc = collections.Counter(c["name"] for c in acl_calls
+                             if int(c["t0"]) >= first and not at_edge(int(c["t0"])))
+    jc_edge = jc + collections.Counter(c["name"] for c in acl_calls if at_edge(int(c["t0"])))
     gc = collections.Counter(e["name"][len("AscendCL@"):] for e in acl.values()
                              if e["name"].startswith("AscendCL@"))
-    check(jc == gc, S + "AscendCL calls per API differ: %s" %
-          {k: (gc[k], jc[k]) for k in set(jc) | set(gc) if gc[k] != jc[k]})
+    check(all(jc[k] <= gc[k] <= jc_edge[k] for k in set(jc_edge) | set(gc)),
+          S + "AscendCL calls per API differ: %s" %
+          {k: (gc[k], jc[k], jc_edge[k]) for k in set(jc_edge) | set(gc)
+           if not jc[k] <= gc[k] <= jc_edge[k]})
     _, hdr, rows = tc.read_csv(os.path.join(po, "api_statistic.csv"))
-    check({r[1]: int(r[3]) for r in rows} == dict(jc), S + "api_statistic counts")
+    stat = collections.Counter({r[1]: int(r[3]) for r in rows})
+    check(stat == gc and all(jc[k] <= stat[k] <= jc_edge[k] for k in stat),
+          S + "api_statistic counts")
 
     # ---- memory
     pta = [x for k, x in jl if k == "mem" and x["component"] == "PTA" and int(x["t"]) >= first]
