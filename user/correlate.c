@@ -1845,6 +1845,14 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 		st->cycle = -1;
 		st->start_ns = s->hdr.ts_ns;
 		st->tid = s->hdr.tid;
+		/*
+		 * Launch marks: the gate closes for this step, so the sends of the
+		 * launches pending now go unseen; kept, they would stand for the
+		 * first tasks of the next recorded batch (launched unmarked).
+		 */
+		if (p->have_marks && !asc_sched_recording(s->state))
+			for (size_t i = 0; i < p->nr_threads; i++)
+				p->threads[i].nlaunches = 0;
 		return 0;
 	}
 	case ASC_REC_DEVTASK: {
