@@ -1586,7 +1586,7 @@ static int32_t push_alts(struct priv *p, const struct lctx *x, uint32_t n)
  * Level0, where no launch is probed: the send is the open slot's alone when
  * that slot is the only one since the thread's last send; else the tasks
  * cannot be split among the slots, and only a name that all of them share
- * is kept.
+ * is kept.  Level0 with launch marks: mark_launches(), else as without.
  */
 static int send_begin(struct asc_corr *c, struct priv *p, struct tstate *t, const struct asc_sqe *s)
 {
@@ -1604,7 +1604,17 @@ static int send_begin(struct asc_corr *c, struct priv *p, struct tstate *t, cons
 	t->send_per_header = 0;
 	if (s->sqe_num > 1)
 		p->saw_batch = 1;
-	if (p->have_producers) {
+	if (p->have_marks && !pf) {
+		/* Level0 launch marks; without an exact answer, the answer without them */
+		if (n && mark_launches(p, t, n, s, ctx)) {
+			t->send_use_alt = 1;
+			t->send_alt = push_alts(p, ctx, n);
+			t->send_per_header = 1;
+			if (t->send_alt < 0)
+				return -ENOMEM;
+			goto next_window;
+		}
+	} else if (p->have_producers) {
 		struct pend_launch *own = pf ? pending_of_call(t, pf->item) : NULL;
 
 		/* the producer's own task sent inside it: the enclosure, as unbatched */
@@ -1614,8 +1624,7 @@ static int send_begin(struct asc_corr *c, struct priv *p, struct tstate *t, cons
 			return 0;
 		}
 		t->send_use_alt = 1;
-		if (n && (p->have_marks && !pf ? mark_launches(p, t, n, s, ctx) :
-			  batch_launches(p, t, n, s, ctx))) {
+		if (n && batch_launches(p, t, n, s, ctx)) {
 			t->send_alt = push_alts(p, ctx, n);
 			t->send_per_header = 1;
 			if (t->send_alt < 0)
@@ -1659,6 +1668,7 @@ static int send_begin(struct asc_corr *c, struct priv *p, struct tstate *t, cons
 				return -ENOMEM;
 		}
 	}
+next_window:
 	/* the slot open now may still make tasks: it starts the next window */
 	t->win_cnt = 0;
 	t->win_last = -1;

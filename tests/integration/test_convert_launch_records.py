@@ -16,16 +16,92 @@
   kernel name, inside the launching AscendCL@ API) with its HostToDevice s
   inside the Node, and no Runtime@ event or api_statistic row for
   rtKernelLaunch, converted at --level 1 and at --level 2 alike."""
+import csv
+import io
+import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_convert_golden as g  # noqa: E402
+TOP = os.environ.get("ASCBPF_TOP", os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+OUT = os.environ.get("OUTPUT", os.path.join(TOP, "build"))
+failures = []
 
-check = g.check
+
+class g:	# the helpers this test needs (the golden tests have their own)
+    ASCBPF = os.path.join(OUT, "ascbpf")
+    MKCAP = os.path.join(OUT, "tests", "lib", "mkcapture")
+    failures = failures
+
+    @staticmethod
+    def run(args, expect_rc=0):
+        p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(p.returncode == expect_rc, "%s exited %d: %s" %
+              (" ".join(args), p.returncode, p.stderr.decode(errors="replace")[-400:]))
+        return p
+
+    @staticmethod
+    def make(tmp, name, *opts):
+        cap = os.path.join(tmp, name + ".ascb")
+        truth = os.path.join(tmp, name + ".json")
+        g.run([g.MKCAP, "-o", cap, "--truth", truth] + list(opts))
+        with open(truth, encoding="utf-8") as f:
+            return cap, json.load(f)
+
+    @staticmethod
+    def runs_in(d):
+        return sorted(x for x in os.listdir(d) if x.endswith("_ascend_pt"))
+
+    @staticmethod
+    def ns_of(ts):
+        a, b = ts.split(".")
+        return int(a) * 1000 + int(b)
+
+    @staticmethod
+    def read_csv(path):
+        with open(path, "rb") as f:
+            raw = f.read()
+        return raw, list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
+
+    @staticmethod
+    def kernels_and_flows(po):
+        """Ascend Hardware kernels by start: (event, torch_to_npu start op, Node@launch,
+        the AscendCL@ API holding the Node)."""
+        events = json.load(open(os.path.join(po, "trace_view.json"), encoding="utf-8"))
+        procs = {e["pid"]: e["args"]["name"] for e in events
+                 if e.get("ph") == "M" and e["name"] == "process_name"}
+        kx = [e for e in events if e.get("ph") == "X" and
+              procs.get(e["pid"]) == "Ascend Hardware"]
+        ops = {(e["tid"], e["ts"]): e for e in events if e.get("cat") == "cpu_op"}
+        fs = {e["id"]: e for e in events if e.get("cat") == "async_npu" and e["ph"] == "s"}
+        nodes = {e["args"]["connection_id"]: e for e in events
+                 if e.get("name") == "Node@launch"}
+        cann = [e for e in events if e.get("ph") == "X" and procs.get(e["pid"]) == "CANN" and
+                e["name"].startswith("AscendCL@")]
+        out = []
+        for e in sorted(kx, key=lambda e: g.ns_of(e["ts"])):
+            s = fs.get(int(e["ts"].replace(".", "")))
+            op = ops.get((s["tid"], s["ts"])) if s else None
+            node = nodes.get(e["args"]["connection_id"])
+            api = None
+            if node:
+                t0 = g.ns_of(node["ts"])
+                enc = [a for a in cann if a["tid"] == node["tid"] and g.ns_of(a["ts"]) <= t0 and
+                       t0 <= g.ns_of(a["ts"]) + a["dur"] * 1000]
+                api = enc[0]["name"][len("AscendCL@"):] if enc else None
+            out.append((e, op, node, api))
+        return events, out
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
 
 
 def test_level0_marks(tmp):
