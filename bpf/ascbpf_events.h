@@ -53,7 +53,7 @@ enum asc_rec_type {
 	ASC_REC_TENSOR		= 12,	/* tensor dims/dtype of an aten op argument of an ENTER */
 	ASC_REC_FUNCNAME	= 13,	/* kernel function handle -> kernel name (aclrtBinaryGetFunction, rtFunctionRegister) */
 	ASC_REC_SEQNR		= 14,	/* autograd sequence number: aten op / backward node */
-	ASC_REC_LAUNCH		= 15,	/* task-making runtime call: entry (stream) / return, no API event */
+	ASC_REC_LAUNCH		= 15,	/* task-making runtime call, no API event */
 
 	/* written by userspace into the capture file */
 	ASC_REC_USER_BASE	= 64,
