@@ -1105,6 +1105,30 @@ static uint32_t stream_pending(const struct tstate *t, uint64_t stream)
 	return n;
 }
 
+/*
+ * Whether the pending launches of t on stream, fewer than the n SQEs of s,
+ * can be the last ones of the send: their classes agree with the headers
+ * they would be (those kept in s; beyond them nothing is known).
+ */
+static int tail_agrees(const struct tstate *t, uint64_t stream, uint32_t n,
+		       const struct asc_sqe *s)
+{
+	uint32_t i, j = 0, cnt = stream_pending(t, stream);
+
+	if (!cnt || cnt >= n)
+		return 0;
+	for (i = 0; i < t->nlaunches; i++) {
+		uint32_t h;
+
+		if (t->launches[i].stream != stream)
+			continue;
+		h = n - cnt + j++;
+		if (h < s->nr_kept && t->launches[i].cls != sqe_class(s->sqe[h].sqe_type))
+			return 0;
+	}
+	return 1;
+}
+
 static void drop_stream(struct tstate *t, uint64_t stream)
 {
 	uint32_t i, k;
@@ -1126,7 +1150,8 @@ static void drop_stream(struct tstate *t, uint64_t stream)
  * synchronize flushing it) exactly n.  An unlearned stream: the one
  * (thread, stream) with exactly n pending (then sid is learned), else, on
  * the sending thread, its only unlearned stream with fewer than n pending
- * is dropped (the batch that straddles the switch-on).  0: not known.
+ * that can end the batch (tail_agrees) is dropped (the batch that straddles
+ * the switch-on).  0: not known.
  */
 static int mark_launches(struct priv *p, struct tstate *t, uint32_t n, const struct asc_sqe *s,
 			 struct lctx *out)
@@ -1158,7 +1183,7 @@ static int mark_launches(struct priv *p, struct tstate *t, uint32_t n, const str
 				}
 				continue;
 			}
-			if (o == t) {
+			if (o == t && tail_agrees(o, st, n, s)) {
 				nonly++;
 				only = o;
 				ostream = st;
@@ -1186,7 +1211,7 @@ static int mark_launches(struct priv *p, struct tstate *t, uint32_t n, const str
 			return 0;
 		return take_pending(match, mstream, n, s, 1, out);
 	}
-	if (!matches && nonly == 1 && stream_pending(only, ostream) < n)
+	if (!matches && nonly == 1)
 		drop_stream(only, ostream);
 	return 0;
 }

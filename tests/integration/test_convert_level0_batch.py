@@ -4,20 +4,24 @@
 npu-modeld, the converted output checked against npu_model's journal (the
 ground truth, npu_model/JOURNAL.md).
 
-Level0 + batched submissions (launch-storm, 32 SQEs per halSqTaskSend):
+Level0 + batched submissions (launch-storm, 32 SQEs per halSqTaskSend; and
+multi-stream with NPU_MODEL_SQE_BATCH=8: kernels, copies, event records and
+waits on two streams):
 * the tracer attaches the launch marks once it sees the first batched send:
   a CONFIG level0.launch_marks_ns=T0 (the attach began) and launch_mark
   PROBE records (the last written at T1, after every site was attached);
   the marks emit LAUNCH entry records only (no ENTER/EXIT), and the output
   has no CANN process and no AscendCL@ / Runtime@ event (Level0);
 * every kernel of a batch (the journal's halSqTaskSend: stream, first task,
-  sqe_num) whose launches (journal rtsLaunchKernelWithHostArgs t0) all
+  sqe_num) whose launches (the journal's call among the marked runtime calls
+  holding each task of the batch, copies and events too: its t0) all
   began after T1 joins the journal's aten op instance (task -> AsncExecFunc
   -> dequeue corr -> enqueue -> at::_ops call): its torch_to_npu flow starts
   at a cpu_op of that op's name whose span holds the journal call; every
   kernel of a batch with a launch before T0 joins no op; a batch straddling
   [T0, T1] joins no op or the right one, never another; the kernels without
-  op are exactly the ones convert counts; kernel_details has every kernel
+  op are exactly the tasks convert counts (launch-storm: kernels only; with
+  copies and events, at most that count); kernel_details has every kernel
   with the journal's step;
 * baseline (no batching) at Level0 attaches nothing new: no launch_mark
   probe, no LAUNCH record, no level0.launch_marks CONFIG.
@@ -47,6 +51,9 @@ from npu_model import ModelDaemon  # noqa: E402
 COMPUTE = {"0", "1", "2"}	# STARS SQE types AI_CORE, AI_CPU, AI_VECTOR_CORE
 ASYNC_EXEC = "_ZN6at_npu6native12AsncExecFuncEPv"
 LAUNCH = "rtsLaunchKernelWithHostArgs"
+# the runtime calls that queue one task each (user/probes.c asc_probe_launch_marks)
+MARKED = {LAUNCH, "rtKernelLaunch", "rtEventRecord", "rtStreamWaitEvent", "rtMemcpyAsync",
+          "rtMemsetAsync"}
 TOL = tc.TOLERANCE_MAX_NS
 
 failures = []
@@ -110,7 +117,19 @@ class Calls:
         return out[::-1]
 
 
-def trace(scenario, level, d):
+def same_op(sym, name):
+    """Is the converted op name torch's name of the journal's at::_ops symbol?"""
+    p = "_ZN2at4_ops"
+    if not sym.startswith(p):
+        return False
+    j = len(p)
+    while sym[j].isdigit():
+        j += 1
+    st = sym[j:j + int(sym[len(p):j])]
+    return name.startswith("aten::") and st.startswith(name[6:])
+
+
+def trace(scenario, level, d, env=None):
     """(records, journal lines, output dir, convert's stderr) of one traced run, or None."""
     with ModelDaemon(cards=1, journal=True) as m:
         jdir = os.path.join(d, "journal")
@@ -118,7 +137,7 @@ def trace(scenario, level, d):
         out = os.path.join(d, "out")
         r = tc.run_ascbpf(["trace", "-o", out, "--level", str(level), "--", m.bin("npu_train"),
                            "--scenario", scenario, "--steps", "2"],
-                          env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=280)
+                          env=m.env(NPU_MODEL_JOURNAL=jdir, **(env or {})), timeout=280)
         if not check(r.returncode == 0, "%s L%d: trace exited %d: %s" %
                      (scenario, level, r.returncode, r.stderr[-400:])):
             return None
@@ -171,8 +190,8 @@ def recorded_tasks(jl):
     return steps, sorted(tasks, key=lambda x: int(x["t"]))
 
 
-def check_level0_storm(recs, jl, po, err):
-    S = "launch-storm L0: "
+def check_level0_storm(recs, jl, po, err, scenario="launch-storm", kernels=40000):
+    S = "%s L0: " % scenario
     off = wall_off(recs)
     pid = recs[0]["tgid"]
     probes = {r["probe_id"]: r for r in recs if r["type"] == "probe"}
@@ -202,7 +221,7 @@ def check_level0_storm(recs, jl, po, err):
           S + "no CANN events at Level0 (%s)" % sorted(procs))
 
     steps, tasks = recorded_tasks(jl)
-    launch_calls = Calls(jl, lambda n: n == LAUNCH)
+    launch_calls = Calls(jl, lambda n: n in MARKED)
     execs = Calls(jl, lambda n: n == ASYNC_EXEC)
     atens = Calls(jl, lambda n: n.startswith("_ZN2at4_ops"))
     deq = {x["corr"]: x for k, x in jl if k == "queue" and x["side"] == "dequeue"}
@@ -230,13 +249,23 @@ def check_level0_storm(recs, jl, po, err):
         if not check(lc and key in send_of, S + "task %s: journal launch and send" % (key,)):
             continue
         rows.append((x, send_of[key], lc[0]["_t0"], lst[i]))
-    check(len(rows) == len(tasks) == 40000, S + "%d kernels, journal %d" %
-          (len(rows), len(tasks)))
+    check(len(rows) == len(tasks) and (kernels is None or len(tasks) == kernels),
+          S + "%d kernels, journal %d" % (len(rows), len(tasks)))
+    # a batch's launches: of every task it carries (copies and events too); a task
+    # without a journal launch call makes its batch's time unknown (never "after")
     first_launch = collections.defaultdict(lambda: 1 << 62)
     last_launch = collections.defaultdict(int)
-    for x, b, lt0, e in rows:
-        first_launch[b] = min(first_launch[b], lt0)
-        last_launch[b] = max(last_launch[b], lt0)
+    unknown = set()
+    for k, x in jl:
+        if k != "task" or (int(x["stream"]), int(x["task"])) not in send_of:
+            continue
+        b = send_of[(int(x["stream"]), int(x["task"]))]
+        lc = launch_calls.holding(int(x["tid"]), int(x["t"]))
+        if not lc:
+            unknown.add(b)
+            continue
+        first_launch[b] = min(first_launch[b], lc[0]["_t0"])
+        last_launch[b] = max(last_launch[b], lc[0]["_t0"])
 
     after = before = straddle = joined = unjoined = 0
     for x, b, lt0, e in rows:
@@ -253,14 +282,14 @@ def check_level0_storm(recs, jl, po, err):
             j = aten[-1]
             a0 = us_ns(op["ts"]) - off
             a1 = a0 + round(op["dur"] * 1000)
-            right = (op["name"] == j["op"] and a0 <= j["_t0"] and j["_t1"] <= a1 and
+            right = (same_op(j["name"], op["name"]) and a0 <= j["_t0"] and j["_t1"] <= a1 and
                      j["_t0"] - a0 <= TOL)
-        if first_launch[b] > t1_on:
+        if first_launch[b] > t1_on and b not in unknown:
             after += 1
             joined += check(right, S + "kernel %s/%s (batch %d, launched after the marks): "
                             "op %s, journal %s" % (x["stream"], x["task"], b,
                                                    op and op["name"], aten and aten[-1]["op"]))
-        elif last_launch[b] < t0_on:
+        elif last_launch[b] < t0_on and b not in unknown:
             before += 1
             check(op is None, S + "kernel %s/%s (batch %d, launched before the marks) joins "
                   "no op: %s" % (x["stream"], x["task"], b, op and op["name"]))
@@ -272,7 +301,9 @@ def check_level0_storm(recs, jl, po, err):
     for line in err.splitlines():
         if "kernels of batched submissions" in line:
             counted = int(line.split("convert: ")[1].split()[0])
-    check(counted == unjoined, S + "convert counts %d kernels without op, %d in the output" %
+    # convert counts every task of a batch without op; copies and events have no row here
+    check(counted == unjoined if kernels else counted >= unjoined,
+          S + "convert counts %d tasks without op, %d kernels in the output" %
           (counted, unjoined))
     # how many batches precede the switch-on depends on the machine's load (1..25 batches
     # seen here): that the marks came on at all is asserted, not how soon
@@ -283,7 +314,7 @@ def check_level0_storm(recs, jl, po, err):
     got = sorted(int(r[hdr.index("Step Id")]) for r in krows)
     check(got == exp, S + "kernel_details: %d rows with the journal's steps (%d)" %
           (len(krows), len(rows)))
-    print("launch-storm L0: %d kernels: %d in batches launched after the marks (all joined), "
+    print(S + "%d kernels: %d in batches launched after the marks (all joined), "
           "%d before (none joined), %d straddling; %d without op, counted %d" %
           (len(rows), after, before, straddle, unjoined, counted))
 
@@ -367,16 +398,21 @@ def check_level1_nodes(recs, jl, po):
 
 
 def main():
-    for scenario, level, fn in (("launch-storm", 0, check_level0_storm),
-                                ("baseline", 0, check_level0_baseline),
-                                ("transdata", 1, check_level1_nodes)):
+    # multi-stream batched 8 per send: kernels, copies and events on two streams
+    for scenario, level, fn, env in (
+            ("launch-storm", 0, check_level0_storm, None),
+            ("multi-stream", 0, check_level0_storm, {"NPU_MODEL_SQE_BATCH": "8"}),
+            ("baseline", 0, check_level0_baseline, None),
+            ("transdata", 1, check_level1_nodes, None)):
         d = tc.workdir()
         try:
-            got = trace(scenario, level, d)
+            got = trace(scenario, level, d, env)
             if not got:
                 continue
             recs, jl, po, err = got
-            if fn is check_level0_storm:
+            if fn is check_level0_storm and env:
+                fn(recs, jl, po, err, scenario, None)
+            elif fn is check_level0_storm:
                 fn(recs, jl, po, err)
             elif fn is check_level0_baseline:
                 fn(recs)
