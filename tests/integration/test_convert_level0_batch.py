@@ -305,7 +305,7 @@ def check_level0_storm(recs, jl, po, err, scenario="launch-storm", kernels=40000
     check(counted == unjoined if kernels else counted >= unjoined,
           S + "convert counts %d tasks without op, %d kernels in the output" %
           (counted, unjoined))
-    # how many batches precede the switch-on depends on the machine's load (1..25 batches
+    # how many batches precede the switch-on depends on the machine's load (1..71 batches
     # seen here): that the marks came on at all is asserted, not how soon
     check(after > 0, S + "kernels launched after the marks: %d of %d" % (after, len(rows)))
 
