@@ -625,8 +625,6 @@ static void slot0(uint64_t t, uint64_t corr, uint32_t mark)
 static void test_level0_marks(void **state)
 {
 	static const uint8_t kk[2] = { 0, 0 };
-	struct asc_capture_writer *saved = w;
-	struct asc_capture_reader *r;
 	struct asc_process pr = { 0 };
 	struct asc_corr *b;
 	char bpath[300];
@@ -635,8 +633,7 @@ static void test_level0_marks(void **state)
 
 	(void)state;
 	snprintf(bpath, sizeof(bpath), "%s/marks.ascb", dir);
-	w = asc_capture_create(bpath, 1);
-	assert_non_null(w);
+	capture_begin(bpath);
 	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
 	put(&pr);
 	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
@@ -695,13 +692,7 @@ static void test_level0_marks(void **state)
 	leave(ACL, P_DEQ, 11770);
 	for (task = 20; task < 32; task++)
 		devtask(3, task, 20000 + task * 100, 20050 + task * 100);
-	assert_int_equal(asc_capture_close(w), 0);
-	w = saved;
-
-	r = asc_capture_open(bpath);
-	assert_non_null(r);
-	b = asc_corr_build(r);
-	asc_capture_free(r);
+	b = capture_corr(bpath);
 	assert_non_null(b);
 	assert_int_equal(b->nr_kernels, 12);
 	{
