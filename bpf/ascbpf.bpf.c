@@ -324,6 +324,9 @@ int BPF_KPROBE(asc_dequeue_enter, void *qp)
  * them are counted in stats.sqe_lost, never dropped silently.
  */
 
+/* a batched send was seen at Level0 and the consumer woken for it (once per trace) */
+__u32 level0_batch_woken = 0;
+
 SEC("uprobe")
 int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 {
@@ -367,7 +370,13 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 				break;
 			r->nr_kept = i + 1;
 		}
-		submit(r);
+		/* Level0: the loader attaches the launch marks at the first batch (user/trace.c) */
+		if (trace_level == 0 && ti.sqe_num > 1 && !k && !level0_batch_woken) {
+			level0_batch_woken = 1;
+			submit_now(r);
+		} else {
+			submit(r);
+		}
 	}
 	if (ti.sqe_num > ASC_MAX_SQE_RECS * ASC_MAX_SQES)
 		asc_stat_add(sqe_lost, ti.sqe_num - ASC_MAX_SQE_RECS * ASC_MAX_SQES);
@@ -958,5 +967,85 @@ int asc_close_enter(struct trace_event_raw_sys_enter *ctx)
 	struct asc_fd_key key = { .tgid = pid_tgid >> 32, .fd = ctx->args[0] };
 
 	bpf_map_delete_elem(&fdmod, &key);
+	return 0;
+}
+
+/*
+ * ---- task-making runtime calls without an API event (ASC_REC_LAUNCH) ----
+ * ASC_PK_LAUNCH_MARK (Level0, after the process's first batched send) and
+ * ASC_PK_NODE_LAUNCH (Level1 rtKernelLaunch): the entry's stream argument
+ * and arg0 (the function handle / stub of a kernel launch); one program per
+ * stream-argument register, because a site has only its probe id as cookie.
+ * The node launch's return is asc_launch_exit.  No STACK (no ENTER to
+ * follow).
+ */
+static __always_inline int emit_launch(struct pt_regs *ctx, __u64 stream)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct asc_launch *l;
+
+	if (!gate(pid_tgid))
+		return 0;
+	l = reserve(sizeof(*l));
+	if (!l)
+		return 0;
+	fill_hdr(&l->hdr, ASC_REC_LAUNCH, sizeof(*l), pid_tgid, bpf_get_attach_cookie(ctx),
+		 bpf_ktime_get_ns());
+	l->stream = stream;
+	l->handle = PT_REGS_PARM1(ctx);
+	l->side = ASC_LAUNCH_ENTRY;
+	l->ret = 0;
+	submit(l);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_launch_s0)
+{
+	return emit_launch(ctx, PT_REGS_PARM1(ctx));
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_launch_s1)
+{
+	return emit_launch(ctx, PT_REGS_PARM2(ctx));
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_launch_s2)
+{
+	return emit_launch(ctx, PT_REGS_PARM3(ctx));
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_launch_s4)
+{
+	return emit_launch(ctx, PT_REGS_PARM5(ctx));
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_launch_s5)
+{
+	return emit_launch(ctx, PT_REGS_PARM6(ctx));
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_launch_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct asc_launch *l;
+
+	if (!gate(pid_tgid))
+		return 0;
+	l = reserve(sizeof(*l));
+	if (!l)
+		return 0;
+	fill_hdr(&l->hdr, ASC_REC_LAUNCH, sizeof(*l), pid_tgid, bpf_get_attach_cookie(ctx),
+		 bpf_ktime_get_ns());
+	l->stream = 0;
+	l->handle = 0;
+	l->side = ASC_LAUNCH_RETURN;
+	l->ret = (__u32)PT_REGS_RC(ctx);
+	submit(l);
 	return 0;
 }

@@ -53,6 +53,7 @@ enum asc_rec_type {
 	ASC_REC_TENSOR		= 12,	/* tensor dims/dtype of an aten op argument of an ENTER */
 	ASC_REC_FUNCNAME	= 13,	/* kernel function handle -> kernel name (aclrtBinaryGetFunction, rtFunctionRegister) */
 	ASC_REC_SEQNR		= 14,	/* autograd sequence number: aten op / backward node */
+	ASC_REC_LAUNCH		= 15,	/* task-making runtime call, no API event */
 
 	/* written by userspace into the capture file */
 	ASC_REC_USER_BASE	= 64,
@@ -301,6 +302,30 @@ struct asc_seqnr {
 #define ASC_SEQNR_FORWARD	1
 #define ASC_SEQNR_NODE		2
 #define ASC_SEQNR_F_FAULT	0x1	/* NODE: the node could not be read (seq -1, vptr 0) */
+
+/*
+ * ASC_REC_LAUNCH: 48 bytes.  A runtime call that queues one task (kernel
+ * launch, event record / wait, async copy), where only the task's origin is
+ * wanted, never an API event (user/correlate.c):
+ *  - Level0 after the first batched halSqTaskSend of a process (probe kind
+ *    ASC_PK_LAUNCH_MARK, entry only): the pending-launch FIFO of the thread
+ *    and stream gets one entry per record, so each task of a batch joins the
+ *    op / queue slot open at its launch;
+ *  - Level1 rtKernelLaunch (ASC_PK_NODE_LAUNCH, entry + return): the span of
+ *    the aclop kernel's launch, its Node@launch; Runtime@ calls stay Level2.
+ * side ENTRY: stream = the call's stream argument, handle = arg0 (the
+ * function handle / stub of a kernel launch); side RETURN: ret, stream and
+ * handle 0.
+ */
+struct asc_launch {
+	struct asc_hdr hdr;
+	__u64 stream;
+	__u64 handle;
+	__u32 side;		/* ASC_LAUNCH_ENTRY / ASC_LAUNCH_RETURN */
+	__u32 ret;		/* RETURN: the low 32 bits of the return register (rtError_t) */
+};
+#define ASC_LAUNCH_ENTRY	0
+#define ASC_LAUNCH_RETURN	1
 
 /* ---- records written by userspace ---- */
 

@@ -349,8 +349,8 @@ static void node_launch(struct trace *t, const struct asc_corr *c, const struct 
 
 static int call_level_shown(const struct conv *v, const struct asc_corr_call *k)
 {
-	if (v->level == 0)
-		return 0;	/* Level0 prunes every CANN event */
+	if (v->level == 0 || k->level == ASC_CORR_LEVEL_NODE)
+		return 0;	/* Level0 prunes every CANN event; a node launch: its Node only */
 	return k->level == ASC_CORR_LEVEL_ACL || v->level >= 2;
 }
 

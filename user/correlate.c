@@ -402,7 +402,9 @@ struct priv {
 	struct lctx *alts;		/* launch contexts of batched submissions */
 	size_t nr_alts, alts_cap;
 	int saw_batch;			/* some halSqTaskSend carried more than one SQE */
-	int have_producers;		/* a task-making call was seen (Level1+) */
+	int have_producers;		/* a task-making call was seen (Level1+, or Level0 marks) */
+	int have_marks;			/* Level0 launch marks (ASC_PK_LAUNCH_MARK) were seen */
+	struct hmap mark_streams;	/* marks: stream argument -> SQE stream id, learned */
 	struct devt *devts;
 	size_t nr_devts, devts_cap;
 	struct stackrec *stacks;
@@ -629,6 +631,9 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 		}
 		if (pi->is_kernel_launch && !pi->producer)
 			pi->producer = PROD_KERNEL;
+		/* LAUNCH records only: the span of a Node@launch, never an API event */
+		if (pr->kind == ASC_PK_NODE_LAUNCH)
+			pi->level = ASC_CORR_LEVEL_NODE;
 	}
 	return 0;
 }
@@ -1091,6 +1096,191 @@ static int batch_launches(struct priv *p, struct tstate *t, uint32_t n, const st
 	return take_pending(found, fstream, n, s, 1, out);
 }
 
+static uint32_t stream_pending(const struct tstate *t, uint64_t stream)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->nlaunches; i++)
+		n += t->launches[i].stream == stream;
+	return n;
+}
+
+/*
+ * Whether the pending launches of t on stream, fewer than the n SQEs of s,
+ * can be the last ones of the send: their classes agree with the headers
+ * they would be (those kept in s; beyond them nothing is known).
+ */
+static int tail_agrees(const struct tstate *t, uint64_t stream, uint32_t n,
+		       const struct asc_sqe *s)
+{
+	uint32_t i, j = 0, cnt = stream_pending(t, stream);
+
+	if (!cnt || cnt >= n)
+		return 0;
+	for (i = 0; i < t->nlaunches; i++) {
+		uint32_t h;
+
+		if (t->launches[i].stream != stream)
+			continue;
+		h = n - cnt + j++;
+		if (h < s->nr_kept && t->launches[i].cls != sqe_class(s->sqe[h].sqe_type))
+			return 0;
+	}
+	return 1;
+}
+
+static void drop_stream(struct tstate *t, uint64_t stream)
+{
+	uint32_t i, k;
+
+	for (i = 0, k = 0; i < t->nlaunches; i++)
+		if (t->launches[i].stream != stream)
+			t->launches[k++] = t->launches[i];
+	t->nlaunches = k;
+}
+
+/*
+ * Level0 launch marks (entry only, so no launch is "open" around a send):
+ * the launches of a halSqTaskSend of n SQEs of hardware stream sid.
+ * A stream argument whose sid was learned from an earlier exact match: on
+ * the thread that sends, its n latest pending launches (a launch that fills
+ * the batch sends inside itself; older ones were sent already), fewer than
+ * n: launches made before the marks were attached are in the batch, so
+ * none is taken and those pending are dropped; from another thread (a
+ * synchronize flushing it) exactly n.  An unlearned stream: the one
+ * (thread, stream) with exactly n pending (then sid is learned), else, on
+ * the sending thread, its only unlearned stream with fewer than n pending
+ * that can end the batch (tail_agrees) is dropped (the batch that straddles
+ * the switch-on).  0: not known.
+ */
+static int mark_launches(struct priv *p, struct tstate *t, uint32_t n, const struct asc_sqe *s,
+			 struct lctx *out)
+{
+	struct tstate *known = NULL, *match = NULL, *only = NULL;
+	uint64_t kstream = 0, mstream = 0, ostream = 0, v;
+	uint32_t sid, i, j, nknown = 0, nonly = 0;
+	size_t ti;
+	int matches = 0;
+
+	if (!s->nr_kept)
+		return 0;
+	sid = s->sqe[0].stream_id;
+	for (ti = 0; ti < p->nr_threads; ti++) {
+		struct tstate *o = &p->threads[ti];
+
+		for (i = 0; i < o->nlaunches; i++) {
+			uint64_t st = o->launches[i].stream;
+
+			for (j = 0; j < i && o->launches[j].stream != st; j++)
+				;
+			if (j < i)
+				continue;	/* stream already seen */
+			if (hmap_get(&p->mark_streams, st, &v)) {
+				if (v == sid) {
+					nknown++;
+					known = o;
+					kstream = st;
+				}
+				continue;
+			}
+			if (o == t && tail_agrees(o, st, n, s)) {
+				nonly++;
+				only = o;
+				ostream = st;
+			}
+			if (matches < 2 && take_pending(o, st, n, s, 1, NULL)) {
+				matches++;
+				match = o;
+				mstream = st;
+			}
+		}
+	}
+	if (nknown == 1) {
+		if (known != t)
+			return take_pending(known, kstream, n, s, 1, out);
+		if (stream_pending(known, kstream) < n) {
+			drop_stream(known, kstream);
+			return 0;
+		}
+		return take_pending(known, kstream, n, s, 0, out);
+	}
+	if (nknown > 1)
+		return 0;
+	if (matches == 1) {
+		if (hmap_put(&p->mark_streams, mstream, sid))
+			return 0;
+		return take_pending(match, mstream, n, s, 1, out);
+	}
+	if (!matches && nonly == 1)
+		drop_stream(only, ostream);
+	return 0;
+}
+
+static int on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h);
+static void on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exit *e);
+
+/*
+ * ASC_REC_LAUNCH.  A mark (ASC_PK_LAUNCH_MARK) is a pending launch of its
+ * thread and stream with what is open there (op, Dequeue slot), no call.
+ * A node launch (ASC_PK_NODE_LAUNCH) is traced as a call of its own level
+ * (ASC_CORR_LEVEL_NODE: its Node@launch and the kernel's HostToDevice start,
+ * no API event), through the ENTER / EXIT handlers.
+ */
+static int on_launch(struct asc_corr *c, struct priv *p, const struct asc_launch *l)
+{
+	const struct probe_info *pi = probe_of(p, l->hdr.probe_id);
+	struct pend_launch *pl;
+	struct tstate *t;
+
+	if (!pi)
+		return 0;
+	if (pi->kind == ASC_PK_NODE_LAUNCH) {
+		if (l->side == ASC_LAUNCH_ENTRY) {
+			struct asc_enter e;
+
+			memset(&e, 0, sizeof(e));
+			e.hdr = l->hdr;
+			e.hdr.type = ASC_REC_ENTER;
+			e.hdr.size = sizeof(e);
+			e.args[0] = l->handle;
+			if (pi->stream_arg >= 0 && pi->stream_arg < ASC_MAX_ARGS)
+				e.args[pi->stream_arg] = l->stream;
+			return on_enter(c, p, &e.hdr);
+		} else {
+			struct asc_exit x;
+
+			memset(&x, 0, sizeof(x));
+			x.hdr = l->hdr;
+			x.hdr.type = ASC_REC_EXIT;
+			x.hdr.size = sizeof(x);
+			x.ret = l->ret;
+			on_exit_rec(c, p, &x);
+			return 0;
+		}
+	}
+	if (pi->kind != ASC_PK_LAUNCH_MARK || l->side != ASC_LAUNCH_ENTRY || !pi->producer)
+		return 0;
+	t = thread_of(p, l->hdr.tid);
+	if (!t)
+		return -ENOMEM;
+	if (!t->launches) {
+		t->launches = malloc(MAX_PEND_LAUNCH * sizeof(*t->launches));
+		if (!t->launches)
+			return -ENOMEM;
+	}
+	p->have_producers = 1;
+	p->have_marks = 1;
+	if (t->nlaunches == MAX_PEND_LAUNCH)
+		drop_pending(t, 0);
+	pl = &t->launches[t->nlaunches++];
+	ctx_from_stack(p, t, &pl->ctx);
+	pl->call = -1;
+	pl->cls = pi->producer;
+	pl->ctx.cls = pi->producer;
+	pl->stream = l->stream;
+	return 0;
+}
+
 /* Level0: a Dequeue slot joins the thread's batch window. */
 static void window_add(const struct asc_corr *c, struct tstate *t, int32_t q)
 {
@@ -1421,7 +1611,7 @@ static int32_t push_alts(struct priv *p, const struct lctx *x, uint32_t n)
  * Level0, where no launch is probed: the send is the open slot's alone when
  * that slot is the only one since the thread's last send; else the tasks
  * cannot be split among the slots, and only a name that all of them share
- * is kept.
+ * is kept.  Level0 with launch marks: mark_launches(), else as without.
  */
 static int send_begin(struct asc_corr *c, struct priv *p, struct tstate *t, const struct asc_sqe *s)
 {
@@ -1439,7 +1629,17 @@ static int send_begin(struct asc_corr *c, struct priv *p, struct tstate *t, cons
 	t->send_per_header = 0;
 	if (s->sqe_num > 1)
 		p->saw_batch = 1;
-	if (p->have_producers) {
+	if (p->have_marks && !pf) {
+		/* Level0 launch marks; without an exact answer, the answer without them */
+		if (n && mark_launches(p, t, n, s, ctx)) {
+			t->send_use_alt = 1;
+			t->send_alt = push_alts(p, ctx, n);
+			t->send_per_header = 1;
+			if (t->send_alt < 0)
+				return -ENOMEM;
+			goto next_window;
+		}
+	} else if (p->have_producers) {
 		struct pend_launch *own = pf ? pending_of_call(t, pf->item) : NULL;
 
 		/* the producer's own task sent inside it: the enclosure, as unbatched */
@@ -1493,6 +1693,7 @@ static int send_begin(struct asc_corr *c, struct priv *p, struct tstate *t, cons
 				return -ENOMEM;
 		}
 	}
+next_window:
 	/* the slot open now may still make tasks: it starts the next window */
 	t->win_cnt = 0;
 	t->win_last = -1;
@@ -1652,6 +1853,8 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 		return on_queue(c, p, rec);
 	case ASC_REC_SQE:
 		return on_sqe(c, p, rec);
+	case ASC_REC_LAUNCH:
+		return on_launch(c, p, rec);
 	case ASC_REC_MEM:
 		return on_mem(c, p, rec);
 	case ASC_REC_STACK:
@@ -1677,6 +1880,14 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 		st->cycle = -1;
 		st->start_ns = s->hdr.ts_ns;
 		st->tid = s->hdr.tid;
+		/*
+		 * Launch marks: the gate closes for this step, so the sends of the
+		 * launches pending now go unseen; kept, they would stand for the
+		 * first tasks of the next recorded batch (launched unmarked).
+		 */
+		if (p->have_marks && !asc_sched_recording(s->state))
+			for (size_t i = 0; i < p->nr_threads; i++)
+				p->threads[i].nlaunches = 0;
 		return 0;
 	}
 	case ASC_REC_DEVTASK: {
@@ -2428,6 +2639,7 @@ static void priv_free(struct priv *p)
 	hmap_free(&p->dev_wraps);
 	hmap_free(&p->symbols);
 	hmap_free(&p->funcnames);
+	hmap_free(&p->mark_streams);
 	hmap_free(&p->pyframes);
 	free(p->pystacks);
 	free(p->scratch);
@@ -2461,6 +2673,7 @@ static void priv_shrink(struct priv *p)
 	hmap_free(&p->dev_wraps);
 	hmap_free(&p->symbols);
 	hmap_free(&p->funcnames);
+	hmap_free(&p->mark_streams);
 	hmap_free(&p->pyframes);
 	free_schemas(p);
 	hmap_free(&p->strs.index);

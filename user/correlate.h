@@ -139,6 +139,11 @@ struct asc_corr_call {
 };
 #define ASC_CORR_LEVEL_ACL	1	/* acl*: "AscendCL@", api_statistic level "acl" */
 #define ASC_CORR_LEVEL_RUNTIME	2	/* rt*: "Runtime@", level "runtime" */
+/*
+ * A launch traced only for its Node@launch (ASC_REC_LAUNCH of a Level1
+ * rtKernelLaunch): no API event, no api_statistic row, at any level.
+ */
+#define ASC_CORR_LEVEL_NODE	3
 
 /* One task-queue slot: Enqueue on the producer, Dequeue on acl_thread. */
 struct asc_corr_queue {

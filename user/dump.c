@@ -223,6 +223,9 @@ static const struct field seqnr_fields[] = {
 	S(asc_seqnr, seq), U(asc_seqnr, fwd_tid), X(asc_seqnr, vptr), U(asc_seqnr, kind),
 	U(asc_seqnr, flags),
 };
+static const struct field launch_fields[] = {
+	X(asc_launch, stream), X(asc_launch, handle), U(asc_launch, side), U(asc_launch, ret),
+};
 static const struct field tensor_fields[] = {
 	U(asc_tensor, arg_index), U(asc_tensor, list_index), U(asc_tensor, kind),
 	U(asc_tensor, dtype), U(asc_tensor, ndim), U(asc_tensor, flags),
@@ -288,7 +291,7 @@ static const struct {
 	LAYOUT(ASC_REC_PROCESS, process_fields),	LAYOUT(ASC_REC_THREAD, thread_fields),
 	LAYOUT(ASC_REC_STATS, stats_fields),		LAYOUT(ASC_REC_CONFIG, text_fields),
 	LAYOUT(ASC_REC_SYMBOL, symbol_fields),		LAYOUT(ASC_REC_LOST, text_fields),
-	LAYOUT(ASC_REC_PYFRAME, pyframe_fields),
+	LAYOUT(ASC_REC_PYFRAME, pyframe_fields),	LAYOUT(ASC_REC_LAUNCH, launch_fields),
 };
 
 static void dump_array(struct dumper *d, const struct field *f, const uint8_t *p, size_t n)

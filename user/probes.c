@@ -111,6 +111,12 @@ const struct asc_probe_spec asc_probe_table[] = {
 	{ "libruntime.so", "rtFree", CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY, OPT | L2 },
 	/* Level1 entry only (the loader's choice), FUNCNAME at entry; a Runtime@ call at Level2 */
 	{ "libruntime.so", "rtFunctionRegister", CANN, ASC_PK_FUNCNAME_REG, ASC_FAM_CANN, OPT | L1 },
+	/*
+	 * aclop kernels' launch: Level1 has their Node@launch (torch_npu's msprof
+	 * records it inside the runtime), so the span is traced from Level1 as
+	 * LAUNCH records only; a Runtime@ call (plain CALL) at Level2
+	 */
+	{ "libruntime.so", "rtKernelLaunch", CANN, ASC_PK_NODE_LAUNCH, ASC_FAM_CANN, OPT | L1 },
 	{ "libruntime.so", "rt*", CANN, ASC_PK_CALL, ASC_FAM_CANN, L2 },
 
 	/* ---- driver ---- */
@@ -121,6 +127,48 @@ const struct asc_probe_spec asc_probe_table[] = {
 	{ "libascend_hal.so", "hal*", DRV, ASC_PK_CALL, ASC_FAM_DRIVER, L2 },
 	{ NULL, NULL, 0, 0, 0, 0 },
 };
+
+/*
+ * The runtime calls that queue one task each, innermost (the aclrt* wrappers
+ * and aclop/aclnn paths all end in one of them), with their stream argument.
+ */
+static const struct {
+	const char *sym;
+	int stream_arg;
+} launch_calls[] = {
+	{ "rtsLaunchKernelWithHostArgs", 2 },
+	{ "rtKernelLaunch", 5 },
+	{ "rtEventRecord", 1 },
+	{ "rtStreamWaitEvent", 0 },
+	{ "rtMemcpyAsync", 5 },
+	{ "rtMemsetAsync", 4 },
+};
+
+const struct asc_probe_spec asc_probe_launch_marks[] = {
+	{ "libruntime.so", "rtsLaunchKernelWithHostArgs", CANN, ASC_PK_LAUNCH_MARK, ASC_FAM_CANN,
+	  OPT | ASC_SPEC_NO_RETPROBE },
+	{ "libruntime.so", "rtKernelLaunch", CANN, ASC_PK_LAUNCH_MARK, ASC_FAM_CANN,
+	  OPT | ASC_SPEC_NO_RETPROBE },
+	{ "libruntime.so", "rtEventRecord", CANN, ASC_PK_LAUNCH_MARK, ASC_FAM_CANN,
+	  OPT | ASC_SPEC_NO_RETPROBE },
+	{ "libruntime.so", "rtStreamWaitEvent", CANN, ASC_PK_LAUNCH_MARK, ASC_FAM_CANN,
+	  OPT | ASC_SPEC_NO_RETPROBE },
+	{ "libruntime.so", "rtMemcpyAsync", CANN, ASC_PK_LAUNCH_MARK, ASC_FAM_CANN,
+	  OPT | ASC_SPEC_NO_RETPROBE },
+	{ "libruntime.so", "rtMemsetAsync", CANN, ASC_PK_LAUNCH_MARK, ASC_FAM_CANN,
+	  OPT | ASC_SPEC_NO_RETPROBE },
+	{ NULL, NULL, 0, 0, 0, 0 },
+};
+
+int asc_probe_launch_stream_arg(const char *sym)
+{
+	size_t i;
+
+	for (i = 0; sym && i < sizeof(launch_calls) / sizeof(launch_calls[0]); i++)
+		if (!strcmp(sym, launch_calls[i].sym))
+			return launch_calls[i].stream_arg;
+	return -1;
+}
 
 static const char *const family_names[] = { "framework", "cann", "driver", "memory", "step" };
 

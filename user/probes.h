@@ -51,6 +51,19 @@ enum asc_probe_kind {
 	 * (user/seqnr.h); without it the node's range is evaluate_function's span.
 	 */
 	ASC_PK_AUTOGRAD_APPLY,
+	/*
+	 * A task-making runtime call at Level0 (asc_probe_launch_marks[]), attached
+	 * only once the process sends a batch (several SQEs in one halSqTaskSend):
+	 * LAUNCH (entry: stream argument) only, which tells the converter which
+	 * op / queue slot made each task of a batch.  No ENTER/EXIT: no API event.
+	 */
+	ASC_PK_LAUNCH_MARK,
+	/*
+	 * rtKernelLaunch at Level1 (aclop kernels): LAUNCH at entry and return, the
+	 * span of the kernel's Node@launch and nothing else (a Runtime@ call is
+	 * Level2, where the site is a plain CALL).
+	 */
+	ASC_PK_NODE_LAUNCH,
 };
 
 /* Probe families: what the trace options switch on and off. */
@@ -119,6 +132,16 @@ struct asc_probe_plan {
 
 /* The built-in table, terminated by an entry with lib == NULL. */
 extern const struct asc_probe_spec asc_probe_table[];
+
+/*
+ * Level0 batch switch-on (user/trace.c): the task-making runtime calls
+ * (ASC_PK_LAUNCH_MARK), attached to a process at Level0 when its first
+ * batched halSqTaskSend is seen; not part of any level's plan otherwise, so
+ * `ascbpf probes` does not list them.  Terminated by lib == NULL.
+ */
+extern const struct asc_probe_spec asc_probe_launch_marks[];
+/* The stream argument's index (0..5) of a task-making call by symbol, or -1. */
+int asc_probe_launch_stream_arg(const char *sym);
 
 /*
  * Resolves every table entry whose family is in `families` against PID's

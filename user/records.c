@@ -36,6 +36,7 @@ _Static_assert(sizeof(struct asc_pystack) == 416, "asc_pystack");
 _Static_assert(sizeof(struct asc_pyframe) == 40, "asc_pyframe");
 _Static_assert(sizeof(struct asc_funcname) == 104, "asc_funcname");
 _Static_assert(sizeof(struct asc_seqnr) == 56, "asc_seqnr");
+_Static_assert(sizeof(struct asc_launch) == 48, "asc_launch");
 
 struct rec_type {
 	const char *name;
@@ -58,6 +59,7 @@ static const struct rec_type rec_types[] = {
 	[ASC_REC_TENSOR]	= { "tensor", sizeof(struct asc_tensor), 0 },
 	[ASC_REC_FUNCNAME]	= { "funcname", sizeof(struct asc_funcname), 0 },
 	[ASC_REC_SEQNR]		= { "seqnr", sizeof(struct asc_seqnr), 0 },
+	[ASC_REC_LAUNCH]	= { "launch", sizeof(struct asc_launch), 0 },
 	[ASC_REC_DEVTASK]	= { "devtask", sizeof(struct asc_devtask), 0 },
 	[ASC_REC_PROBE]		= { "probe", sizeof(struct asc_probe), 1 },
 	[ASC_REC_CLOCK]		= { "clock", sizeof(struct asc_clock), 0 },
@@ -239,6 +241,7 @@ const char *asc_probe_kind_name(unsigned int kind)
 		[ASC_PK_FUNCNAME_REG] = "funcname_reg",
 		[ASC_PK_AUTOGRAD_EVAL] = "autograd_eval",
 		[ASC_PK_AUTOGRAD_APPLY] = "autograd_apply",
+		[ASC_PK_LAUNCH_MARK] = "launch_mark", [ASC_PK_NODE_LAUNCH] = "node_launch",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "?";

@@ -483,6 +483,8 @@ static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 
 		if (a->start_ns < 0 || a->end_ns < a->start_ns || !step_kept(src, a->step))
 			continue;
+		if (a->level == ASC_CORR_LEVEL_NODE)
+			continue;	/* a Node@launch span only: not an API call of this level */
 		p->apis[n].start_ns = (uint64_t)a->start_ns;
 		p->apis[n].end_ns = (uint64_t)a->end_ns;
 		p->apis[n].step = a->step;

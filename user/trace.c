@@ -294,6 +294,11 @@ static void prechan_free(struct prechan *p)
 	p->on = 0;
 }
 
+/* target.launch_marks: Level0 launch marks (attach_launch_marks) */
+#define LAUNCH_MARKS_OFF	0	/* no batched send seen */
+#define LAUNCH_MARKS_WANTED	1	/* seen: attach from the main loop */
+#define LAUNCH_MARKS_ON		2	/* attached (or tried once) */
+
 struct target {
 	pid_t pid;
 	int rank;
@@ -301,6 +306,7 @@ struct target {
 	int is_child;
 	int gone;
 	int rescan;			/* loader hook fired: rescan the maps */
+	int launch_marks;		/* Level0: LAUNCH_MARKS_* (attach_launch_marks) */
 	char comm[16];
 	char capture_path[PATH_MAX];
 	struct asc_capture_writer *w;
@@ -1042,6 +1048,26 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 		if (t->select_pt)
 			*ret = asc_pytorch_autograd_ret_prog(t->select_pt);
 		break;
+	case ASC_PK_NODE_LAUNCH:
+		/* a Runtime@ call at Level2; below, the launch span for Node@launch alone */
+		if (t->o.level >= 2) {
+			*entry = sk->progs.asc_call_enter;
+			break;
+		}
+		*ret = sk->progs.asc_launch_exit;
+		/* fall through */
+	case ASC_PK_LAUNCH_MARK:
+		if (kind == ASC_PK_LAUNCH_MARK)
+			*ret = NULL;
+		switch (asc_probe_launch_stream_arg(site->sym)) {
+		case 0: *entry = sk->progs.asc_launch_s0; break;
+		case 1: *entry = sk->progs.asc_launch_s1; break;
+		case 2: *entry = sk->progs.asc_launch_s2; break;
+		case 4: *entry = sk->progs.asc_launch_s4; break;
+		case 5: *entry = sk->progs.asc_launch_s5; break;
+		default: return 1;	/* a call the table does not know: not attached */
+		}
+		break;
 	case ASC_PK_CALL:
 	default:
 		*entry = sk->progs.asc_call_enter;
@@ -1205,6 +1231,7 @@ static int attach_plan(struct trace *t, struct target *tg, size_t idx)
 	struct asc_probe_plan *plan = &tg->plans[idx];
 	struct rescan_ctx rc = { t, tg, idx };
 	int *errs = NULL, opened;
+	uint16_t kind;
 	size_t i;
 	int n;
 
@@ -1246,8 +1273,10 @@ static int attach_plan(struct trace *t, struct target *tg, size_t idx)
 				 strerror(-errs[i]));
 			continue;
 		}
-		if (probe_add(t, s->id, s, s->path, s->sym, sp ? sp->layer : 0,
-			      sp ? sp->kind : ASC_PK_CALL, tg->pid))
+		kind = sp ? sp->kind : ASC_PK_CALL;
+		if (kind == ASC_PK_NODE_LAUNCH && t->o.level >= 2)
+			kind = ASC_PK_CALL;	/* traced as a plain call there (select_progs) */
+		if (probe_add(t, s->id, s, s->path, s->sym, sp ? sp->layer : 0, kind, tg->pid))
 			return -ENOMEM;
 		t->probes[s->id].flags = s->flags;
 		if (tg->w)
@@ -1911,6 +1940,8 @@ static int sink_record(void *ctx, const void *rec, size_t size)
 		 */
 		if (!tg->dev_started && !tg->bind_dev)
 			tg->bind_dev = q->dev_id + 1;
+		if (q->sqe_num > 1 && tg->launch_marks == LAUNCH_MARKS_OFF && t->o.level == 0)
+			tg->launch_marks = LAUNCH_MARKS_WANTED;
 	}
 	if (h->type == ASC_REC_FDBIND) {
 		const struct asc_fdbind *b = rec;
@@ -2455,6 +2486,60 @@ static void adopt_new_tgids(struct trace *t)
 	}
 }
 
+/*
+ * Level0 and batched submissions: at Level0 no launch is probed, so the
+ * tasks of one halSqTaskSend carrying several SQEs cannot be split among the
+ * queue slots that made them (docs/convert.md).  When a process's first
+ * batched send is seen (sink_record; the SQE program wakes us for the first
+ * one of the trace), its task-making runtime calls get an entry-only LAUNCH
+ * probe (asc_probe_launch_marks[]), which feeds the converter's
+ * pending-launch FIFO.  Processes that never batch attach nothing more.
+ * CONFIG "level0.launch_marks_ns=T" is the time the attach began: tasks
+ * launched before it stay unattributed (counted), never attributed wrongly.
+ */
+static void attach_launch_marks(struct trace *t)
+{
+	int i;
+
+	for (i = 0; i < t->nr_targets; i++) {
+		struct target *tg = &t->targets[i];
+		struct asc_probe_plan *np;
+		char buf[64];
+		int err;
+
+		if (tg->launch_marks != LAUNCH_MARKS_WANTED || tg->gone)
+			continue;
+		tg->launch_marks = LAUNCH_MARKS_ON;
+		if (!(t->o.activities & ASC_ACT_CPU) || !(t->families & ASC_FAM_CANN))
+			continue;	/* no ops or slots to join the tasks to */
+		np = realloc(tg->plans, (tg->nr_plans + 1) * sizeof(*np));
+		if (!np)
+			continue;
+		tg->plans = np;
+		memset(&tg->plans[tg->nr_plans], 0, sizeof(*np));
+		err = asc_probe_plan_build_level(tg->pid, asc_probe_launch_marks, ASC_FAM_CANN, 0,
+						 t->next_id, &tg->plans[tg->nr_plans]);
+		if (err || !tg->plans[tg->nr_plans].nr_sites) {
+			asc_warn("trace: pid %d: batched submissions at Level0, but no launch call "
+				 "to mark (%s): their kernels keep no op\n", tg->pid,
+				 err ? strerror(-err) : "libruntime.so lacks them");
+			asc_probe_plan_free(&tg->plans[tg->nr_plans]);
+			continue;
+		}
+		t->next_id += tg->plans[tg->nr_plans].nr_sites;
+		tg->nr_plans++;
+		snprintf(buf, sizeof(buf), "level0.launch_marks_ns=%llu",
+			 (unsigned long long)now_ns(CLOCK_MONOTONIC));
+		pthread_mutex_lock(&capture_lock);
+		if (tg->w)
+			append_text(tg, ASC_REC_CONFIG, 0, buf);
+		pthread_mutex_unlock(&capture_lock);
+		err = attach_plan(t, tg, tg->nr_plans - 1);
+		asc_dbg("trace: pid %d: batched submissions: %d launch marks attached\n", tg->pid,
+			err);
+	}
+}
+
 /* Rescans the maps of targets whose loader hook fired; attaches what is new. */
 static void do_rescans(struct trace *t)
 {
@@ -2917,6 +3002,7 @@ int cmd_trace(int argc, char **argv)
 			adopt_new_tgids(t);
 		}
 		do_rescans(t);
+		attach_launch_marks(t);
 		join_bound(t);	/* binds in records an adoption flushed: not a tick later */
 		/* thread names (acl_thread ...) while the threads exist: once a second */
 		if (now_ns(CLOCK_MONOTONIC) >= next_threads_ns) {

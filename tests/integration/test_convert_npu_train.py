@@ -12,13 +12,12 @@ against ascbpf's own reading of the capture:
   within 2 us of the executed start, duration from the device counters);
   compute tasks are kernel_details rows with the journal's step (the step
   whose range holds the submission);
-* correlation: a kernel launched through aclrtLaunchKernel* has one
-  Node@launch around the journal's launch call (the journal's task line is
+* correlation: a kernel launched through aclrtLaunchKernel* or (aclop)
+  rtKernelLaunch has one Node@launch around the journal's launch call (the journal's task line is
   written inside the call that made the task), inside the AscendCL event of
   its launching API (the outermost aclnn / aclop call around it), and its
   HostToDevice flow starts inside the Node; other tasks' flows (copies,
-  events, aclop's rtKernelLaunch, probed at Level2 only) start at the
-  AscendCL event of their launching API; launch-storm's runtime sends 32
+  events) start at the AscendCL event of their launching API; launch-storm's runtime sends 32
   launches' SQEs per halSqTaskSend, so this checks the batch join; its torch_to_npu
   flow at the cpu_op of the aten op that enqueued it (journal chain: task ->
   AsncExecFunc -> dequeue corr -> enqueue -> enclosing at::_ops call); both
@@ -265,9 +264,10 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         hs = h2d_s.get(str(e["args"]["connection_id"]))
         node = nodes.get(e["args"]["connection_id"])
         # Node@launch: the kernel launch call that made this task (the journal's task
-        # line is written inside it, on its thread); the flow starts inside it.  Only
-        # aclrtLaunchKernel* is probed at Level1: aclop's rtKernelLaunch (Level2) has none
-        launch = enclosing(calls, tid, ts, lambda n: n.startswith("aclrtLaunchKernel"))
+        # line is written inside it, on its thread); the flow starts inside it.  aclop's
+        # rtKernelLaunch has one at Level1 too (traced as LAUNCH records for it only)
+        launch = enclosing(calls, tid, ts, lambda n: n.startswith("aclrtLaunchKernel") or
+                           n == "rtKernelLaunch")
         if t["sqe_type"] in COMPUTE and launch:
             n_launch += 1
             ok = check(node is not None and hs is not None and launch and
@@ -313,8 +313,8 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
           (n_hw, len(want), sum(len(kx.get(k, [])) for k in edge_keys), len(edge_keys)))
     check(n_corr == len(want) and n_aten > 0, S + "correlated %d/%d kernels, %d to aten ops" %
           (n_corr, len(want), n_aten))
-    # one Node@launch per kernel launched (aclrtLaunchKernel*) in the recorded steps
-    # (and at most one more per kernel at the step edge)
+    # one Node@launch per kernel launched (aclrtLaunchKernel*, rtKernelLaunch) in the
+    # recorded steps (and at most one more per kernel at the step edge)
     check(n_launch == n_node and n_launch <= len(nodes) <= n_launch + len(edge_keys),
           S + "Node@launch %d, kernels launched %d, %d checked" % (len(nodes), n_launch, n_node))
 

@@ -53,6 +53,8 @@ CONTRACT = [
     ("libacl_op_compiler.so", "aclopCompileAndExecuteV2", "opname_cstr", 1),
     ("libopapi.so", "aclnn*", "call", 1),
     ("libruntime.so", "rtFunctionRegister", "funcname_reg", 1),
+    # aclop kernels' launch: LAUNCH records for their Node@launch from Level1 (no Runtime@)
+    ("libruntime.so", "rtKernelLaunch", "node_launch", 1),
     ("libruntime.so", "rt*", "call", 2),
     ("libascend_hal.so", "halSqTaskSend", "sqe_send", 0),
     ("libascend_hal.so", "hal*", "call", 2),

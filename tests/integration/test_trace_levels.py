@@ -17,8 +17,10 @@ Default level (0, as torch_npu's ProfilerLevel.Level0), scenario transdata
 * the SQE records hold the journal's (stream, task id) of every task;
 * no FUNCNAME (kernel names need the launch calls, which are Level1).
 Level 1 (transdata) adds the AscendCL calls (aclnn*, aclrt*) but no rt*/hal*
-call and no ioctl; level 2 (baseline) adds both (counts equal the
-journal's).  At both, FUNCNAME records: one per successful
+call and no ioctl (aclop's rtKernelLaunch is in LAUNCH entry/return records
+only, one pair per journal call, for its Node@launch); level 2 (baseline)
+adds both (counts equal the journal's), with no LAUNCH record.  Level 0
+without batched sends has no launch marks.  At both, FUNCNAME records: one per successful
 aclrtBinaryGetFunction of the journal, with its kernel name and a non-zero
 handle (one name per handle), and one per rtFunctionRegister."""
 import collections
@@ -69,7 +71,8 @@ def trace(level, scenario, steps):
 # enum asc_probe_kind (user/probes.h), as ascbpf dump prints a probe's kind
 KIND = {1: "call", 2: "opname_stdstr", 3: "opname_cstr", 4: "enqueue", 5: "dequeue",
         6: "sqe_send", 7: "mem_report", 8: "step", 9: "aten_op", 10: "funcname_get",
-        11: "funcname_reg", 12: "autograd_eval", 13: "autograd_apply"}
+        11: "funcname_reg", 12: "autograd_eval", 13: "autograd_apply", 14: "launch_mark",
+        15: "node_launch"}
 
 
 def probes_of(recs):
@@ -110,6 +113,9 @@ def check_level0(recs, j):
     # framework ranges: aten ops, backward nodes (Engine::evaluate_function), Dequeue
     tc.check(set(spans) == {"aten_op", "autograd_eval", "dequeue"},
              "level 0 ENTER/EXIT of %s" % dict(spans))
+    # no batched send here: no launch marks (they come only with batches)
+    tc.check(not kinds["launch_mark"] and not any(r["type"] == "launch" for r in recs),
+             "level 0 without batches has launch marks")
     ccalls, unpaired = tc.calls(recs)
     tc.check(not unpaired, "level 0: %d unpaired records" % len(unpaired))
 
@@ -229,6 +235,20 @@ def check_level(level, recs, j):
     for n in acl:
         tc.check(cn[n] == jn[n], "level %d: %s journal %d, capture %d" % (level, n, jn[n], cn[n]))
     nioctl = sum(1 for r in recs if r["type"] == "ioctl")
+    # aclop kernels' rtKernelLaunch: LAUNCH records (Node@launch) at Level1, a call at Level2
+    nodes = {i for i, p in probes.items() if p["kind"] == "node_launch"}
+    launch = [r for r in recs if r["type"] == "launch"]
+    if level == 1:
+        tc.check([probes[i]["symbol"] for i in nodes] == ["rtKernelLaunch"],
+                 "level 1 node launch probes %s" % [probes[i]["symbol"] for i in nodes])
+        tc.check(all(r["probe_id"] in nodes for r in launch) and
+                 sum(r["side"] == 0 for r in launch) == sum(r["side"] == 1 for r in launch) ==
+                 jn["rtKernelLaunch"] > 0,
+                 "level 1: %d LAUNCH records, journal %d rtKernelLaunch" %
+                 (len(launch), jn["rtKernelLaunch"]))
+    else:
+        tc.check(not nodes and not launch, "level 2: node launches %d, LAUNCH records %d" %
+                 (len(nodes), len(launch)))
     if level == 1:
         tc.check(not rt, "level 1 has runtime/driver calls %s" % rt[:5])
         tc.check(nioctl == 0, "level 1 has %d ioctls" % nioctl)

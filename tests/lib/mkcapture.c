@@ -10,7 +10,7 @@
  *             [--task-start N] [--weird-names] [--stacks] [--pystacks] [--shapes]
  *             [--events N]
  *             [--no-steps] [--truncate-last] [--funcnames] [--level0]
- *             [--batch N] [--no-end]
+ *             [--batch N] [--no-end] [--launch-marks N] [--node-launch]
  *
  * Per op, on the Python thread (tid = pid): aten op range, a PTA malloc
  * inside it, RunOpApiV2 with its OPNAME, Enqueue with its QUEUE record; on
@@ -35,6 +35,15 @@
  * its end by the Python thread (a synchronize) outside any launch.  The
  * truth keeps each kernel's own op and API.  --no-end: no STATS record and
  * no end clock, as a tracer killed between two frames leaves the file.
+ *
+ * --launch-marks N (with --level0): what Level0 traces once a batched send
+ * was seen: from the Nth op of the capture on (0-based, over all recorded
+ * steps), an ASC_REC_LAUNCH entry of a launch-mark probe (rtKernelLaunch,
+ * stream 0x5500) at each launch.  The truth gives each kernel its "batch"
+ * (index of its halSqTaskSend) and "marked" (its launch has a mark).
+ * --node-launch (not with --level0): rtKernelLaunch as Level1 traces it
+ * for aclop kernels: LAUNCH entry/return records of a node-launch probe
+ * instead of ENTER/EXIT (no Runtime@ call, only the Node@launch).
  *
  * The truth file lists per recorded kernel: step, device start/end (wall ns),
  * stream, task id, wrap, kernel name, op type, aten op, launching API,
@@ -63,7 +72,7 @@
 enum {
 	P_ATEN_ADD = 1, P_ATEN_MM, P_ATEN_CONV, P_RUNOPAPI, P_ENQ, P_DEQ, P_ACLNN_ADD,
 	P_ACLNN_MM, P_ACLOP, P_RT_LAUNCH, P_HAL_SEND, P_MEM, P_STEP, P_ACLNN_ADD_WS,
-	P_COUNT
+	P_MARK, P_COUNT
 };
 
 static const struct {
@@ -94,6 +103,8 @@ static const struct {
 	[P_STEP] = { "libtorch_npu.so", "step", ASC_LAYER_PYTHON, ASC_PK_STEP },
 	[P_ACLNN_ADD_WS] = { "libopapi.so", "aclnnAddGetWorkspaceSize", ASC_LAYER_CANN,
 			     ASC_PK_CALL },
+	/* --launch-marks: the Level0 launch mark (its PROBE record is written only then) */
+	[P_MARK] = { "libruntime.so", "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_LAUNCH_MARK },
 };
 
 /* The op kinds the loop cycles through. */
@@ -145,6 +156,7 @@ struct rec {
 		struct asc_tensor tensor;
 		struct asc_devtask devtask;
 		struct asc_step step;
+		struct asc_launch launch;
 	} u;
 };
 
@@ -184,11 +196,22 @@ static struct rec *newrec(uint16_t type, uint32_t size, uint32_t tid, uint32_t p
 }
 
 static int level0;	/* --level0: CANN calls are not traced */
+static int node_launch;	/* --node-launch: rtKernelLaunch as LAUNCH records */
+
+static struct rec *launch_rec(uint32_t tid, int probe, uint64_t ts, uint32_t side)
+{
+	struct rec *r = newrec(ASC_REC_LAUNCH, sizeof(struct asc_launch), tid, probe, ts);
+
+	r->u.launch.side = side;
+	return r;
+}
 
 static struct rec *enter(uint32_t tid, int probe, uint64_t ts)
 {
 	if (level0 && probes[probe].layer == ASC_LAYER_CANN)
 		return NULL;
+	if (node_launch && probe == P_RT_LAUNCH)
+		return NULL;	/* launch_rec() */
 	return newrec(ASC_REC_ENTER, sizeof(struct asc_enter), tid, probe, ts);
 }
 
@@ -196,6 +219,10 @@ static void leave(uint32_t tid, int probe, uint64_t ts)
 {
 	if (level0 && probes[probe].layer == ASC_LAYER_CANN)
 		return;
+	if (node_launch && probe == P_RT_LAUNCH) {
+		launch_rec(tid, probe, ts, ASC_LAUNCH_RETURN);
+		return;
+	}
 	newrec(ASC_REC_EXIT, sizeof(struct asc_exit), tid, probe, ts);
 }
 
@@ -322,7 +349,7 @@ static uint64_t dev_cnt(uint64_t mono)
 
 /* SQE headers the runtime holds (--batch) */
 static struct asc_sqe_hdr held[8 * ASC_MAX_SQES];
-static unsigned long nheld;
+static unsigned long nheld, nsends;
 
 /* halSqTaskSend of the held SQEs on tid at ts: one SQE record per ASC_MAX_SQES headers */
 static void send_held(uint32_t tid, uint64_t ts)
@@ -342,6 +369,7 @@ static void send_held(uint32_t tid, uint64_t ts)
 	}
 	leave(tid, P_HAL_SEND, ts + 500);
 	nheld = 0;
+	nsends++;
 }
 
 static void usage(void)
@@ -373,6 +401,8 @@ int main(int argc, char **argv)
 		{ "level0", no_argument, NULL, 'L' },
 		{ "batch", required_argument, NULL, 'B' },
 		{ "no-end", no_argument, NULL, 'E' },
+		{ "launch-marks", required_argument, NULL, 'M' },
+		{ "node-launch", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct asc_sched sched = { 0 };
@@ -380,7 +410,8 @@ int main(int argc, char **argv)
 	unsigned long steps = 4, ops = 6, events = 0, task = 100;
 	int no_queue = 0, weird_names = 0, stacks = 0, no_steps = 0, truncate_last = 0;
 	int pystacks = 0, shapes = 0, funcnames = 0, no_end = 0;
-	unsigned long batch_n = 1;
+	unsigned long batch_n = 1, marks_from = 0, op_index = 0;
+	int marks = 0;
 	uint64_t t, corr = 1, ptr = 0x120000000ull, kcount = 0, cycles = 0;
 	uint32_t wrap = 0, i;
 	int c, first_k = 1, first_o = 1, first_m = 1, first_s = 1, in_cycle = 0;
@@ -412,12 +443,15 @@ int main(int argc, char **argv)
 		case 'L': level0 = 1; break;
 		case 'B': batch_n = strtoul(optarg, NULL, 0); break;
 		case 'E': no_end = 1; break;
+		case 'M': marks = 1; marks_from = strtoul(optarg, NULL, 0); break;
+		case 'D': node_launch = 1; break;
 		default: usage();
 		}
 	}
 	if (!out || optind != argc || !ops || (level0 && no_queue) || !batch_n ||
-	    batch_n > 8 * ASC_MAX_SQES)
+	    batch_n > 8 * ASC_MAX_SQES || (marks && !level0) || (node_launch && level0))
 		usage();
+
 	if (events)	/* about 21 records per op */
 		steps = events / (ops * 21) + 1;
 	if (weird_names)
@@ -495,7 +529,10 @@ int main(int argc, char **argv)
 		}
 	}
 	for (i = 1; i < P_COUNT; i++)
-		put_probe(i, probes[i].lib, probes[i].sym, probes[i].layer, probes[i].kind);
+		if (i != P_MARK || marks)
+			put_probe(i, probes[i].lib, probes[i].sym, probes[i].layer,
+				  i == P_RT_LAUNCH && node_launch ? ASC_PK_NODE_LAUNCH :
+				  probes[i].kind);
 	if (stacks) {
 		/* as `ascbpf trace` writes them: "lib!symbol+0xoff", or "lib+0xoff" unresolved */
 		put_text(ASC_REC_SYMBOL, 0x401000, "libtorch_cpu.so!"
@@ -658,6 +695,16 @@ int main(int argc, char **argv)
 			enter(qtid, ok->api, ds + 1000);
 			if (ok->api == P_ACLOP)
 				opname(qtid, P_ACLOP, ds + 1000, ok->opname);
+			if (node_launch) {
+				r = launch_rec(qtid, P_RT_LAUNCH, ds + 2000, ASC_LAUNCH_ENTRY);
+				r->u.launch.stream = 0x5500;
+				if (funcnames)
+					r->u.launch.handle = FUNC_HANDLE(k % NR_KINDS);
+			}
+			if (marks && op_index >= marks_from) {
+				r = launch_rec(qtid, P_MARK, ds + 2000, ASC_LAUNCH_ENTRY);
+				r->u.launch.stream = 0x5500;
+			}
 			r = enter(qtid, P_RT_LAUNCH, ds + 2000);
 			if (r && funcnames)
 				r->u.enter.args[0] = FUNC_HANDLE(k % NR_KINDS);
@@ -694,17 +741,21 @@ int main(int argc, char **argv)
 						"\"stream\": 2, \"task_id\": %lu, \"wrap\": %u, "
 						"\"name_index\": %u, \"op\": \"%s\", \"api\": \"%s\", "
 						"\"corr\": %llu, \"task_type\": \"%s\", "
-						"\"submit\": %llu}", first_k ? "" : ",\n",
+						"\"submit\": %llu, \"batch\": %lu, \"marked\": %d}",
+						first_k ? "" : ",\n",
 						no_steps ? -1L : (long)st,
 						(unsigned long long)wall(s0), (unsigned long long)wall(e0),
 						task, wrap, (unsigned)(k % NR_KINDS), ok->aten_name,
 						probes[ok->api].sym,
 						no_queue ? 0ull : (unsigned long long)corr, ok->task_type,
-						(unsigned long long)wall(sub));
+						(unsigned long long)wall(sub),
+						nheld ? nsends : nsends - 1,
+						marks && op_index >= marks_from);
 					first_k = 0;
 				}
 			}
 			kcount++;
+			op_index++;
 			corr++;
 			task++;
 			if (task > 0xffff) {

@@ -9,7 +9,12 @@
  * batched submissions (one halSqTaskSend carrying several launches' SQEs):
  * each kernel joins the launch that made it, a failed launch makes none, a
  * synchronize on another thread sends the rest, a batch whose header types
- * disagree with its launches is left unjoined and counted; the end record.
+ * disagree with its launches is left unjoined and counted; the end record;
+ * Level0 launch marks (ASC_REC_LAUNCH, entry only): a batch straddling the
+ * switch-on and one whose types disagree stay unjoined (counted), the others
+ * join the slot of their launch, from the launching thread and from a
+ * synchronize on another; a node launch (LAUNCH entry/return) is a call of
+ * level ASC_CORR_LEVEL_NODE that only serves as the kernel's node_call.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -587,6 +592,147 @@ static void test_batched_launches(void **state)
 	unlink(bpath);
 }
 
+#define P_MARK_K	30
+#define P_MARK_E	31
+#define P_NODE		32
+
+static void launch_rec(uint32_t tid, uint32_t probe_id, uint64_t ts, uint32_t side,
+		       uint64_t handle)
+{
+	struct asc_launch l = { 0 };
+
+	hdr(&l.hdr, ASC_REC_LAUNCH, sizeof(l), tid, probe_id, ts);
+	l.side = side;
+	l.stream = side == ASC_LAUNCH_ENTRY ? STREAM : 0;
+	l.handle = handle;
+	put(&l);
+}
+
+/* A Level0 slot: aten::add on PY, its Dequeue on ACL with a mark (0: none) inside. */
+static void slot0(uint64_t t, uint64_t corr, uint32_t mark)
+{
+	enter(PY, P_ADD, t);
+	enter(PY, P_ENQ, t + 10);
+	queue(PY, P_ENQ, t + 10, corr, ASC_QUEUE_ENQUEUE);
+	leave(PY, P_ENQ, t + 20);
+	leave(PY, P_ADD, t + 30);
+	enter(ACL, P_DEQ, t + 100);
+	queue(ACL, P_DEQ, t + 100, corr, ASC_QUEUE_DEQUEUE);
+	if (mark)
+		launch_rec(ACL, mark, t + 120, ASC_LAUNCH_ENTRY, 0x7000);
+}
+
+static void test_level0_marks(void **state)
+{
+	static const uint8_t kk[2] = { 0, 0 };
+	struct asc_process pr = { 0 };
+	struct asc_corr *b;
+	char bpath[300];
+	uint32_t task;
+	size_t i;
+
+	(void)state;
+	snprintf(bpath, sizeof(bpath), "%s/marks.ascb", dir);
+	capture_begin(bpath);
+	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
+	put(&pr);
+	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
+	probe(P_ENQ, "_ZN7c10_npu10Repository7EnqueueEPv", ASC_LAYER_FRAMEWORK, ASC_PK_ENQUEUE);
+	probe(P_DEQ, "_ZN6at_npu6native12AsncExecFuncEPv", ASC_LAYER_FRAMEWORK, ASC_PK_DEQUEUE);
+	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
+	probe(P_MARK_K, "rtsLaunchKernelWithHostArgs", ASC_LAYER_CANN, ASC_PK_LAUNCH_MARK);
+	probe(P_MARK_E, "rtEventRecord", ASC_LAYER_CANN, ASC_PK_LAUNCH_MARK);
+	probe(P_NODE, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_NODE_LAUNCH);
+	/* tasks 20, 21: the first launch before the marks: the batch straddles, unjoined */
+	slot0(1000, 201, 0);
+	leave(ACL, P_DEQ, 1170);
+	slot0(2000, 202, P_MARK_K);
+	send_n(ACL, 2130, 20, kk, 2);
+	leave(ACL, P_DEQ, 2170);
+	/* 22, 23: exactly two pending: joined, the stream's id learned */
+	slot0(3000, 203, P_MARK_K);
+	leave(ACL, P_DEQ, 3170);
+	slot0(4000, 204, P_MARK_K);
+	send_n(ACL, 4130, 22, kk, 2);
+	leave(ACL, P_DEQ, 4170);
+	/* 24, 25: sent by a synchronize on the Python thread: exactly the two pending */
+	slot0(5000, 205, P_MARK_K);
+	leave(ACL, P_DEQ, 5170);
+	slot0(6000, 206, P_MARK_K);
+	leave(ACL, P_DEQ, 6170);
+	send_n(PY, 6500, 24, kk, 2);
+	/* 26, 27: an event record and a launch, both headers say kernel: unjoined */
+	slot0(7000, 207, P_MARK_E);
+	leave(ACL, P_DEQ, 7170);
+	slot0(8000, 208, P_MARK_K);
+	send_n(ACL, 8130, 26, kk, 2);
+	leave(ACL, P_DEQ, 8170);
+	/* 28: one SQE: the latest pending launch; the two above are dropped as sent */
+	slot0(9000, 209, P_MARK_K);
+	send_n(ACL, 9130, 28, kk, 1);
+	leave(ACL, P_DEQ, 9170);
+	/* 29: a node launch (Level1 rtKernelLaunch) around its own send */
+	slot0(10000, 210, 0);
+	launch_rec(ACL, P_NODE, 10120, ASC_LAUNCH_ENTRY, 0x7000);
+	send_n(ACL, 10130, 29, kk, 1);
+	launch_rec(ACL, P_NODE, 10140, ASC_LAUNCH_RETURN, 0);
+	leave(ACL, P_DEQ, 10170);
+	/*
+	 * 30, 31: a step outside the schedule closes the gate: the send of 211's
+	 * task is not seen; the next batch holds a launch made while the gate was
+	 * closed (no mark) and 213's: unjoined, 211 is not taken for the first
+	 */
+	slot0(11000, 211, P_MARK_K);
+	leave(ACL, P_DEQ, 11170);
+	step(5, ASC_SCHED_NONE, 11200);
+	step(6, ASC_SCHED_RECORD, 11500);
+	slot0(11600, 213, P_MARK_K);
+	send_n(ACL, 11730, 30, kk, 2);
+	leave(ACL, P_DEQ, 11770);
+	for (task = 20; task < 32; task++)
+		devtask(3, task, 20000 + task * 100, 20050 + task * 100);
+	b = capture_corr(bpath);
+	assert_non_null(b);
+	assert_int_equal(b->nr_kernels, 12);
+	{
+		/* the slot (correlation id) of each kernel, 0: none */
+		static const uint64_t want[12] = { 0, 0, 203, 204, 205, 206, 0, 0, 209, 210, 0, 0 };
+
+		for (task = 20; task < 32; task++) {
+			const struct asc_corr_kernel *k = kernel_of(b, task);
+
+			assert_non_null(k);
+			assert_true(k->flags & ASC_CORR_K_MATCHED);
+			if (!want[task - 20]) {
+				assert_int_equal(k->op, -1);
+				assert_int_equal(k->queue, -1);
+				continue;
+			}
+			assert_true(k->queue >= 0 && k->op >= 0);
+			assert_int_equal(b->queues[k->queue].correlation_id, want[task - 20]);
+			assert_int_equal(b->ops[k->op].start_ns, (want[task - 20] - 200) * 1000);
+			/* a mark makes no call: no API, no Node@launch */
+			if (task < 29) {
+				assert_int_equal(k->api, -1);
+				assert_int_equal(k->node_call, -1);
+			}
+		}
+	}
+	assert_int_equal(b->info.batch_unattributed, 6);
+	/* the only call is the node launch, of its own level, with its span */
+	assert_int_equal(b->nr_calls, 1);
+	assert_int_equal(b->calls[0].level, ASC_CORR_LEVEL_NODE);
+	assert_string_equal(asc_corr_str(b, b->calls[0].name), "rtKernelLaunch");
+	assert_int_equal(b->calls[0].start_ns, 10120);
+	assert_int_equal(b->calls[0].end_ns, 10140);
+	for (i = 0; i < b->nr_kernels; i++)
+		if (b->kernels[i].task_id == 29)
+			assert_int_equal(b->kernels[i].node_call, 0);
+	asc_corr_free(b);
+	unlink(bpath);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_random_records_survive),
 		cmocka_unit_test(test_native_frames),
 		cmocka_unit_test(test_batched_launches),
+		cmocka_unit_test(test_level0_marks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -253,7 +253,12 @@ static void test_builtin_table(void **state)
 		assert_non_null(s->sym);
 		assert_true(strlen(s->lib) > 3 && !strncmp(s->lib, "lib", 3));
 		assert_true(s->layer >= ASC_LAYER_FRAMEWORK && s->layer <= ASC_LAYER_MEMORY);
-		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_AUTOGRAD_APPLY);
+		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_NODE_LAUNCH);
+		/* launch marks are not any level's: only asc_probe_launch_marks[] has them */
+		assert_int_not_equal(s->kind, ASC_PK_LAUNCH_MARK);
+		/* a node launch has its stream argument (its entry program reads it) */
+		if (s->kind == ASC_PK_NODE_LAUNCH)
+			assert_true(asc_probe_launch_stream_arg(s->sym) >= 0);
 		/* one level at most, and the level is what asc_probe_spec_level() reads */
 		assert_false((s->flags & ASC_SPEC_LEVEL1) && (s->flags & ASC_SPEC_LEVEL2));
 		assert_true(asc_probe_spec_level(s) <= ASC_LEVEL_MAX);
@@ -266,6 +271,17 @@ static void test_builtin_table(void **state)
 	assert_int_equal(layers, (1U << ASC_LAYER_FRAMEWORK) | (1U << ASC_LAYER_CANN) |
 				 (1U << ASC_LAYER_DRIVER) | (1U << ASC_LAYER_MEMORY));
 	assert_int_equal(fams, ASC_FAM_ALL);
+	/* the Level0 launch marks: entry only, level 0, each with its stream argument */
+	for (s = asc_probe_launch_marks, n = 0; s->lib; s++, n++) {
+		assert_int_equal(s->kind, ASC_PK_LAUNCH_MARK);
+		assert_true(s->flags & ASC_SPEC_NO_RETPROBE);
+		assert_int_equal(asc_probe_spec_level(s), 0);
+		assert_true(asc_probe_launch_stream_arg(s->sym) >= 0 &&
+			    asc_probe_launch_stream_arg(s->sym) < 6);
+	}
+	assert_true(n >= 2);
+	assert_int_equal(asc_probe_launch_stream_arg("rtKernelLaunch"), 5);
+	assert_int_equal(asc_probe_launch_stream_arg("aclrtMalloc"), -1);
 }
 
 /* The level rule: an entry is planned at levels >= its own, memory ones with the memory family. */
