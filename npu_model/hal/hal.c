@@ -129,6 +129,14 @@ int hal_ioctl(int fd, const char *module, unsigned long cmd, void *arg)
 		ret = ioctl(fd, cmd, arg);
 	while (ret < 0 && errno == EINTR);
 	ret = ret < 0 ? -errno : ret;
+	/*
+	 * FUSE fails a request the daemon was serving when it died with
+	 * ECONNABORTED, every later one with ENOTCONN: both mean the daemon is
+	 * gone, and a caller must not get another answer (IOCRL_FAIL, no
+	 * message) just because its ioctl was in flight at that moment.
+	 */
+	if (ret == -ECONNABORTED)
+		ret = -ENOTCONN;
 	if (ret == -ENOTCONN)
 		daemon_gone(ret);
 	if (npu_journal_on)

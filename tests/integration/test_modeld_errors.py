@@ -95,9 +95,14 @@ def daemon_dies(mode):
                                    "--batch", "10", "--flops", str(280 * 10**12)],
                                   env=m.env(NPU_MODEL_SQ_MODE=mode), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
-        for _ in range(200):
-            if m.info()["dev0.sqs"] == 1:
-                break
+        # The kill must find the client waiting for its tasks: a kill before its SQ exists
+        # tests another path (open fails: "is npu-modeld running"), so no silent fall-through
+        # after a bounded wait.  Whether an ioctl is in flight at the kill is left to
+        # scheduling here; test_modeld_abort.py makes that case certain.
+        deadline = time.monotonic() + 60
+        while m.info()["dev0.sqs"] != 1:
+            check(victim.poll() is None, "%s: the client ended before its SQ existed" % mode)
+            check(time.monotonic() < deadline, "%s: the client made no SQ in 60 s" % mode)
             time.sleep(0.02)
         time.sleep(0.2)
         m.proc.send_signal(signal.SIGKILL)
