@@ -2244,7 +2244,7 @@ static int add_target(struct trace *t, pid_t pid, int is_child)
 static int add_target_q(struct trace *t, pid_t pid, int is_child, int quiet)
 {
 	struct target *tg;
-	char path[64];
+	char path[64], stat[512], *state;
 	int i;
 
 	for (i = 0; i < t->nr_targets; i++)
@@ -2265,6 +2265,15 @@ static int add_target_q(struct trace *t, pid_t pid, int is_child, int quiet)
 		return -ESRCH;
 	}
 	tg->comm[strcspn(tg->comm, "\n")] = 0;
+	/* an exited process its parent has not reaped still has /proc/PID: gone all the same */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, stat, sizeof(stat)) > 0 && (state = strrchr(stat, ')')) &&
+	    (state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X'))) {
+		if (!quiet)
+			asc_err("trace: pid %d (%s) has exited (a zombie its parent has not "
+				"reaped yet)\n", pid, tg->comm);
+		return -ESRCH;
+	}
 	tg->rank = env_int(pid, t->o.rank_env);
 	tg->device = env_int(pid, "ASCEND_DEVICE_ID");
 	t->nr_targets++;
