@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "ascbpf_events.h"
 #include "capture.h"
 #include "commands.h"
@@ -1741,6 +1742,78 @@ static int convert_cycle(struct conv *v, const char *capture)
 	return v->err;
 }
 
+/*
+ * gzip-compresses the file tmp into path (created as asc_out_open would: O_EXCL
+ * unless force), streaming, so memory stays bounded whatever the trace's size.
+ */
+static int gzip_file(const char *tmp, const char *path, int force)
+{
+	char buf[1 << 16];
+	ssize_t n;
+	gzFile gz;
+	int in, out, err = 0;
+
+	in = open(tmp, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	if (out < 0) {
+		err = -errno;
+		asc_err("cannot create %s: %s\n", path, strerror(-err));
+		close(in);
+		return err;
+	}
+	gz = gzdopen(out, "wb");
+	if (!gz) {
+		close(out);
+		close(in);
+		return -ENOMEM;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (gzwrite(gz, buf, (unsigned int)n) != (int)n) {
+			err = -EIO;
+			break;
+		}
+	if (n < 0 && !err)
+		err = -errno;
+	if (gzclose(gz) != Z_OK && !err)
+		err = -EIO;
+	close(in);
+	if (err)
+		asc_err("convert: writing %s: %s\n", path, strerror(-err));
+	return err;
+}
+
+/*
+ * The trace array into path; a path ending in ".gz" is written gzip-compressed,
+ * as torch.profiler's export_chrome_trace does (it writes a temporary JSON file
+ * and gzips it): chrome://tracing and Perfetto open .json.gz directly.
+ */
+static int write_chrome_file(struct conv *v, const char *path)
+{
+	size_t len = strlen(path);
+	char tmp[PATH_MAX];
+	int fd, err;
+
+	if (len < 3 || strcmp(path + len - 3, ".gz"))
+		return write_trace(v, path);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = -errno;
+		asc_err("convert: cannot create a temporary file beside %s: %s\n", path,
+			strerror(-err));
+		return err;
+	}
+	close(fd);
+	err = write_trace(v, tmp);
+	if (!err)
+		err = gzip_file(tmp, path, v->opts->force);
+	unlink(tmp);
+	return err;
+}
+
 /* --export chrome: the trace_view array alone, in one file per cycle. */
 static int export_chrome(struct conv *v)
 {
@@ -1749,7 +1822,10 @@ static int export_chrome(struct conv *v)
 	int err;
 
 	if (v->cycle > 0 || (v->c->nr_cycles > 1)) {
-		const char *dot = strrchr(out, '.');
+		size_t ol = strlen(out);
+		/* trace.json.gz -> trace_0.json.gz: the cycle before both extensions */
+		const char *dot = ol > 8 && !strcmp(out + ol - 8, ".json.gz") ? out + ol - 8 :
+				  strrchr(out, '.');
 		int base = dot && !strchr(dot, '/') ? (int)(dot - out) : (int)strlen(out);
 
 		snprintf(path, sizeof(path), "%.*s_%d%s", base, out, v->cycle < 0 ? 0 : v->cycle,
@@ -1761,7 +1837,7 @@ static int export_chrome(struct conv *v)
 		asc_err("convert: %s exists; use --force to overwrite it\n", path);
 		return -EEXIST;
 	}
-	err = write_trace(v, path);
+	err = write_chrome_file(v, path);
 	if (!err)
 		asc_info("wrote %s\n", path);
 	return err ? err : v->err;
@@ -1815,7 +1891,8 @@ static void convert_usage(FILE *f)
 		   "  -o DIR            output directory (with --export chrome: the output file)\n"
 		   "  --level N         profiler level of the output (default: as traced, else 0)\n"
 		   "  --worker-name S   worker name instead of the host name\n"
-		   "  --export chrome   one Chrome trace JSON file (as export_chrome_trace)\n"
+		   "  --export chrome   one Chrome trace JSON file (as export_chrome_trace;\n"
+		   "                    gzip-compressed when the -o name ends in .gz)\n"
 		   "  --force           overwrite an existing output directory\n"
 		   "  --gzip            refused: the TensorBoard plugin does not read trace_view.json.gz\n");
 }
