@@ -119,7 +119,7 @@ want model && section "npu_model launch-storm throughput" "sudo BENCH_ONLY=model
 want rate && section "Highest event rate, drops and capture bytes per event" "sudo BENCH_ONLY=rate make bench" capture_rate
 want trace && [ -x tools/bench_trace.sh ] && section "Cost per traced call and workload slowdown" "sudo tools/bench_trace.sh $runs"
 want attach && [ -x tools/bench_attach.sh ] && section "Attach time and probe placement" "sudo tools/bench_attach.sh"
-want convert && [ -x tools/bench_convert.sh ] && section "Conversion throughput and memory" "tools/bench_convert.sh 5000000 $runs"
+want convert && [ -x tools/bench_convert.sh ] && section "Conversion throughput and memory" "tools/bench_convert.sh 10000000 $runs"
 want pytorch && [ -x tools/bench_pytorch.sh ] && section "Real PyTorch: ascbpf vs torch.profiler" "sudo tools/bench_pytorch.sh"
 
 {
