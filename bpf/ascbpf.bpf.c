@@ -726,7 +726,8 @@ int BPF_KPROBE(asc_step_enter)
 	__u32 tgid = pid_tgid >> 32, open;
 	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
 
-	if (!st)
+	/* not armed: the loader is still attaching (ASC_TGID_ARMED) */
+	if (!st || !(st->flags & ASC_TGID_ARMED))
 		return 0;
 	open = start_step(st, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
 	if (tgid == fast_tgid)

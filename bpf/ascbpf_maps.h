@@ -27,6 +27,12 @@ struct asc_tgid_state {
 };
 #define ASC_TGID_FROM_EXEC	0x1	/* added by the sched_process_exec program (--comm) */
 #define ASC_TGID_FROM_FORK	0x2	/* a child of a traced process (-- CMD) */
+/*
+ * Set by the loader when it starts recording the process (its probes are attached, its
+ * device channel started): until then a step boundary neither counts a step nor opens
+ * the gate, which only the loader may open first.
+ */
+#define ASC_TGID_ARMED		0x4
 
 /* fdmod map: (tgid, fd) -> module (ASC_MOD_*), learned from the 'Z' bind or /proc/PID/fd. */
 struct asc_fd_key {

@@ -334,8 +334,8 @@ __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 	if (!fresh)
 		return 0;
 	st = bpf_map_lookup_elem(&tgids, &tgid);
-	if (!st)
-		return 0;
+	if (!st || !(st->flags & ASC_TGID_ARMED))
+		return 0;	/* the loader is still attaching */
 	start_step(st, pid_tgid, ASC_PT_STEP_PY_ID, ts);	/* as the native step probe */
 	return 0;
 }

@@ -2321,6 +2321,13 @@ static int set_tgid(struct trace *t, pid_t pid, int open)
 	__u32 key = pid;
 
 	st.open = open && !t->o.sched.enabled;
+	/*
+	 * Armed only with the gate: a step probe that fires while the loader is
+	 * still attaching (the step site attaches with the others, before the
+	 * device channel starts) must not open the gate early or count steps
+	 * that the reset below would number again.
+	 */
+	st.flags = open ? ASC_TGID_ARMED : 0;
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tgids), &key, &st, BPF_ANY))
 		return -errno;
 	/*
@@ -2339,7 +2346,8 @@ static int set_tgid(struct trace *t, pid_t pid, int open)
 
 /*
  * Opens the gate of an adopted process once its probes are attached (the
- * exec / fork programs add it closed); a schedule keeps control of the gate.
+ * exec / fork programs add it closed) and arms its step boundaries
+ * (ASC_TGID_ARMED); a schedule keeps control of the gate.
  */
 static int set_gate(struct trace *t, pid_t pid, int open)
 {
@@ -2348,11 +2356,16 @@ static int set_gate(struct trace *t, pid_t pid, int open)
 	__u32 key = pid;
 	int was;
 
-	if (t->o.sched.enabled || bpf_map_lookup_elem(fd, &key, &st))
+	if (bpf_map_lookup_elem(fd, &key, &st))
 		return -1;
 	was = st.open;
-	st.open = open;
+	if (open)
+		st.flags |= ASC_TGID_ARMED;	/* its step boundaries count from now on */
+	if (!t->o.sched.enabled)
+		st.open = open;
 	bpf_map_update_elem(fd, &key, &st, BPF_EXIST);
+	if (t->o.sched.enabled)
+		return -1;	/* the schedule opens it, at its next recorded step */
 	if (t->skel->bss->fast_tgid == key)
 		__atomic_store_n(&t->skel->bss->fast_open, open, __ATOMIC_RELEASE);
 	return was;
