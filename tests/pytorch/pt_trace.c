@@ -194,7 +194,8 @@ int main(int argc, char **argv)
 	struct asc_probe_plan plan = { 0 };
 	struct asc_attach_set *set = NULL;
 	struct asc_attach_stats ast;
-	struct asc_tgid_state st = { .open = 1 };
+	/* open and armed from the start: pt_trace has no device channel to wait for */
+	struct asc_tgid_state st = { .open = 1, .flags = ASC_TGID_ARMED };
 	struct ring_buffer *rb = NULL;
 	struct asc_pytorch *pt = NULL;
 	const char *ready = NULL, *json = NULL;
