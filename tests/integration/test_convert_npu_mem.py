@@ -12,7 +12,6 @@ ts strings with 3 decimals, and nothing else in that process.  mem-growth
 grows device memory every step, so the values differ.  (The sample also has
 APP/DDR counters, 0.0 on its card; ascbpf writes none: it cannot know DDR.)
 """
-import glob
 import json
 import os
 import re
@@ -20,29 +19,25 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
-from npu_model import ModelDaemon, read_journal  # noqa: E402
+
+
+def strict(cond, msg):
+    tc.check(cond, msg)		# trace_model's check: this test stops at the first failure
+    return True
+
 
 d = tc.workdir()
 try:
-    with ModelDaemon(cards=1, journal=True) as m:
-        jdir = os.path.join(d, "journal")
-        os.mkdir(jdir)
-        out = os.path.join(d, "out")
-        r = tc.run_ascbpf(["trace", "--level", "1", "--profile-memory", "-o", out, "--",
-                           m.bin("npu_train"), "--scenario", "mem-growth", "--steps", "3"],
-                          env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
-        tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
-        j = read_journal(jdir)
+    t = tc.trace_model(d, "mem-growth", ["--level", "1", "--profile-memory"],
+                       ["npu_train", "--scenario", "mem-growth", "--steps", 3], strict)
+    j = t.journal()
     steps = sorted(int(x["t"]) for k, x in j if k == "step")
     tc.check(steps, "no step in the journal")
     app = [x for k, x in j if k == "mem" and x["component"] == "APP" and int(x["t"]) >= steps[0]]
     app.sort(key=lambda x: int(x["t"]))
     tc.check(len(app) >= 3, "only %d APP events in the steps" % len(app))
-    runs = glob.glob(os.path.join(out, "*_ascend_pt"))
-    tc.check(len(runs) == 1, "runs %s" % runs)
-    ev = json.load(open(os.path.join(runs[0], "ASCEND_PROFILER_OUTPUT", "trace_view.json")))
+    ev = json.load(open(os.path.join(t.po, "trace_view.json")))
     mem_pid = [e["pid"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name" and
                e["args"].get("name") == "NPU MEM"]
     tc.check(len(mem_pid) == 1, "NPU MEM process_name events: %d" % len(mem_pid))

@@ -15,43 +15,29 @@ with json:
   (kernel_details.csv) or Ascend Hardware process.
 """
 import collections
-import glob
 import json
 import os
 import shutil
-import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
-from npu_model import ModelDaemon, read_journal  # noqa: E402
+
+
+def strict(cond, msg):
+    tc.check(cond, msg)		# trace_model's check: this test stops at the first failure
+    return True
 
 
 def trace(act):
     d = tc.workdir()
     try:
-        with ModelDaemon(cards=1, journal=True) as m:
-            jdir = os.path.join(d, "journal")
-            os.mkdir(jdir)
-            out = os.path.join(d, "out")
-            r = tc.run_ascbpf(["trace", "--level", "1", "--activities", act, "-o", out, "--",
-                               m.bin("npu_train"), "--scenario", "baseline", "--steps", "3"],
-                              env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
-            tc.check(r.returncode == 0, "%s: trace exited %d" % (act, r.returncode))
-            m.proc.send_signal(signal.SIGTERM)	# flushes the daemon's journal
-            m.proc.wait(timeout=30)
-            j = read_journal(jdir)
-            execs = [x for k, x in read_journal(m.journal_dir) if k == "exec"]
-        caps = glob.glob(os.path.join(out, "*.cap"))
-        tc.check(len(caps) == 1, "%s: captures %s" % (act, caps))
-        recs = tc.records(caps[0])
-        runs = glob.glob(os.path.join(out, "*_ascend_pt"))
-        tc.check(len(runs) == 1, "%s: runs %s" % (act, runs))
-        po = os.path.join(runs[0], "ASCEND_PROFILER_OUTPUT")
-        files = set(os.listdir(po))
-        events = json.load(open(os.path.join(po, "trace_view.json")))
-        return recs, j, execs, files, events
+        t = tc.trace_model(d, act, ["--level", "1", "--activities", act],
+                           ["npu_train", "--scenario", "baseline", "--steps", 3], strict,
+                           device_journal=True)
+        files = set(os.listdir(t.po))
+        events = json.load(open(os.path.join(t.po, "trace_view.json")))
+        return t.recs, t.journal(), t.execs, files, events
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -69,7 +55,6 @@ def layers(recs):
 recs, j, execs, files, events = trace("npu")
 probes, by = layers(recs)
 types = collections.Counter(r["type"] for r in recs)
-pid = recs[0]["tgid"]
 fw = [p for p in probes.values() if p["layer_name"] == "framework"]
 tc.check(all(p["kind_name"] == "step" for p in fw), "npu: framework probes %s" %
          [(p["symbol"], p["kind_name"]) for p in fw])
@@ -81,9 +66,10 @@ cn = collections.Counter(names[r["probe_id"]] for r in recs
 jn = collections.Counter(x["name"] for k, x in j if k == "api" and x["name"] in set(names.values()))
 tc.check(cn and cn == jn, "npu: CANN calls differ from the journal: %s / %s" %
          (list((jn - cn).items())[:3], list((cn - jn).items())[:3]))
-mine = [x for x in execs if int(x["pid"]) == pid]
+mine = execs		# the traced process's exec lines (trace_model)
 tc.check(types["devtask"] == len(mine) > 0 and types["sqe"] > 0,
-         "npu: %d DEVTASK for %d executed tasks, %d SQE" % (types["devtask"], len(mine), types["sqe"]))
+         "npu: %d DEVTASK for %d executed tasks, %d SQE" %
+         (types["devtask"], len(mine), types["sqe"]))
 tc.check("kernel_details.csv" in files, "npu: files %s" % sorted(files))
 cpu_ops = [e["name"] for e in events if e.get("cat") == "cpu_op"]
 tc.check(all(n.startswith("ProfilerStep#") for n in cpu_ops), "npu: cpu_ops %s" % cpu_ops[:5])
@@ -101,7 +87,8 @@ jq = sum(1 for k, x in j if k == "queue")
 tc.check(types["queue"] == jq > 0, "cpu: %d queue records, journal %d" % (types["queue"], jq))
 tc.check("operator_details.csv" in files and "kernel_details.csv" not in files,
          "cpu: files %s" % sorted(files))
-procs = {e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+procs = {e["args"]["name"] for e in events
+         if e.get("ph") == "M" and e.get("name") == "process_name"}
 tc.check("Ascend Hardware" not in procs and any(e.get("cat") == "cpu_op" for e in events),
          "cpu: processes %s" % sorted(procs))
 print("cpu: %d queue records as the journal, no CANN/driver/device record" % types["queue"])

@@ -24,13 +24,10 @@ the arguments or the return codes cannot pass.
 import collections
 import os
 import shutil
-import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
-from npu_model import ModelDaemon, read_journal  # noqa: E402
 
 # journal key -> index of the argument register holding it (x86-64 SysV, ENTER args[0..5])
 ARGS = {
@@ -67,21 +64,16 @@ def run(scenario, steps):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def strict(cond, msg):
+    tc.check(cond, msg)		# trace_model's check: this test stops at the first failure
+    return True
+
+
 def check_run(d, scenario, steps):
-    with ModelDaemon(cards=1, journal=True) as m:
-        jdir = os.path.join(d, "journal")
-        os.mkdir(jdir)
-        out = os.path.join(d, "out")
-        r = tc.run_ascbpf(["trace", "--level", "2", "-o", out, "--no-convert", "--",
-                           m.bin("npu_train"), "--scenario", scenario, "--steps", str(steps)],
-                          env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
-        tc.check(r.returncode == 0, "%s: trace exited %d" % (scenario, r.returncode))
-        m.proc.send_signal(signal.SIGTERM)
-        m.proc.wait(timeout=30)
-        caps = [f for f in os.listdir(out) if f.endswith(".cap")]
-        tc.check(len(caps) == 1, "captures %s" % caps)
-        recs = tc.records(os.path.join(out, caps[0]))
-        japi = [x for k, x in read_journal(jdir) if k == "api"]
+    t = tc.trace_model(d, scenario, ["--level", "2", "--no-convert"],
+                       ["npu_train", "--scenario", scenario, "--steps", steps], strict, runs=0)
+    recs = t.recs
+    japi = [x for k, x in t.journal() if k == "api"]
     tc.check(tc.stats(recs)["drops"] == 0, "%s: drops" % scenario)
     probes = {p["probe_id"]: p for p in recs if p["type"] == "probe"}
     # ENTER/EXIT pairs per (tid, probe id), innermost first; then per (name, tid) by entry

@@ -29,7 +29,8 @@ from npu_model import ModelDaemon  # noqa: E402
 def check_steps(recs, what):
     steps = [x for x in recs if x["type"] == "step"]
     idx = [s["step"] for s in steps]
-    tc.check(idx and idx == list(range(len(idx))), "%s: STEP indices %s..., %d records, %d distinct" %
+    tc.check(idx and idx == list(range(len(idx))),
+             "%s: STEP indices %s..., %d records, %d distinct" %
              (what, idx[:8], len(idx), len(set(idx))))
     return steps
 
@@ -73,7 +74,8 @@ try:
              (sum(1 for x in calls if not lo <= x["ts_ns"] <= hi), len(calls)))
     ccalls, unpaired = tc.calls(recs)
     tc.check(not unpaired and len(ccalls) == 2 * 3,
-             "schedule: %d calls (%d unpaired), want 2 steps x 3 calls" % (len(ccalls), len(unpaired)))
+             "schedule: %d calls (%d unpaired), want 2 steps x 3 calls" %
+             (len(ccalls), len(unpaired)))
     t.stop()
     print("schedule: steps 1 and 2 recorded, %d calls" % len(ccalls))
     print("PASS")

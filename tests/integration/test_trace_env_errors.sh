@@ -131,4 +131,5 @@ print("aclrtMalloc: %d enter, %d exit" % (ent, ext))
 # 2 ms between calls for 1 s: a few hundred calls, every one paired (at most the edges not)
 assert ent > 50 and abs(ent - ext) <= 1, (ent, ext)
 EOF
-echo "PASS: zombie, no BTF, no uprobes: exit 2, nothing written; missing symbols: warned, the rest traced"
+echo "PASS: zombie, no BTF, no uprobes: exit 2, nothing written;" \
+	"missing symbols: warned, the rest traced"
