@@ -123,6 +123,13 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 pid_tgid, __u3
 	submit(s);
 }
 
+static __always_inline void fill_enter(struct asc_enter *e, struct pt_regs *ctx, __u64 pid_tgid,
+				       __u32 id, __u64 ts)
+{
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
+	read_args(ctx, e->args);
+}
+
 /* ENTER with the six argument registers; returns 0 if nothing was emitted. */
 static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
 {
@@ -130,8 +137,7 @@ static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32
 
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
-	read_args(ctx, e->args);
+	fill_enter(e, ctx, pid_tgid, id, ts);
 	submit(e);
 	if (with_stack)
 		emit_stack(ctx, pid_tgid, id, ts);
@@ -164,17 +170,19 @@ int BPF_KRETPROBE(asc_call_exit)
 
 /* ---- op names ---- */
 
-static __always_inline void emit_opname(__u64 pid_tgid, __u32 id, __u64 ts, const void *src,
-					__u64 len, int is_cstr)
+/* Where an OPNAME's bytes are: nowhere (no OPNAME), a std::string's data + length, a C string. */
+#define NAME_NONE	0
+#define NAME_SPAN	1
+#define NAME_CSTR	2
+
+static __always_inline void fill_opname(struct asc_opname *o, __u64 pid_tgid, __u32 id, __u64 ts,
+					const void *src, __u64 len, int kind)
 {
-	struct asc_opname *o = reserve(sizeof(*o));
 	long n;
 
-	if (!o)
-		return;
 	fill_hdr(&o->hdr, ASC_REC_OPNAME, sizeof(*o), pid_tgid, id, ts);
 	o->flags = 0;
-	if (is_cstr) {
+	if (kind == NAME_CSTR) {
 		n = bpf_probe_read_user_str(o->name, sizeof(o->name), src);
 		if (n < 0) {
 			asc_stat_add(name_lost, 1);
@@ -197,7 +205,42 @@ static __always_inline void emit_opname(__u64 pid_tgid, __u32 id, __u64 ts, cons
 		o->name[len] = 0;
 		o->len = len;
 	}
-	submit(o);
+}
+
+/*
+ * One sample for the records of one call (bpf/ascbpf_events.h "Samples"):
+ * one reservation, one submit and one wake-up check instead of one each.
+ */
+struct grp_enter_opname {
+	struct asc_enter e;
+	struct asc_opname o;
+};
+
+/*
+ * ENTER + OPNAME of an op-name site.  With --with-stack the STACK belongs
+ * right after the ENTER: then the three are written as separate samples.
+ */
+static __always_inline void emit_enter_opname(struct pt_regs *ctx, __u64 pid_tgid, __u32 id,
+					      __u64 ts, const void *src, __u64 len, int kind)
+{
+	struct grp_enter_opname *g;
+	struct asc_opname *o;
+
+	if (with_stack) {
+		emit_enter(ctx, pid_tgid, id, ts);
+		o = reserve(sizeof(*o));
+		if (!o)
+			return;
+		fill_opname(o, pid_tgid, id, ts, src, len, kind);
+		submit(o);
+		return;
+	}
+	g = reserve_group(sizeof(*g), 2);
+	if (!g)
+		return;
+	fill_enter(&g->e, ctx, pid_tgid, id, ts);
+	fill_opname(&g->o, pid_tgid, id, ts, src, len, kind);
+	submit(g);
 }
 
 /* arg0: const std::string & (libstdc++: data pointer at 0, length at 8). */
@@ -213,12 +256,11 @@ int BPF_KPROBE(asc_opname_stdstr_enter, void *str)
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
-	emit_enter(ctx, pid_tgid, id, ts);
 	if (bpf_probe_read_user(&s, sizeof(s), str) < 0) {
 		asc_stat_add(name_lost, 1);	/* an empty name below, counted */
 		s.len = 0;
 	}
-	emit_opname(pid_tgid, id, ts, s.data, s.len, 0);
+	emit_enter_opname(ctx, pid_tgid, id, ts, s.data, s.len, NAME_SPAN);
 	return 0;
 }
 
@@ -234,8 +276,7 @@ int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
-	emit_enter(ctx, pid_tgid, id, ts);
-	emit_opname(pid_tgid, id, ts, name, 0, 1);
+	emit_enter_opname(ctx, pid_tgid, id, ts, name, 0, NAME_CSTR);
 	return 0;
 }
 
@@ -248,11 +289,48 @@ int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
 #define QP_EXECUTE_OPAPI	7	/* paramVal -> ExecuteParasOpApi { char opType[100]; ... } */
 #define QP_EXECUTE_OPAPI_V2	8	/* paramVal -> ExecuteParasOpApiV2 { std::string *opName; ... } */
 
+static __always_inline void fill_queue(struct asc_queue *q, __u64 pid_tgid, __u32 id, __u64 ts,
+				       const __u64 *v, __u32 side)
+{
+	fill_hdr(&q->hdr, ASC_REC_QUEUE, sizeof(*q), pid_tgid, id, ts);
+	q->stream = v[0];
+	q->param_type = (__u32)v[1];
+	q->correlation_id = v[4];
+	q->side = side;
+}
+
+/* The samples a queue site writes (one reservation each, bpf/ascbpf_events.h "Samples"). */
+struct grp_queue_opname {
+	struct asc_queue q;
+	struct asc_opname o;
+};
+
+struct grp_enter_queue {
+	struct asc_enter e;
+	struct asc_queue q;
+};
+
+struct grp_enter_queue_opname {
+	struct asc_enter e;
+	struct asc_queue q;
+	struct asc_opname o;
+};
+
+/*
+ * Records of a queue site, in this order, one sample: ENTER (with_enter: the
+ * site has a uretprobe, a span), QUEUE, and at Enqueue the OPNAME read from
+ * the slot itself (so OpCommand::RunOpApiV2 needs no probe; same probe id
+ * and ts).  The name's source is read before the reservation, whose size it
+ * decides.  With --with-stack the ENTER and its STACK come first as samples
+ * of their own.
+ */
 static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u32 side,
 				       int with_enter)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct asc_queue *q;
+	struct { const void *data; __u64 len; } str = {};
+	const void *src = NULL;
+	int name = NAME_NONE;
 	__u64 v[5] = {};
 	__u32 id;
 	__u64 ts;
@@ -261,37 +339,59 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 		return 0;
 	id = bpf_get_attach_cookie(ctx);
 	ts = bpf_ktime_get_ns();
-	if (with_enter)
-		emit_enter(ctx, pid_tgid, id, ts);
-	q = reserve(sizeof(*q));
-	if (!q)
-		return 0;
-	fill_hdr(&q->hdr, ASC_REC_QUEUE, sizeof(*q), pid_tgid, id, ts);
 	bpf_probe_read_user(v, sizeof(v), qp);	/* zeros on fault */
-	q->stream = v[0];
-	q->param_type = (__u32)v[1];
-	q->correlation_id = v[4];
-	q->side = side;
-	submit(q);
-	if (side != ASC_QUEUE_ENQUEUE || !v[3])
-		return 0;
-	/*
-	 * The op name from the slot itself, so that OpCommand::RunOpApiV2 needs
-	 * no probe: an OPNAME after the QUEUE (the next record of this thread;
-	 * other CPUs may reserve in between), same probe id and ts.
-	 */
-	if ((__u32)v[1] == QP_EXECUTE_OPAPI_V2) {
-		struct { const void *data; __u64 len; } str = {};
-		__u64 strp = 0;
+	if (side == ASC_QUEUE_ENQUEUE && v[3]) {
+		if ((__u32)v[1] == QP_EXECUTE_OPAPI_V2) {
+			__u64 strp = 0;
 
-		if (bpf_probe_read_user(&strp, sizeof(strp), (void *)v[3]) < 0 || !strp ||
-		    bpf_probe_read_user(&str, sizeof(str), (void *)strp) < 0) {
-			asc_stat_add(name_lost, 1);
-			return 0;
+			if (bpf_probe_read_user(&strp, sizeof(strp), (void *)v[3]) < 0 || !strp ||
+			    bpf_probe_read_user(&str, sizeof(str), (void *)strp) < 0)
+				asc_stat_add(name_lost, 1);	/* QUEUE without an OPNAME */
+			else
+				name = NAME_SPAN;
+			src = str.data;
+		} else if ((__u32)v[1] == QP_EXECUTE_OPAPI ||
+			   (__u32)v[1] == QP_COMPILE_AND_EXECUTE) {
+			name = NAME_CSTR;
+			src = (const void *)v[3];
 		}
-		emit_opname(pid_tgid, id, ts, str.data, str.len, 0);
-	} else if ((__u32)v[1] == QP_EXECUTE_OPAPI || (__u32)v[1] == QP_COMPILE_AND_EXECUTE) {
-		emit_opname(pid_tgid, id, ts, (void *)v[3], 0, 1);
+	}
+	if (with_enter && with_stack) {
+		emit_enter(ctx, pid_tgid, id, ts);
+		with_enter = 0;
+	}
+	if (with_enter && name != NAME_NONE) {
+		struct grp_enter_queue_opname *g = reserve_group(sizeof(*g), 3);
+
+		if (!g)
+			return 0;
+		fill_enter(&g->e, ctx, pid_tgid, id, ts);
+		fill_queue(&g->q, pid_tgid, id, ts, v, side);
+		fill_opname(&g->o, pid_tgid, id, ts, src, str.len, name);
+		submit(g);
+	} else if (with_enter) {
+		struct grp_enter_queue *g = reserve_group(sizeof(*g), 2);
+
+		if (!g)
+			return 0;
+		fill_enter(&g->e, ctx, pid_tgid, id, ts);
+		fill_queue(&g->q, pid_tgid, id, ts, v, side);
+		submit(g);
+	} else if (name != NAME_NONE) {
+		struct grp_queue_opname *g = reserve_group(sizeof(*g), 2);
+
+		if (!g)
+			return 0;
+		fill_queue(&g->q, pid_tgid, id, ts, v, side);
+		fill_opname(&g->o, pid_tgid, id, ts, src, str.len, name);
+		submit(g);
+	} else {
+		struct asc_queue *q = reserve(sizeof(*q));
+
+		if (!q)
+			return 0;
+		fill_queue(q, pid_tgid, id, ts, v, side);
+		submit(q);
 	}
 	return 0;
 }

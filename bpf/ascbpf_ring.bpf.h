@@ -80,6 +80,20 @@ static __always_inline void *reserve(__u32 size)
 	return rec;
 }
 
+/*
+ * One sample for nr records that belong together, back to back (a packed
+ * struct of record structs: bpf/ascbpf_events.h "Samples"), or NULL with
+ * all nr counted as drops: stats.drops counts records, not samples.
+ */
+static __always_inline void *reserve_group(__u32 size, __u32 nr)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		asc_stat_add(drops, nr);
+	return rec;
+}
+
 /* Submits without a wake-up (the consumer polls) unless the ring is filling up. */
 static __always_inline void submit(void *rec)
 {

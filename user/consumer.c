@@ -11,7 +11,7 @@
 
 void asc_consumer_reset(struct asc_consumer *c)
 {
-	c->records = c->bytes = c->bad = c->sink_errors = c->loader_events = 0;
+	c->records = c->bytes = c->bad = c->sink_errors = c->loader_events = c->groups = 0;
 	memset(c->by_type, 0, sizeof(c->by_type));
 	memset(c->by_layer, 0, sizeof(c->by_layer));
 }
@@ -36,29 +36,24 @@ unsigned int asc_consumer_layer_of(const struct asc_consumer *c, const struct as
 	return 0;
 }
 
-int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size)
+/* One record of an accepted sample: checked, counted, handed on.  0, -EBADMSG or the sink's error. */
+static int handle_record(struct asc_consumer *c, const struct asc_hdr *h)
 {
-	const struct asc_hdr *h = data;
 	char why[96];
 	int err;
 
-	if (!data || size < sizeof(*h)) {
-		c->bad++;
-		asc_dbg("ring buffer: sample of %zu bytes is shorter than a header\n", size);
-		return -EBADMSG;
-	}
 	if (h->type == ASC_REC_INVALID || h->type >= ASC_REC_USER_BASE) {
 		c->bad++;
 		asc_dbg("ring buffer: record type %u cannot come from BPF\n", h->type);
 		return -EBADMSG;
 	}
 	why[0] = 0;
-	err = asc_rec_check(data, size, why, sizeof(why));
+	err = asc_rec_check(h, h->size, why, sizeof(why));
 	if (err != 0) {
 		/* 1 = a type this build does not know: BPF and loader disagree */
 		c->bad++;
 		asc_dbg("ring buffer: bad %s record (%u bytes): %s\n",
-			asc_rec_type_name(h->type) ?: "unknown", (unsigned int)size,
+			asc_rec_type_name(h->type) ?: "unknown", (unsigned int)h->size,
 			err == 1 ? "unknown type" : why);
 		return -EBADMSG;
 	}
@@ -69,17 +64,68 @@ int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size)
 		return 0;
 	}
 	c->records++;
-	c->bytes += size;
+	c->bytes += h->size;
 	c->by_type[h->type]++;
 	c->by_layer[asc_consumer_layer_of(c, h)]++;
 	if (c->sink) {
-		err = c->sink(c->sink_ctx, data, size);
+		err = c->sink(c->sink_ctx, h, h->size);
 		if (err) {
 			c->sink_errors++;
 			return err;
 		}
 	}
 	return 0;
+}
+
+/*
+ * Whether the records' sizes tile the sample exactly: each at least a
+ * header, a multiple of 8 (so the next header stays aligned) and inside
+ * the sample.  Returns the number of records, or 0 when they do not.
+ */
+static size_t sample_records(const unsigned char *p, size_t size)
+{
+	size_t off = 0, n = 0;
+
+	while (off < size) {
+		const struct asc_hdr *h = (const struct asc_hdr *)(p + off);
+
+		if (size - off < sizeof(*h) || h->size < sizeof(*h) || h->size % 8 ||
+		    h->size > size - off)
+			return 0;
+		off += h->size;
+		n++;
+	}
+	return n;
+}
+
+int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size)
+{
+	const unsigned char *p = data;
+	size_t off, nrec;
+	int ret = 0, err;
+
+	if (!data || size < sizeof(struct asc_hdr)) {
+		c->bad++;
+		asc_dbg("ring buffer: sample of %zu bytes is shorter than a header\n", size);
+		return -EBADMSG;
+	}
+	nrec = sample_records(p, size);
+	if (!nrec) {
+		/* no record boundary in it can be trusted: none of it reaches the sink */
+		c->bad++;
+		asc_dbg("ring buffer: sample of %zu bytes: record sizes (first %u) do not add up "
+			"to it\n", size, (unsigned int)((const struct asc_hdr *)p)->size);
+		return -EBADMSG;
+	}
+	if (nrec > 1)
+		c->groups++;
+	for (off = 0; off < size; off += ((const struct asc_hdr *)(p + off))->size) {
+		/* a bad record or a sink failure does not hide the next records of the sample */
+		err = handle_record(c, (const struct asc_hdr *)(p + off));
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
 }
 
 int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t len)

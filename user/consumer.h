@@ -3,14 +3,20 @@
  * consumer.h - the ring-buffer record handler of `ascbpf trace`, a pure
  * function of the bytes it is given so it can be tested on synthetic input.
  *
- * Contract: asc_consumer_handle() is called once per ring-buffer sample.  It
- * accepts only records BPF may write (types below ASC_REC_USER_BASE, exact
- * fixed size, hdr.size equal to the sample size, counts within bounds, as
- * asc_rec_check() defines), hands each accepted record to the sink, and
- * counts records, bytes, per-type and per-layer events.  A malformed sample
- * is counted in `bad` and never reaches the sink.  The loader hook record
- * (ENTER with probe id == loader_probe_id) goes to on_loader instead of the
- * sink, so the capture holds only traced calls.
+ * Contract: asc_consumer_handle() is called once per ring-buffer sample.  A
+ * sample holds one record or several written together by one BPF program
+ * run (bpf/ascbpf_events.h "Samples"), back to back, each with its own
+ * asc_hdr: their hdr.size must tile the sample exactly (each at least a
+ * header and a multiple of 8), or no record boundary in it can be trusted
+ * and the whole sample is counted once in `bad` and none of it reaches the
+ * sink.  Within a well-formed sample each record is checked on its own: it
+ * is accepted only if BPF may write it (type below ASC_REC_USER_BASE, exact
+ * fixed size, counts within bounds, as asc_rec_check() defines); a bad one
+ * is counted in `bad` and skipped, the others are handed to the sink in
+ * order, byte for byte, exactly as if each had been a sample of its own.
+ * Accepted records are counted (records, bytes, per type, per layer).  The
+ * loader hook record (ENTER with probe id == loader_probe_id) goes to
+ * on_loader instead of the sink, so the capture holds only traced calls.
  */
 #ifndef __ASCBPF_CONSUMER_H
 #define __ASCBPF_CONSUMER_H
@@ -39,9 +45,10 @@ struct asc_consumer {
 	/* counters */
 	uint64_t records;		/* records accepted (and passed to the sink) */
 	uint64_t bytes;			/* bytes of accepted records */
-	uint64_t bad;			/* malformed samples dropped */
+	uint64_t bad;			/* malformed samples and records dropped */
 	uint64_t sink_errors;		/* sink failures */
 	uint64_t loader_events;		/* loader-hook notifications */
+	uint64_t groups;		/* well-formed samples of more than one record */
 	uint64_t by_type[ASC_REC_USER_BASE];
 	uint64_t by_layer[ASC_CONSUMER_LAYERS];
 };
@@ -49,7 +56,10 @@ struct asc_consumer {
 /* Zeroes the counters, keeps the callbacks and the probe layer table. */
 void asc_consumer_reset(struct asc_consumer *c);
 
-/* Returns 0 (accepted), -EBADMSG (malformed, counted) or the sink's error. */
+/*
+ * Returns 0 (every record accepted), else the first failure among the
+ * sample's records: -EBADMSG (malformed, counted) or the sink's error.
+ */
 int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size);
 
 /* Layer a record counts under (ASC_LAYER_*, 0 when not known). */

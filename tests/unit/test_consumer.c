@@ -2,7 +2,10 @@
 /*
  * test_consumer.c - the ring-buffer record handler on synthetic samples:
  * well-formed BPF records reach the sink and are counted by type and layer;
- * wrong sizes, userspace types, out-of-bounds counts never do.
+ * wrong sizes, userspace types, out-of-bounds counts never do; samples of
+ * several records (one BPF reservation for records that belong together)
+ * reach the sink record by record, byte for byte, and a sample whose inner
+ * sizes do not tile it reaches it not at all.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,22 +16,33 @@
 #include <cmocka.h>
 #include "consumer.h"
 
+#define LOG_RECS	8
+
 struct sink_log {
 	int calls;
 	size_t last_size;
 	uint16_t last_type;
 	int fail;
+	int fail_call;		/* with fail: only this call (1-based) fails; 0: every call */
 	int loader_calls;
 	uint32_t loader_tgid;
+	unsigned char rec[LOG_RECS][256];	/* copies of the first LOG_RECS records */
+	size_t size[LOG_RECS];
 };
 
 static int sink(void *ctx, const void *rec, size_t size)
 {
 	struct sink_log *l = ctx;
 
+	if (l->calls < LOG_RECS && size <= sizeof(l->rec[0])) {
+		memcpy(l->rec[l->calls], rec, size);
+		l->size[l->calls] = size;
+	}
 	l->calls++;
 	l->last_size = size;
 	l->last_type = ((const struct asc_hdr *)rec)->type;
+	if (l->fail_call && l->calls != l->fail_call)
+		return 0;
 	return l->fail;
 }
 
@@ -265,6 +279,144 @@ static void test_layer_summary(void **state)
 	assert_string_equal(buf, "framework=0 cann=2 driver=0 memory=0 python=0 other=0");
 }
 
+/* The records of a Level1 Enqueue, as one sample: ENTER, QUEUE, OPNAME. */
+struct group_eqo {
+	struct asc_enter e;
+	struct asc_queue q;
+	struct asc_opname o;
+};
+
+static void make_group(struct group_eqo *g)
+{
+	memset(g, 0, sizeof(*g));
+	hdr(&g->e.hdr, ASC_REC_ENTER, sizeof(g->e), 2);
+	g->e.args[1] = 0x1234;
+	hdr(&g->q.hdr, ASC_REC_QUEUE, sizeof(g->q), 2);
+	g->q.correlation_id = 77;
+	g->q.param_type = 8;
+	hdr(&g->o.hdr, ASC_REC_OPNAME, sizeof(g->o), 2);
+	g->o.len = 3;
+	memcpy(g->o.name, "Add", 4);
+}
+
+static void test_sample_of_several_records(void **state)
+{
+	struct asc_consumer c;
+	struct sink_log l;
+	struct group_eqo g;
+
+	(void)state;
+	_Static_assert(sizeof(g) == sizeof(g.e) + sizeof(g.q) + sizeof(g.o), "packed group");
+	setup_consumer(&c, &l);
+	make_group(&g);
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), 0);
+	assert_int_equal(l.calls, 3);
+	/* in order, each exactly its own bytes: as three samples of one record would be */
+	assert_int_equal(l.size[0], sizeof(g.e));
+	assert_memory_equal(l.rec[0], &g.e, sizeof(g.e));
+	assert_int_equal(l.size[1], sizeof(g.q));
+	assert_memory_equal(l.rec[1], &g.q, sizeof(g.q));
+	assert_int_equal(l.size[2], sizeof(g.o));
+	assert_memory_equal(l.rec[2], &g.o, sizeof(g.o));
+	assert_int_equal(c.records, 3);
+	assert_int_equal(c.bytes, sizeof(g));
+	assert_int_equal(c.groups, 1);
+	assert_int_equal(c.by_type[ASC_REC_ENTER], 1);
+	assert_int_equal(c.by_type[ASC_REC_QUEUE], 1);
+	assert_int_equal(c.by_type[ASC_REC_OPNAME], 1);
+	assert_int_equal(c.by_layer[ASC_LAYER_FRAMEWORK], 3);
+	assert_int_equal(c.bad, 0);
+	/* a sample of one record is not a group */
+	assert_int_equal(asc_consumer_handle(&c, &g.q, sizeof(g.q)), 0);
+	assert_int_equal(c.groups, 1);
+	assert_int_equal(c.records, 4);
+}
+
+static void test_group_with_garbled_size_rejected(void **state)
+{
+	struct asc_consumer c;
+	struct sink_log l;
+	struct group_eqo g;
+
+	(void)state;
+	setup_consumer(&c, &l);
+	/* truncated: the last record cut short */
+	make_group(&g);
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g) - 8), -EBADMSG);
+	/* truncated inside the last header */
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g.e) + sizeof(g.q) + 16), -EBADMSG);
+	/* an inner size beyond the sample */
+	g.q.hdr.size = sizeof(g.q) + sizeof(g.o) + 8;
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), -EBADMSG);
+	/* an inner size of 0 (would never advance) and one shorter than a header */
+	g.q.hdr.size = 0;
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), -EBADMSG);
+	g.q.hdr.size = 16;
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), -EBADMSG);
+	/* not a multiple of 8: the next header would be misaligned */
+	g.q.hdr.size = sizeof(g.q) + 4;
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), -EBADMSG);
+	/* the first record's size leaves a tail shorter than a header */
+	make_group(&g);
+	g.e.hdr.size = sizeof(g) - 8;
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), -EBADMSG);
+	/* nothing of any of them reached the sink; each sample counted once */
+	assert_int_equal(l.calls, 0);
+	assert_int_equal(c.records, 0);
+	assert_int_equal(c.groups, 0);
+	assert_int_equal(c.bad, 7);
+}
+
+static void test_bad_record_in_group_skipped(void **state)
+{
+	struct asc_consumer c;
+	struct sink_log l;
+	struct group_eqo g;
+
+	(void)state;
+	setup_consumer(&c, &l);
+	make_group(&g);
+	g.q.hdr.type = ASC_REC_DEVTASK;		/* a userspace type, at a plausible size */
+	g.o.len = ASC_NAME_LEN + 1;		/* out of bounds */
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), -EBADMSG);
+	assert_int_equal(l.calls, 1);
+	assert_memory_equal(l.rec[0], &g.e, sizeof(g.e));
+	assert_int_equal(c.bad, 2);
+	assert_int_equal(c.records, 1);
+	/* an ENTER of a wrong size that still tiles the sample: that record alone is bad */
+	make_group(&g);
+	g.e.hdr.size = sizeof(g.e) + sizeof(g.q);
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), -EBADMSG);
+	assert_int_equal(l.calls, 2);
+	assert_memory_equal(l.rec[1], &g.o, sizeof(g.o));
+	assert_int_equal(c.bad, 3);
+}
+
+static void test_group_loader_record_and_sink_error(void **state)
+{
+	struct asc_consumer c;
+	struct sink_log l;
+	struct group_eqo g;
+
+	(void)state;
+	setup_consumer(&c, &l);
+	make_group(&g);
+	g.e.hdr.probe_id = 99;			/* the loader hook: not for the capture */
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), 0);
+	assert_int_equal(l.loader_calls, 1);
+	assert_int_equal(l.calls, 2);
+	assert_int_equal(l.rec[0][0], ASC_REC_QUEUE);
+	assert_int_equal(c.records, 2);
+	/* the sink fails on the QUEUE: the error is returned, the OPNAME still offered */
+	make_group(&g);
+	l.fail = -ENOSPC;
+	l.fail_call = 4;
+	assert_int_equal(asc_consumer_handle(&c, &g, sizeof(g)), -ENOSPC);
+	assert_int_equal(l.calls, 5);
+	assert_int_equal(c.sink_errors, 1);
+	assert_int_equal(c.bad, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +430,10 @@ int main(void)
 		cmocka_unit_test(test_loader_record_not_in_capture),
 		cmocka_unit_test(test_sink_error_counted),
 		cmocka_unit_test(test_layer_summary),
+		cmocka_unit_test(test_sample_of_several_records),
+		cmocka_unit_test(test_group_with_garbled_size_rejected),
+		cmocka_unit_test(test_bad_record_in_group_skipped),
+		cmocka_unit_test(test_group_loader_record_and_sink_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
