@@ -15,6 +15,13 @@
  *  - Records written by BPF have a fixed size per type.  Records written by
  *    userspace (types >= ASC_REC_USER_BASE) may carry a trailing string and
  *    therefore a variable size, always padded to 8 bytes.
+ *  - Samples: one ring-buffer sample holds one record, or several that one
+ *    BPF program run writes together (ENTER + QUEUE of a Dequeue, QUEUE +
+ *    OPNAME of an Enqueue, ENTER + OPNAME), back to back in the order they
+ *    would have had as separate samples, each with its own asc_hdr; their
+ *    hdr.size values add up to the sample's size.  The consumer
+ *    (user/consumer.h) splits them: the capture file holds the same records,
+ *    byte for byte, as if each had been a sample of its own.
  *  - All host times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns()).
  *    Device times are raw system-counter ticks; the capture's clock records
  *    (ASC_REC_CLOCK, ASC_REC_DEVCLOCK) convert both to wall time.
