@@ -94,14 +94,46 @@ static __always_inline void *reserve_group(__u32 size, __u32 nr)
 	return rec;
 }
 
-/* Submits without a wake-up (the consumer polls) unless the ring is filling up. */
+/*
+ * Producer position (bytes ever reserved) at this object's last forced
+ * wake-up.  Plain loads and stores: CPUs that race here only add a wake-up.
+ */
+__u64 wake_prod_pos = 0;
+
+/*
+ * Submits without a wake-up (the consumer polls) unless the ring is filling
+ * up: then once, and again only after another eighth of wakeup_bytes was
+ * produced.  A forced wake-up is an irq_work, i.e. a self-IPI (a VM exit on
+ * our VM) per record that asks for one: asking on every record while the
+ * consumer drains a ring above the mark made each of them pay it (per call
+ * at --level 1, docs/trace.md "Cost").  The consumer is either draining
+ * already or in its poll, whose wake-up the first one delivers; a wake-up
+ * that lands during a drain is lost, so the next one comes at most an
+ * eighth of the mark later, well before the ring is full.
+ */
 static __always_inline void submit(void *rec)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) {
+		__u64 pos = bpf_ringbuf_query(&events, BPF_RB_PROD_POS);
+
+		if (pos - *(volatile __u64 *)&wake_prod_pos >= wakeup_bytes / 8) {
+			*(volatile __u64 *)&wake_prod_pos = pos;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
 	bpf_ringbuf_submit(rec, flags);
+}
+
+/*
+ * Submits without the wake-up check: only for a record that another record
+ * of the same call follows soon on the same thread (an ENTER whose EXIT
+ * checks: ASC_COOKIE_EXIT_WAKES), so the check is made one record later.
+ */
+static __always_inline void submit_quiet(void *rec)
+{
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
 
 /* Submits and wakes the consumer now: rare records the loader must act on at once. */

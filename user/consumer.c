@@ -5,6 +5,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include "consumer.h"
 #include "log.h"
 #include "records.h"
@@ -139,4 +144,112 @@ int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t l
 			(unsigned long long)c->by_layer[ASC_LAYER_PYTHON],
 			(unsigned long long)(c->by_layer[0] + c->by_layer[ASC_LAYER_DEVICE] +
 					     c->by_layer[7]));
+}
+
+/* ---- the ring buffer's reading side ---- */
+
+int asc_ring_open(struct asc_ring *r, int map_fd, asc_ring_sample_fn fn, void *ctx)
+{
+	struct bpf_map_info info;
+	struct epoll_event ev = { .events = EPOLLIN };
+	__u32 len = sizeof(info);
+	void *p;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->map_fd = map_fd;
+	r->epoll_fd = -1;
+	r->fn = fn;
+	r->ctx = ctx;
+	memset(&info, 0, sizeof(info));
+	if (!fn || bpf_obj_get_info_by_fd(map_fd, &info, &len) < 0)
+		return fn ? -errno : -EINVAL;
+	if (info.type != BPF_MAP_TYPE_RINGBUF || !info.max_entries ||
+	    (info.max_entries & (info.max_entries - 1))) {
+		asc_err("ring buffer: map %d is not a ring buffer\n", map_fd);
+		return -EINVAL;
+	}
+	r->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	r->mask = info.max_entries - 1;
+	p = mmap(NULL, r->page_size, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	r->consumer_pos = p;
+	/* the data pages are mapped twice in a row: a sample never wraps for the reader */
+	r->map_len = r->page_size + 2 * (size_t)info.max_entries;
+	p = mmap(NULL, r->map_len, PROT_READ, MAP_SHARED, map_fd, (off_t)r->page_size);
+	if (p == MAP_FAILED)
+		goto fail;
+	r->producer_pos = p;
+	r->data = (const unsigned char *)p + r->page_size;
+	r->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epoll_fd < 0 || epoll_ctl(r->epoll_fd, EPOLL_CTL_ADD, map_fd, &ev) < 0)
+		goto fail;
+	return 0;
+fail:
+	err = -errno;
+	asc_err("ring buffer: cannot map or watch it: %s\n", strerror(-err));
+	asc_ring_close(r);
+	return err;
+}
+
+int asc_ring_consume(struct asc_ring *r)
+{
+	uint64_t cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED);	/* ours alone */
+	uint64_t published = cons, prod;
+	int n = 0, err, more;
+
+	do {
+		more = 0;
+		prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
+		while (cons < prod) {
+			const uint32_t *hdr = (const uint32_t *)(r->data + (cons & r->mask));
+			uint32_t raw = __atomic_load_n(hdr, __ATOMIC_ACQUIRE), len;
+
+			if (raw & BPF_RINGBUF_BUSY_BIT)
+				goto out;	/* reserved, not yet committed: next drain */
+			more = 1;
+			len = raw & ~(uint32_t)BPF_RINGBUF_DISCARD_BIT;
+			/* hdr.len is the sample's size; each slot is 8-aligned, header included */
+			cons += (BPF_RINGBUF_HDR_SZ + len + 7) & ~7ull;
+			if (!(raw & BPF_RINGBUF_DISCARD_BIT)) {
+				err = r->fn(r->ctx, (void *)(hdr + 2), len);
+				if (err < 0) {
+					__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
+					return err;
+				}
+				n++;
+			}
+			if (cons - published >= ASC_RING_PUBLISH_BYTES) {
+				__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
+				published = cons;
+			}
+		}
+	} while (more);
+out:
+	if (cons != published)
+		__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
+	return n;
+}
+
+int asc_ring_poll(struct asc_ring *r, int timeout_ms)
+{
+	struct epoll_event ev;
+
+	if (epoll_wait(r->epoll_fd, &ev, 1, timeout_ms) < 0)
+		return -errno;
+	return asc_ring_consume(r);
+}
+
+void asc_ring_close(struct asc_ring *r)
+{
+	if (r->epoll_fd >= 0)
+		close(r->epoll_fd);
+	if (r->producer_pos)
+		munmap((void *)r->producer_pos, r->map_len);
+	if (r->consumer_pos)
+		munmap(r->consumer_pos, r->page_size);
+	r->epoll_fd = -1;
+	r->producer_pos = NULL;
+	r->consumer_pos = NULL;
 }

@@ -71,4 +71,51 @@ unsigned int asc_consumer_layer_of(const struct asc_consumer *c, const struct as
  */
 int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t len);
 
+/*
+ * The reading side of the BPF ring buffer (`events`), in place of libbpf's
+ * ring_buffer__poll/consume.  The difference is when the consumer position
+ * is published: libbpf stores it after every sample, and every BPF reserve
+ * (and wake-up check) on the other CPU reads it, so while a drain runs each
+ * record's reservation misses on a line the consumer just wrote.  Here it is
+ * published every ASC_RING_PUBLISH_BYTES consumed and at the end of a drain:
+ * the ring looks that much fuller to BPF for a moment, nothing else changes
+ * (samples are handed over in ring order, discarded ones skipped).
+ */
+#define ASC_RING_PUBLISH_BYTES	(256u << 10)
+
+/* Receives one ring sample (asc_consumer_handle's input); a negative return stops the drain. */
+typedef int (*asc_ring_sample_fn)(void *ctx, void *data, size_t size);
+
+struct asc_ring {
+	int map_fd;
+	int epoll_fd;
+	size_t page_size;
+	uint64_t mask;			/* data size - 1 */
+	uint64_t *consumer_pos;		/* the writable page */
+	const uint64_t *producer_pos;	/* read-only: producer page, then the data twice */
+	const unsigned char *data;
+	size_t map_len;			/* of the read-only mapping */
+	asc_ring_sample_fn fn;
+	void *ctx;
+};
+
+/* Maps the ring of BPF_MAP_TYPE_RINGBUF map_fd; 0 or -errno (nothing left to close). */
+int asc_ring_open(struct asc_ring *r, int map_fd, asc_ring_sample_fn fn, void *ctx);
+
+/*
+ * Hands every committed sample to fn, in order, until the ring is empty or
+ * the next sample is still being written.  Returns the samples handed over
+ * or fn's negative return.
+ */
+int asc_ring_consume(struct asc_ring *r);
+
+/*
+ * Waits up to timeout_ms for a wake-up from BPF (or data left from before),
+ * then consumes.  Returns what asc_ring_consume returns, or -errno of the
+ * wait (-EINTR on a signal).
+ */
+int asc_ring_poll(struct asc_ring *r, int timeout_ms);
+
+void asc_ring_close(struct asc_ring *r);
+
 #endif /* __ASCBPF_CONSUMER_H */

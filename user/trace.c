@@ -342,7 +342,8 @@ struct trace {
 	struct ascbpf_bpf *skel;
 	struct asc_attach_set *set;
 	struct bpf_link *tp_links[5];
-	struct ring_buffer *rb;
+	struct asc_ring rb;		/* the events ring (user/consumer.h) */
+	int rb_open;
 	struct asc_consumer cons;
 	struct target targets[MAX_TARGETS];
 	int nr_targets;
@@ -2711,7 +2712,8 @@ static void trace_cleanup(struct trace *t, int failed)
 	}
 	if (failed && t->created_outdir)
 		rmdir(t->outdir);
-	ring_buffer__free(t->rb);
+	if (t->rb_open)
+		asc_ring_close(&t->rb);
 	asc_attach_set_free(t->set);
 	for (i = 0; i < 5; i++)
 		bpf_link__destroy(t->tp_links[i]);
@@ -2968,12 +2970,12 @@ int cmd_trace(int argc, char **argv)
 			join_devreader(t, tg, tg->device < 0 ? 0 : tg->device);
 		}
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), ring_cb, t, NULL);
-	if (!t->rb) {
-		err = -errno;
+	err = asc_ring_open(&t->rb, bpf_map__fd(t->skel->maps.events), ring_cb, t);
+	if (err) {
 		asc_err("trace: cannot open the ring buffer: %s\n", strerror(-err));
 		goto out;
 	}
+	t->rb_open = 1;
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -3004,9 +3006,9 @@ int cmd_trace(int argc, char **argv)
 		 * Records are submitted without wake-ups, so a poll that times out
 		 * has consumed nothing: drain explicitly on every tick.
 		 */
-		err = ring_buffer__poll(t->rb, POLL_MS);
+		err = asc_ring_poll(&t->rb, POLL_MS);
 		if (err >= 0 || err == -EINTR)
-			err = ring_buffer__consume(t->rb);
+			err = asc_ring_consume(&t->rb);
 		if (err < 0 && err != -EINTR) {
 			asc_err("trace: ring buffer poll: %s\n", strerror(-err));
 			break;
@@ -3065,7 +3067,7 @@ int cmd_trace(int argc, char **argv)
 		for (i = 0; i < t->nr_targets; i++)
 			if (t->targets[i].is_child && !t->targets[i].gone)
 				kill(t->targets[i].pid, SIGCONT);
-	ring_buffer__consume(t->rb);
+	asc_ring_consume(&t->rb);
 	read_bpf_stats(t, &drops, &ioctl_lost, &sqe_lost, &name_lost);
 	for (i = 0; i < t->nr_readers; i++)
 		asc_devtime_stop(t->readers[i]->dt);	/* joins: their last records are in */
