@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 #include <cmocka.h>
+#include <linux/bpf.h>
 #include "consumer.h"
 
 #define LOG_RECS	8
@@ -417,6 +419,146 @@ static void test_group_loader_record_and_sink_error(void **state)
 	assert_int_equal(c.bad, 0);
 }
 
+/*
+ * asc_ring_consume on a ring laid out as the kernel lays it out (8-byte
+ * sample headers with BUSY/DISCARD bits, 8-aligned slots, positions that
+ * only grow), built in memory: the walk, the order, and when the consumer
+ * position is published.
+ */
+#define FAKE_RING	(1u << 20)
+
+struct fake_ring {
+	uint64_t consumer_pos;
+	uint64_t producer_pos;
+	unsigned char *data;		/* FAKE_RING bytes, then FAKE_RING more (the kernel's double map) */
+	struct asc_ring r;
+	int calls;
+	uint32_t sizes[256];
+	unsigned char first[256];	/* first payload byte of each sample */
+	uint64_t cons_seen[256];	/* consumer position the BPF side saw at each call */
+	int stop_at;			/* return -EIO at this call (1-based); 0: never */
+};
+
+static int fake_cb(void *ctx, void *data, size_t size)
+{
+	struct fake_ring *f = ctx;
+
+	if (f->calls < 256) {
+		f->sizes[f->calls] = size;
+		f->first[f->calls] = *(unsigned char *)data;
+		f->cons_seen[f->calls] = __atomic_load_n(&f->consumer_pos, __ATOMIC_RELAXED);
+	}
+	f->calls++;
+	return f->calls == f->stop_at ? -EIO : 0;
+}
+
+static void fake_init(struct fake_ring *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->data = calloc(2, FAKE_RING);
+	assert_non_null(f->data);
+	f->r.mask = FAKE_RING - 1;
+	f->r.consumer_pos = &f->consumer_pos;
+	f->r.producer_pos = &f->producer_pos;
+	f->r.data = f->data;
+	f->r.fn = fake_cb;
+	f->r.ctx = f;
+}
+
+/* Appends a sample of size bytes (payload byte 0 = tag) with header bits. */
+static void fake_put(struct fake_ring *f, uint32_t size, unsigned char tag, uint32_t bits)
+{
+	uint64_t at = f->producer_pos & (FAKE_RING - 1);
+	uint32_t hdr[2] = { size | bits, 0 };
+
+	memcpy(f->data + at, hdr, sizeof(hdr));
+	memset(f->data + at + 8, tag, size);
+	/* the second mapping of the same pages */
+	memcpy(f->data + (at + FAKE_RING) % (2 * FAKE_RING), hdr, sizeof(hdr));
+	f->producer_pos += (8 + size + 7) & ~7u;
+}
+
+static void test_ring_walks_samples_in_order(void **state)
+{
+	struct fake_ring f;
+
+	(void)state;
+	fake_init(&f);
+	fake_put(&f, 72, 1, 0);
+	fake_put(&f, 20, 2, 0);			/* slot rounded up to 8 */
+	fake_put(&f, 32, 3, BPF_RINGBUF_DISCARD_BIT);	/* discarded: skipped */
+	fake_put(&f, 120, 4, 0);
+	assert_int_equal(asc_ring_consume(&f.r), 3);
+	assert_int_equal(f.calls, 3);
+	assert_int_equal(f.sizes[0], 72);
+	assert_int_equal(f.first[0], 1);
+	assert_int_equal(f.sizes[1], 20);
+	assert_int_equal(f.first[1], 2);
+	assert_int_equal(f.sizes[2], 120);
+	assert_int_equal(f.first[2], 4);
+	assert_int_equal(f.consumer_pos, f.producer_pos);
+	/* a sample still being written stops the drain there, the next one resumes */
+	fake_put(&f, 40, 5, BPF_RINGBUF_BUSY_BIT);
+	fake_put(&f, 40, 6, 0);
+	assert_int_equal(asc_ring_consume(&f.r), 0);
+	assert_int_equal(f.consumer_pos, f.producer_pos - 2 * 48);
+	((uint32_t *)(f.data + (f.consumer_pos & (FAKE_RING - 1))))[0] &= ~BPF_RINGBUF_BUSY_BIT;
+	assert_int_equal(asc_ring_consume(&f.r), 2);
+	assert_int_equal(f.first[3], 5);
+	assert_int_equal(f.first[4], 6);
+	assert_int_equal(f.consumer_pos, f.producer_pos);
+	free(f.data);
+}
+
+static void test_ring_publishes_in_batches(void **state)
+{
+	struct fake_ring f;
+	int i, published = 0;
+
+	(void)state;
+	fake_init(&f);
+	/* 120 samples of 4 KiB: 480 KiB, so one publication inside the drain */
+	for (i = 0; i < 120; i++)
+		fake_put(&f, 4096 - 8, (unsigned char)i, 0);
+	assert_int_equal(asc_ring_consume(&f.r), 120);
+	for (i = 1; i < 120; i++) {
+		if (f.cons_seen[i] != f.cons_seen[i - 1]) {
+			published++;
+			assert_true(f.cons_seen[i] - f.cons_seen[i - 1] >= ASC_RING_PUBLISH_BYTES);
+		}
+		assert_int_equal(f.first[i], (unsigned char)i);
+	}
+	assert_int_equal(published, 1);
+	assert_int_equal(f.consumer_pos, f.producer_pos);	/* and at the end */
+	/* wrap-around: positions keep growing, slots are found modulo the size */
+	f.consumer_pos = f.producer_pos = 3 * (uint64_t)FAKE_RING - 64;
+	f.calls = 0;
+	fake_put(&f, 200, 7, 0);
+	assert_int_equal(asc_ring_consume(&f.r), 1);
+	assert_int_equal(f.sizes[0], 200);
+	assert_int_equal(f.first[0], 7);
+	free(f.data);
+}
+
+static void test_ring_stops_on_callback_error(void **state)
+{
+	struct fake_ring f;
+
+	(void)state;
+	fake_init(&f);
+	fake_put(&f, 72, 1, 0);
+	fake_put(&f, 72, 2, 0);
+	fake_put(&f, 72, 3, 0);
+	f.stop_at = 2;
+	assert_int_equal(asc_ring_consume(&f.r), -EIO);
+	/* the failed sample counts as consumed (as libbpf does), the third is next */
+	assert_int_equal(f.consumer_pos, 2 * 80);
+	f.stop_at = 0;
+	assert_int_equal(asc_ring_consume(&f.r), 1);
+	assert_int_equal(f.first[2], 3);
+	free(f.data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +576,9 @@ int main(void)
 		cmocka_unit_test(test_group_with_garbled_size_rejected),
 		cmocka_unit_test(test_bad_record_in_group_skipped),
 		cmocka_unit_test(test_group_loader_record_and_sink_error),
+		cmocka_unit_test(test_ring_walks_samples_in_order),
+		cmocka_unit_test(test_ring_publishes_in_batches),
+		cmocka_unit_test(test_ring_stops_on_callback_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
