@@ -28,9 +28,13 @@
 # ASCBPF_ALT=PATH  another ascbpf binary (e.g. the build before a change,
 #                  OUTPUT=/tmp/before make) run as variant "alt" in the same
 #                  rotation: per call at --level 1, and npu_train at level 0.
-# BPF_STATS=1      afterwards, one traced npu_train baseline run per build with
-#                  kernel.bpf_stats_enabled=1: run_cnt and ns per run of each
-#                  BPF program (sampled with bpftool while it runs).
+# BPF_STATS=1      section 1 again with kernel.bpf_stats_enabled=1, this build
+#                  and alt in rotation: ns per run of asc_call_enter/exit on
+#                  the same loop (the programs' own time, steadier than the
+#                  loop's on a shared machine); and afterwards one traced
+#                  npu_train baseline run per build: run_cnt and ns per run
+#                  of each BPF program (sampled with bpftool while it runs).
+# SECTIONS=1       only section 1 (per call), e.g. while comparing builds.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
@@ -91,6 +95,58 @@ def run_variant(v):
     return int(m[1]) / (2 * PAIRS) if m else float("nan")
 
 
+def prog_ids_of(pid):
+    """Ids of the BPF programs this process holds (fdinfo prog_id): the
+    other tracers on the machine load programs of the same names."""
+    ids = set()
+    try:
+        for fd in os.listdir("/proc/%d/fdinfo" % pid):
+            try:
+                for line in open("/proc/%d/fdinfo/%s" % (pid, fd)):
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return ids
+
+
+def prog_stats(pid):
+    """{program name: (run_cnt, run_time_ns)} of the programs pid holds now."""
+    mine = prog_ids_of(pid)
+    r = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True)
+    try:
+        progs = json.loads(r.stdout)
+    except ValueError:
+        return {}
+    snap = {}
+    for x in progs:
+        if x.get("id") in mine and x.get("run_cnt"):
+            c, t = snap.get(x["name"], (0, 0))
+            snap[x["name"]] = (c + x["run_cnt"], t + x["run_time_ns"])
+    return snap
+
+
+def call_prog_ns(binary):
+    """ns per run of asc_call_enter and asc_call_exit over one traced loop."""
+    env = dict(os.environ, TT_LIBDIR=d)
+    p = subprocess.Popen([os.path.join(d, "tt"), "1", str(PAIRS), "0", str(DLOPEN_MS)],
+                         env=env, stdout=subprocess.PIPE, text=True)
+    p.stdout.readline()
+    tool = subprocess.Popen([binary, "trace", "--level", "1", "-p", str(p.pid), "--no-convert",
+                             "--force", "-o", os.path.join(d, "out")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    last = {}
+    while tool.poll() is None:
+        last = prog_stats(tool.pid) or last
+        time.sleep(0.05)
+    p.stdout.read()
+    p.wait()
+    return [last[k][1] / last[k][0] if k in last else float("nan")
+            for k in ("asc_call_enter", "asc_call_exit")]
+
+
 variants = ["none", "floor", "ascbpf", "bpftrace"] if have_bpftrace else ["none", "ascbpf"]
 if ALT:
     variants.insert(variants.index("ascbpf") + 1, "alt")
@@ -111,9 +167,30 @@ for v in variants:
 if not have_bpftrace:
     print("\n(bpftrace not installed: no floor and no bpftrace comparison)")
 
+if os.environ.get("BPF_STATS") == "1":
+    builds = [("this", tc.ASCBPF)] + ([("alt", ALT)] if ALT else [])
+    ns = {b: [] for b, _ in builds}
+    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"])
+    try:
+        for r in range(RUNS):
+            for b, binary in builds:
+                ns[b].append(call_prog_ns(binary))
+    finally:
+        subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=0"])
+    print("\n## per call: the generic programs' own time (kernel.bpf_stats_enabled, %d runs "
+          "in rotation, median ns per run)\n" % RUNS)
+    print("| build | asc_call_enter | asc_call_exit | sum per call |")
+    print("|---|---|---|---|")
+    for b, _ in builds:
+        en = statistics.median(x[0] for x in ns[b])
+        ex = statistics.median(x[1] for x in ns[b])
+        print("| %s | %.1f | %.1f | %.1f |" % (b, en, ex, en + ex))
+
 train = os.path.join(tc.OUTPUT, "npu_model", "bin", "npu_train")
 print()
-if not os.path.exists(train):
+if os.environ.get("SECTIONS") == "1":
+    pass
+elif not os.path.exists(train):
     print("npu_train is not built: no workload slowdown measured")
 else:
     sys.path.insert(0, os.path.join(os.environ["ASCBPF_TOP"], "tests", "lib"))
@@ -194,22 +271,6 @@ else:
             print("\n(floor: %d empty bpftrace probes, `ascbpf probes --level 0` of npu_train)" %
                   nprobes)
 
-        def prog_ids_of(pid):
-            """Ids of the BPF programs this process holds (fdinfo prog_id): the
-            other tracers on the machine load programs of the same names."""
-            ids = set()
-            try:
-                for fd in os.listdir("/proc/%d/fdinfo" % pid):
-                    try:
-                        for line in open("/proc/%d/fdinfo/%s" % (pid, fd)):
-                            if line.startswith("prog_id:"):
-                                ids.add(int(line.split()[1]))
-                    except OSError:
-                        pass
-            except OSError:
-                pass
-            return ids
-
         if os.environ.get("BPF_STATS") == "1":
             print("\n## BPF programs under ascbpf trace --level 0, npu_train baseline %d steps "
                   "(kernel.bpf_stats_enabled)\n" % (10 * TRAIN_STEPS))
@@ -226,19 +287,7 @@ else:
                                          stderr=subprocess.DEVNULL)
                     last = {}
                     while p.poll() is None:
-                        mine = prog_ids_of(p.pid)
-                        r = subprocess.run(["bpftool", "prog", "show", "--json"],
-                                           capture_output=True, text=True)
-                        try:
-                            progs = json.loads(r.stdout)
-                        except ValueError:
-                            continue
-                        snap = {}
-                        for x in progs:
-                            if x.get("id") in mine and x.get("run_cnt"):
-                                c, t = snap.get(x["name"], (0, 0))
-                                snap[x["name"]] = (c + x["run_cnt"], t + x["run_time_ns"])
-                        last = snap or last
+                        last = prog_stats(p.pid) or last
                         time.sleep(0.1)
                     for k, (c, t) in sorted(last.items(), key=lambda kv: -kv[1][1]):
                         if c >= TRAIN_STEPS:
