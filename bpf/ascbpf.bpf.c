@@ -150,23 +150,10 @@ SEC("uprobe")
 int BPF_KPROBE(asc_call_enter)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct asc_enter *e;
-	__u64 cookie, ts;
 
 	if (!gate(pid_tgid))
 		return 0;
-	cookie = bpf_get_attach_cookie(ctx);
-	ts = bpf_ktime_get_ns();
-	if (with_stack || !(cookie & ASC_COOKIE_EXIT_WAKES)) {
-		emit_enter(ctx, pid_tgid, cookie, ts);
-		return 0;
-	}
-	/* the call's EXIT makes the wake-up check (one ring query per call, not two) */
-	e = reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	fill_enter(e, ctx, pid_tgid, cookie, ts);
-	submit_quiet(e);
+	emit_enter(ctx, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
 	return 0;
 }
 

@@ -73,15 +73,6 @@ struct asc_cpu_stats {
 	__u64 name_lost;	/* op names not read (OPNAME empty or missing): user memory faulted */
 };
 
-/*
- * BPF cookies (user/attach.h): the low 32 bits are the site's probe id
- * (hdr.probe_id); bits above are flags the loader sets per attached site.
- * ASC_COOKIE_EXIT_WAKES, on an entry site whose return is probed too: the
- * EXIT record will make the ring's wake-up check (bpf/ascbpf_ring.bpf.h
- * submit), so the ENTER's need not (asc_call_enter).
- */
-#define ASC_COOKIE_EXIT_WAKES	(1ULL << 32)
-
 /* SQE records written at most per halSqTaskSend call (bpf/ascbpf.bpf.c asc_sqe_send_enter). */
 #define ASC_MAX_SQE_RECS	8
 

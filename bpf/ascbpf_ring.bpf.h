@@ -126,16 +126,6 @@ static __always_inline void submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-/*
- * Submits without the wake-up check: only for a record that another record
- * of the same call follows soon on the same thread (an ENTER whose EXIT
- * checks: ASC_COOKIE_EXIT_WAKES), so the check is made one record later.
- */
-static __always_inline void submit_quiet(void *rec)
-{
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
-}
-
 /* Submits and wakes the consumer now: rare records the loader must act on at once. */
 static __always_inline void submit_now(void *rec)
 {

@@ -13,7 +13,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ascbpf_events.h"
-#include "ascbpf_maps.h"
 #include "attach.h"
 #include "log.h"
 #include "probes.h"
@@ -415,7 +414,7 @@ int asc_attach_plan(struct asc_attach_set *set, struct asc_probe_plan *plan, siz
 {
 	struct prog_group *groups = NULL;
 	size_t nr_groups = 0, i, j, count = 0;
-	uint8_t *ok = NULL, *has_ret = NULL;
+	uint8_t *ok = NULL;
 	int err = 0;
 
 	if (!set || !plan || !select || first > plan->nr_sites)
@@ -423,12 +422,8 @@ int asc_attach_plan(struct asc_attach_set *set, struct asc_probe_plan *plan, siz
 	if (first == plan->nr_sites)
 		return 0;
 	ok = calloc(plan->nr_sites, 1);
-	has_ret = calloc(plan->nr_sites, 1);
-	if (!ok || !has_ret) {
-		free(ok);
-		free(has_ret);
+	if (!ok)
 		return -ENOMEM;
-	}
 	for (i = first; i < plan->nr_sites; i++) {
 		struct asc_probe_site *s = &plan->sites[i];
 		struct bpf_program *entry = NULL, *ret = NULL;
@@ -443,7 +438,6 @@ int asc_attach_plan(struct asc_attach_set *set, struct asc_probe_plan *plan, siz
 			goto out;
 		if (ret && (err = group_add(&groups, &nr_groups, ret, true, i)))
 			goto out;
-		has_ret[i] = ret != NULL;
 	}
 	for (i = 0; i < nr_groups; i++) {
 		struct prog_group *g = &groups[i];
@@ -462,14 +456,7 @@ int asc_attach_plan(struct asc_attach_set *set, struct asc_probe_plan *plan, siz
 
 			sites[j].path = s->path;
 			sites[j].offset = s->attach_offset;
-			/*
-			 * An entry whose return is probed too leaves the wake-up check to
-			 * its EXIT.  Should that uretprobe fail to attach, the ENTERs of
-			 * the site only stop asking for early wake-ups: the consumer's
-			 * timer still drains them, and every other record still asks.
-			 */
-			sites[j].cookie = s->id |
-				(!g->retprobe && has_ret[g->site_idx[j]] ? ASC_COOKIE_EXIT_WAKES : 0);
+			sites[j].cookie = s->id;
 		}
 		n = asc_attach_uprobes(set, g->prog, g->retprobe, pid, sites, g->n, gerrs);
 		if (n < 0) {
@@ -500,6 +487,5 @@ out:
 		free(groups[i].site_idx);
 	free(groups);
 	free(ok);
-	free(has_ret);
 	return err ? err : (int)count;
 }
