@@ -1275,6 +1275,13 @@ int asc_pytorch_load(struct asc_pytorch *pt, int events_fd, int tgids_fd, int st
 	}
 	if (sched)
 		pt->skel->rodata->sched_cfg = *sched;
+	/*
+	 * The wake-up mark as the main object's (user/trace.c: half the ring,
+	 * whose size reuse_fd took over).  Left at its 1 MiB default, every
+	 * aten record asked for a wake-up (a self-IPI) whenever more than 1 MiB
+	 * of a 16 MiB ring waited for the 100 ms drain.
+	 */
+	pt->skel->rodata->wakeup_bytes = bpf_map__max_entries(pt->skel->maps.events) / 2;
 	/* -EOPNOTSUPP: the kernel has no uprobe_multi, the programs stay single */
 	asc_attach_prepare_multi(pt->skel->progs.asc_aten_enter);
 	asc_attach_prepare_multi(pt->skel->progs.asc_aten_exit);
