@@ -171,6 +171,8 @@ int asc_ring_open(struct asc_ring *r, int map_fd, asc_ring_sample_fn fn, void *c
 	}
 	r->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	r->mask = info.max_entries - 1;
+	r->publish = info.max_entries / 16 < ASC_RING_PUBLISH_BYTES ? info.max_entries / 16 :
+								       ASC_RING_PUBLISH_BYTES;
 	p = mmap(NULL, r->page_size, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
@@ -220,7 +222,7 @@ int asc_ring_consume(struct asc_ring *r)
 				}
 				n++;
 			}
-			if (cons - published >= ASC_RING_PUBLISH_BYTES) {
+			if (cons - published >= r->publish) {
 				__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
 				published = cons;
 			}

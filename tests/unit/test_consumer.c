@@ -458,6 +458,7 @@ static void fake_init(struct fake_ring *f)
 	f->data = calloc(2, FAKE_RING);
 	assert_non_null(f->data);
 	f->r.mask = FAKE_RING - 1;
+	f->r.publish = ASC_RING_PUBLISH_BYTES;
 	f->r.consumer_pos = &f->consumer_pos;
 	f->r.producer_pos = &f->producer_pos;
 	f->r.data = f->data;
