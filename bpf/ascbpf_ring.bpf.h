@@ -70,16 +70,6 @@ struct {
 			__sync_fetch_and_add(&__s->field, (n));			\
 	} while (0)
 
-/* A record slot in the ring, or NULL with the drop counted: never silent. */
-static __always_inline void *reserve(__u32 size)
-{
-	void *rec = bpf_ringbuf_reserve(&events, size, 0);
-
-	if (!rec)
-		asc_stat_add(drops, 1);
-	return rec;
-}
-
 /*
  * One sample for nr records that belong together, back to back (a packed
  * struct of record structs: bpf/ascbpf_events.h "Samples"), or NULL with
@@ -92,6 +82,12 @@ static __always_inline void *reserve_group(__u32 size, __u32 nr)
 	if (!rec)
 		asc_stat_add(drops, nr);
 	return rec;
+}
+
+/* A record slot in the ring, or NULL with the drop counted: never silent. */
+static __always_inline void *reserve(__u32 size)
+{
+	return reserve_group(size, 1);
 }
 
 /*
