@@ -854,14 +854,21 @@ int BPF_KPROBE(asc_loader_enter)
 		return 0;
 	e = reserve(sizeof(*e));
 	if (!e)
-		return 0;
+		return 0;	/* counted; the child is not stopped for a record nobody sees */
 	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, loader_probe_id,
 		 bpf_ktime_get_ns());
 	__builtin_memset(e->args, 0, sizeof(e->args));
-	submit_now(e);
-	/* only the direct child has PDEATHSIG(SIGCONT): never stop anyone else */
+	/*
+	 * Only the direct child has PDEATHSIG(SIGCONT): never stop anyone else.
+	 * The stop is queued while the record is still reserved (invisible to
+	 * the consumer): the loader answers the record with SIGCONT, and a
+	 * SIGCONT sent first would leave the child stopped for good (it discards
+	 * a pending stop, never a later one; seen once: a torch_train child
+	 * stopped with every record consumed).
+	 */
 	if (stop_tgid && tgid == stop_tgid)
 		bpf_send_signal(19 /* SIGSTOP */);
+	submit_now(e);
 	return 0;
 }
 
