@@ -123,22 +123,11 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 pid_tgid, __u3
 	submit(s);
 }
 
-static __always_inline void fill_enter(struct asc_enter *e, struct pt_regs *ctx, __u64 pid_tgid,
-				       __u32 id, __u64 ts)
-{
-	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
-	read_args(ctx, e->args);
-}
-
-/* ENTER with the six argument registers; returns 0 if nothing was emitted. */
+/* ENTER with the six argument registers (and its STACK); returns 0 if nothing was emitted. */
 static __always_inline int emit_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
 {
-	struct asc_enter *e = reserve(sizeof(*e));
-
-	if (!e)
+	if (!emit_args_enter(ctx, pid_tgid, id, ts))
 		return 0;
-	fill_enter(e, ctx, pid_tgid, id, ts);
-	submit(e);
 	if (with_stack)
 		emit_stack(ctx, pid_tgid, id, ts);
 	return 1;
@@ -1087,7 +1076,8 @@ int asc_close_enter(struct trace_event_raw_sys_enter *ctx)
  * The node launch's return is asc_launch_exit.  No STACK (no ENTER to
  * follow).
  */
-static __always_inline int emit_launch(struct pt_regs *ctx, __u64 stream)
+static __always_inline int emit_launch(struct pt_regs *ctx, __u32 side, __u64 stream,
+				       __u64 handle, __u32 ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct asc_launch *l;
@@ -1100,60 +1090,47 @@ static __always_inline int emit_launch(struct pt_regs *ctx, __u64 stream)
 	fill_hdr(&l->hdr, ASC_REC_LAUNCH, sizeof(*l), pid_tgid, bpf_get_attach_cookie(ctx),
 		 bpf_ktime_get_ns());
 	l->stream = stream;
-	l->handle = PT_REGS_PARM1(ctx);
-	l->side = ASC_LAUNCH_ENTRY;
-	l->ret = 0;
+	l->handle = handle;
+	l->side = side;
+	l->ret = ret;
 	submit(l);
 	return 0;
 }
 
+#define LAUNCH_ENTRY(stream) emit_launch(ctx, ASC_LAUNCH_ENTRY, (stream), PT_REGS_PARM1(ctx), 0)
+
 SEC("uprobe")
 int BPF_KPROBE(asc_launch_s0)
 {
-	return emit_launch(ctx, PT_REGS_PARM1(ctx));
+	return LAUNCH_ENTRY(PT_REGS_PARM1(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(asc_launch_s1)
 {
-	return emit_launch(ctx, PT_REGS_PARM2(ctx));
+	return LAUNCH_ENTRY(PT_REGS_PARM2(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(asc_launch_s2)
 {
-	return emit_launch(ctx, PT_REGS_PARM3(ctx));
+	return LAUNCH_ENTRY(PT_REGS_PARM3(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(asc_launch_s4)
 {
-	return emit_launch(ctx, PT_REGS_PARM5(ctx));
+	return LAUNCH_ENTRY(PT_REGS_PARM5(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(asc_launch_s5)
 {
-	return emit_launch(ctx, PT_REGS_PARM6(ctx));
+	return LAUNCH_ENTRY(PT_REGS_PARM6(ctx));
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(asc_launch_exit)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct asc_launch *l;
-
-	if (!gate(pid_tgid))
-		return 0;
-	l = reserve(sizeof(*l));
-	if (!l)
-		return 0;
-	fill_hdr(&l->hdr, ASC_REC_LAUNCH, sizeof(*l), pid_tgid, bpf_get_attach_cookie(ctx),
-		 bpf_ktime_get_ns());
-	l->stream = 0;
-	l->handle = 0;
-	l->side = ASC_LAUNCH_RETURN;
-	l->ret = (__u32)PT_REGS_RC(ctx);
-	submit(l);
-	return 0;
+	return emit_launch(ctx, ASC_LAUNCH_RETURN, 0, 0, (__u32)PT_REGS_RC(ctx));
 }

@@ -135,6 +135,25 @@ static __always_inline void read_args(struct pt_regs *ctx, __u64 *args)
 	args[5] = PT_REGS_PARM6(ctx);
 }
 
+static __always_inline void fill_enter(struct asc_enter *e, struct pt_regs *ctx, __u64 pid_tgid,
+				       __u32 id, __u64 ts)
+{
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
+	read_args(ctx, e->args);
+}
+
+/* ENTER with the six argument registers, alone; returns 0 if nothing was emitted. */
+static __always_inline int emit_args_enter(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
+{
+	struct asc_enter *e = reserve(sizeof(*e));
+
+	if (!e)
+		return 0;
+	fill_enter(e, ctx, pid_tgid, id, ts);
+	submit(e);
+	return 1;
+}
+
 /* EXIT of probe id with return value ret; returns 0 if nothing was emitted. */
 static __always_inline int emit_exit(__u64 pid_tgid, __u32 id, __u64 ts, __u64 ret)
 {

@@ -472,25 +472,24 @@ SEC("uprobe")
 int BPF_KPROBE(asc_aten_enter)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx);
-	__u64 ts = bpf_ktime_get_ns();
-	struct asc_enter *e;
+	__u64 ts = 0;
+	__u32 id;
 
 	if (cfg.step_py) {
 		__u32 tgid = pid_tgid >> 32;
 
 		if (!bpf_map_lookup_elem(&tgids, &tgid))
 			return 0;
+		ts = bpf_ktime_get_ns();
 		step_py_check(pid_tgid, ts);	/* before the gate: a boundary may open it */
 	}
 	if (!gate(pid_tgid))
+		return 0;	/* closed: no cookie, no clock read */
+	id = bpf_get_attach_cookie(ctx);
+	if (!ts)
+		ts = bpf_ktime_get_ns();
+	if (!emit_args_enter(ctx, pid_tgid, id, ts))
 		return 0;
-	e = reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
-	read_args(ctx, e->args);
-	submit(e);
 	if (cfg.shapes)
 		emit_tensors(ctx, pid_tgid, id, ts);
 	if (cfg.pystack)
@@ -510,12 +509,14 @@ SEC("uretprobe")
 int BPF_KRETPROBE(asc_aten_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx);
-	__u64 ts = bpf_ktime_get_ns();
+	__u32 id;
+	__u64 ts;
 	__s64 seq;
 
 	if (!gate(pid_tgid))
 		return 0;
+	id = bpf_get_attach_cookie(ctx);
+	ts = bpf_ktime_get_ns();
 	if (!emit_exit(pid_tgid, id, ts, PT_REGS_RC(ctx)) || !cfg.seqnr)
 		return 0;
 	seq = seq_exit(ctx);
@@ -537,21 +538,16 @@ SEC("uprobe")
 int BPF_KPROBE(asc_autograd_eval_enter)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx);
-	__u64 ts = bpf_ktime_get_ns();
-	__u64 node = PT_REGS_PARM3(ctx), vptr = 0, tid = 0;
-	struct asc_enter *e;
+	__u64 node = PT_REGS_PARM3(ctx), vptr = 0, tid = 0, ts;
 	__s64 seq = -1;
-	__u32 flags = 0;
+	__u32 flags = 0, id;
 
 	if (!gate(pid_tgid))
 		return 0;
-	e = reserve(sizeof(*e));
-	if (!e)
+	id = bpf_get_attach_cookie(ctx);
+	ts = bpf_ktime_get_ns();
+	if (!emit_args_enter(ctx, pid_tgid, id, ts))
 		return 0;
-	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, id, ts);
-	read_args(ctx, e->args);
-	submit(e);
 	if (!cfg.node)
 		return 0;
 	if (bpf_probe_read_user(&vptr, sizeof(vptr), (const void *)node) < 0 ||
