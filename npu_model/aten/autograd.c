@@ -359,6 +359,24 @@ static bool wants(const struct ag_node *n, int i)
 	return i < n->nedges && n->next[i].fn;
 }
 
+/* output_mask of a three-output backward: the gradients some next node takes */
+static struct std_array_bool3 wanted3(const struct ag_node *n)
+{
+	return (struct std_array_bool3){ { wants(n, 0), wants(n, 1), wants(n, 2) } };
+}
+
+/* A three-output backward's results: the wanted ones to the buffer, the others released. */
+static void take_wanted3(const struct ag_node *n, struct torch_autograd_input_buffer *b,
+			 struct at_tensor3 *r)
+{
+	for (int i = 0; i < 3; i++) {
+		if (wants(n, i))
+			b->out[i] = r->t[i];
+		else
+			npu_tensor_release(&r->t[i]);
+	}
+}
+
 static struct at_tensor t_of(const struct at_tensor *a)
 {
 	struct at_tensor r;
@@ -495,15 +513,8 @@ static void apply_layer_norm(struct torch_autograd_node *node,
 		return;
 	NPU_ATEN_NATIVE_LAYER_NORM_BACKWARD(&r, &b->in[0], &n->saved[0],
 					    (struct c10_int_array_ref){ &n->ints[0], 1 },
-					    &n->saved[1], &n->saved[2], &w, &bias,
-					    (struct std_array_bool3){ { wants(n, 0), wants(n, 1),
-									wants(n, 2) } });
-	for (int i = 0; i < 3; i++) {
-		if (wants(n, i))
-			b->out[i] = r.t[i];
-		else
-			npu_tensor_release(&r.t[i]);
-	}
+					    &n->saved[1], &n->saved[2], &w, &bias, wanted3(n));
+	take_wanted3(n, b, &r);
 }
 
 /* saved: input, weight; ints: stride, padding (square), bias defined */
@@ -524,15 +535,8 @@ static void apply_convolution(struct torch_autograd_node *node,
 				      (struct c10_int_array_ref){ st, 2 },
 				      (struct c10_int_array_ref){ pd, 2 },
 				      (struct c10_int_array_ref){ dl, 2 }, false,
-				      (struct c10_int_array_ref){ op, 2 }, 1,
-				      (struct std_array_bool3){ { wants(n, 0), wants(n, 1),
-								  wants(n, 2) } });
-	for (int i = 0; i < 3; i++) {
-		if (wants(n, i))
-			b->out[i] = r.t[i];
-		else
-			npu_tensor_release(&r.t[i]);
-	}
+				      (struct c10_int_array_ref){ op, 2 }, 1, wanted3(n));
+	take_wanted3(n, b, &r);
 }
 
 /* variable.grad = grad (the model does not accumulate into an existing .grad: it replaces it) */

@@ -93,6 +93,15 @@ static void devtask(uint16_t stream, uint16_t task, uint64_t start_mono, uint64_
 
 static struct asc_corr *c;
 
+/* The probes of the queued path (aten::add -> Enqueue ... Dequeue) every capture here has. */
+static void queue_probes(void)
+{
+	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
+	probe(P_ENQ, "_ZN7c10_npu10Repository7EnqueueEPv", ASC_LAYER_FRAMEWORK, ASC_PK_ENQUEUE);
+	probe(P_DEQ, "_ZN6at_npu6native12AsncExecFuncEPv", ASC_LAYER_FRAMEWORK, ASC_PK_DEQUEUE);
+}
+
 static int setup(void **state)
 {
 	struct asc_clock k = { 0 };
@@ -117,10 +126,7 @@ static int setup(void **state)
 	pr.rank = 3;
 	pr.device = 0;
 	put(&pr);
-	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
-	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
-	probe(P_ENQ, "_ZN7c10_npu10Repository7EnqueueEPv", ASC_LAYER_FRAMEWORK, ASC_PK_ENQUEUE);
-	probe(P_DEQ, "_ZN6at_npu6native12AsncExecFuncEPv", ASC_LAYER_FRAMEWORK, ASC_PK_DEQUEUE);
+	queue_probes();
 	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
@@ -509,10 +515,20 @@ static const struct asc_corr_kernel *kernel_of(const struct asc_corr *b, uint32_
 	return NULL;
 }
 
+/* A capture of process PY with the queue probes, for the batched-send tests. */
+static void begin_batch_capture(const char *bpath)
+{
+	struct asc_process pr = { 0 };
+
+	capture_begin(bpath);
+	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
+	put(&pr);
+	queue_probes();
+}
+
 static void test_batched_launches(void **state)
 {
 	static const uint8_t kk[2] = { 0, 0 };
-	struct asc_process pr = { 0 };
 	struct asc_stats st = { 0 };
 	struct asc_corr *b;
 	char bpath[300];
@@ -520,13 +536,7 @@ static void test_batched_launches(void **state)
 
 	(void)state;
 	snprintf(bpath, sizeof(bpath), "%s/batch.ascb", dir);
-	capture_begin(bpath);
-	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
-	put(&pr);
-	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
-	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
-	probe(P_ENQ, "_ZN7c10_npu10Repository7EnqueueEPv", ASC_LAYER_FRAMEWORK, ASC_PK_ENQUEUE);
-	probe(P_DEQ, "_ZN6at_npu6native12AsncExecFuncEPv", ASC_LAYER_FRAMEWORK, ASC_PK_DEQUEUE);
+	begin_batch_capture(bpath);
 	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
@@ -625,7 +635,6 @@ static void slot0(uint64_t t, uint64_t corr, uint32_t mark)
 static void test_level0_marks(void **state)
 {
 	static const uint8_t kk[2] = { 0, 0 };
-	struct asc_process pr = { 0 };
 	struct asc_corr *b;
 	char bpath[300];
 	uint32_t task;
@@ -633,13 +642,7 @@ static void test_level0_marks(void **state)
 
 	(void)state;
 	snprintf(bpath, sizeof(bpath), "%s/marks.ascb", dir);
-	capture_begin(bpath);
-	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
-	put(&pr);
-	probe(P_ADD, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
-	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
-	probe(P_ENQ, "_ZN7c10_npu10Repository7EnqueueEPv", ASC_LAYER_FRAMEWORK, ASC_PK_ENQUEUE);
-	probe(P_DEQ, "_ZN6at_npu6native12AsncExecFuncEPv", ASC_LAYER_FRAMEWORK, ASC_PK_DEQUEUE);
+	begin_batch_capture(bpath);
 	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
 	probe(P_MARK_K, "rtsLaunchKernelWithHostArgs", ASC_LAYER_CANN, ASC_PK_LAUNCH_MARK);
 	probe(P_MARK_E, "rtEventRecord", ASC_LAYER_CANN, ASC_PK_LAUNCH_MARK);
