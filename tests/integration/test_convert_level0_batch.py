@@ -35,18 +35,15 @@ aclop kernels through rtKernelLaunch):
   EXIT) and there is no Runtime@ event and no runtime api_statistic row."""
 import bisect
 import collections
-import csv
-import io
 import json
 import os
 import shutil
-import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
-from npu_model import ModelDaemon  # noqa: E402
+from checks import check, failures  # noqa: E402
 
 COMPUTE = {"0", "1", "2"}	# STARS SQE types AI_CORE, AI_CPU, AI_VECTOR_CORE
 ASYNC_EXEC = "_ZN6at_npu6native12AsncExecFuncEPv"
@@ -56,65 +53,9 @@ MARKED = {LAUNCH, "rtKernelLaunch", "rtEventRecord", "rtStreamWaitEvent", "rtMem
           "rtMemsetAsync"}
 TOL = tc.TOLERANCE_MAX_NS
 
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    return cond
-
-
 def us_ns(s):
     a, b = s.split(".")
     return int(a) * 1000 + int(b)
-
-
-def journal_lines(jdir, pid):
-    out = []
-    for line in open(os.path.join(jdir, "journal.%d.tsv" % pid)):
-        if line.startswith("#") or not line.strip():
-            continue
-        kind, *fields = line.rstrip("\n").split("\t")
-        out.append((kind, dict(x.split("=", 1) for x in fields)))
-    return out
-
-
-class Calls:
-    """Journal api calls of one thread, sorted by start, each with its enclosing call."""
-
-    def __init__(self, jl, pred):
-        self.by_tid = collections.defaultdict(list)
-        for k, x in jl:
-            if k == "api" and pred(x["name"]):
-                x["_t0"], x["_t1"] = int(x["t0"]), int(x["t1"])
-                self.by_tid[int(x["tid"])].append(x)
-        self.starts = {}
-        for tid, lst in self.by_tid.items():
-            lst.sort(key=lambda c: (c["_t0"], -c["_t1"]))
-            stack = []
-            for c in lst:
-                while stack and stack[-1]["_t1"] < c["_t0"]:
-                    stack.pop()
-                c["_parent"] = stack[-1] if stack else None
-                stack.append(c)
-            self.starts[tid] = [c["_t0"] for c in lst]
-
-    def holding(self, tid, t):
-        """The calls on tid holding t, outermost first."""
-        lst = self.by_tid.get(tid)
-        if not lst:
-            return []
-        i = bisect.bisect_right(self.starts[tid], t) - 1
-        c = lst[i] if i >= 0 else None
-        while c is not None and c["_t1"] < t:
-            c = c["_parent"]
-        out = []
-        while c is not None:
-            out.append(c)
-            c = c["_parent"]
-        return out[::-1]
 
 
 def same_op(sym, name):
@@ -131,32 +72,9 @@ def same_op(sym, name):
 
 def trace(scenario, level, d, env=None):
     """(records, journal lines, output dir, convert's stderr) of one traced run, or None."""
-    with ModelDaemon(cards=1, journal=True) as m:
-        jdir = os.path.join(d, "journal")
-        os.mkdir(jdir)
-        out = os.path.join(d, "out")
-        r = tc.run_ascbpf(["trace", "-o", out, "--level", str(level), "--", m.bin("npu_train"),
-                           "--scenario", scenario, "--steps", "2"],
-                          env=m.env(NPU_MODEL_JOURNAL=jdir, **(env or {})), timeout=280)
-        if not check(r.returncode == 0, "%s L%d: trace exited %d: %s" %
-                     (scenario, level, r.returncode, r.stderr[-400:])):
-            return None
-        m.proc.send_signal(signal.SIGTERM)	# flushes the daemon's journal
-        m.proc.wait(timeout=30)
-        caps = [f for f in os.listdir(out) if f.endswith(".cap")]
-        runs = [f for f in os.listdir(out) if f.endswith("_ascend_pt")]
-        if not check(len(caps) == 1 and len(runs) == 1, "%s L%d: outputs %s" %
-                     (scenario, level, os.listdir(out))):
-            return None
-        recs = tc.records(os.path.join(out, caps[0]))
-        pid = recs[0]["tgid"]
-        return (recs, journal_lines(jdir, pid), os.path.join(out, runs[0], "ASCEND_PROFILER_OUTPUT"),
-                r.stderr)
-
-
-def read_csv(path):
-    rows = list(csv.reader(io.StringIO(open(path, "rb").read().decode("utf-8"), newline="")))
-    return rows[0], rows[1:]
+    t = tc.trace_model(d, "%s L%d" % (scenario, level), ["--level", str(level)],
+                       ["npu_train", "--scenario", scenario, "--steps", "2"], check, env=env)
+    return (t.recs, t.journal(), t.po, t.r.stderr) if t else None
 
 
 def wall_off(recs):
@@ -221,9 +139,9 @@ def check_level0_storm(recs, jl, po, err, scenario="launch-storm", kernels=40000
           S + "no CANN events at Level0 (%s)" % sorted(procs))
 
     steps, tasks = recorded_tasks(jl)
-    launch_calls = Calls(jl, lambda n: n in MARKED)
-    execs = Calls(jl, lambda n: n == ASYNC_EXEC)
-    atens = Calls(jl, lambda n: n.startswith("_ZN2at4_ops"))
+    launch_calls = tc.Calls(jl, lambda n: n in MARKED)
+    execs = tc.Calls(jl, lambda n: n == ASYNC_EXEC)
+    atens = tc.Calls(jl, lambda n: n.startswith("_ZN2at4_ops"))
     deq = {x["corr"]: x for k, x in jl if k == "queue" and x["side"] == "dequeue"}
     enq = {x["corr"]: x for k, x in jl if k == "queue" and x["side"] == "enqueue"}
     # the batch of each task: the halSqTaskSend whose (stream, first task, sqe_num) covers it
@@ -309,7 +227,7 @@ def check_level0_storm(recs, jl, po, err, scenario="launch-storm", kernels=40000
     # seen here): that the marks came on at all is asserted, not how soon
     check(after > 0, S + "kernels launched after the marks: %d of %d" % (after, len(rows)))
 
-    hdr, krows = read_csv(os.path.join(po, "kernel_details.csv"))
+    _, hdr, krows = tc.read_csv(os.path.join(po, "kernel_details.csv"))
     exp = sorted(bisect.bisect_right(steps, int(x["t"])) - 1 for x, b, lt0, e in rows)
     got = sorted(int(r[hdr.index("Step Id")]) for r in krows)
     check(got == exp, S + "kernel_details: %d rows with the journal's steps (%d)" %
@@ -350,7 +268,7 @@ def check_level1_nodes(recs, jl, po):
     cann = (pid << 10 | 7 << 5) & 0xffffffff
     check(not any(e.get("name", "").startswith("Runtime@") for e in events),
           S + "no Runtime@ event")
-    hdr, rows = read_csv(os.path.join(po, "api_statistic.csv"))
+    _, hdr, rows = tc.read_csv(os.path.join(po, "api_statistic.csv"))
     check(rows and hdr[:2] == ["Level", "API Name"] and
           not any(r[0] == "runtime" or r[1].startswith("rt") for r in rows),
           S + "no runtime api_statistic row")
@@ -358,7 +276,7 @@ def check_level1_nodes(recs, jl, po):
     check(all(e["pid"] == cann for e in nodes.values()), S + "Node@launch in the CANN process")
     h2d = {e["id"]: e for e in events if e.get("cat") == "HostToDevice" and e["ph"] == "s"}
     steps, tasks = recorded_tasks(jl)
-    launchers = Calls(jl, lambda n: n.startswith("aclrtLaunchKernel") or n == "rtKernelLaunch")
+    launchers = tc.Calls(jl, lambda n: n.startswith("aclrtLaunchKernel") or n == "rtKernelLaunch")
     kx = hardware_kernels(events, pid)
     seen = collections.Counter()
     n_launch = n_ok = n_aclop = 0

@@ -60,49 +60,6 @@ def us_ns(s):
     return int(s.rstrip("\t").replace(".", ""))
 
 
-class Calls:
-    """Journal api calls per thread, indexed for "which calls hold time t" (launch-storm
-    has hundreds of thousands): sorted by start, each with its enclosing call."""
-
-    def __init__(self, jl):
-        self.by_tid = collections.defaultdict(list)
-        for k, x in jl:
-            if k == "api":
-                x["_t0"], x["_t1"] = int(x["t0"]), int(x["t1"])
-                self.by_tid[int(x["tid"])].append(x)
-        self.starts = {}
-        for tid, lst in self.by_tid.items():
-            lst.sort(key=lambda c: (c["_t0"], -c["_t1"]))
-            stack = []
-            for c in lst:
-                while stack and stack[-1]["_t1"] < c["_t0"]:
-                    stack.pop()
-                c["_parent"] = stack[-1] if stack else None
-                stack.append(c)
-            self.starts[tid] = [c["_t0"] for c in lst]
-
-    def get(self, tid, default=()):
-        return self.by_tid.get(tid, default)
-
-    def values(self):
-        return self.by_tid.values()
-
-    def holding(self, tid, t):
-        """The calls on tid whose [t0, t1] holds t, outermost first."""
-        lst = self.by_tid.get(tid)
-        if not lst:
-            return []
-        i = bisect.bisect_right(self.starts[tid], t) - 1
-        c = lst[i] if i >= 0 else None
-        while c is not None and c["_t1"] < t:
-            c = c["_parent"]
-        out = []
-        while c is not None:
-            out.append(c)
-            c = c["_parent"]
-        return out[::-1]
-
-
 def enclosing(calls, tid, t, pred):
     """Journal api calls on tid whose [t0, t1] holds t and match pred, outermost first."""
     return [c for c in calls.holding(tid, t) if pred(c["name"])]
@@ -163,7 +120,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         i = bisect.bisect_right(step_t, t) - 1
         return i if i >= 0 else None
 
-    calls = Calls(jl)
+    calls = tc.Calls(jl)
     tasks = {(x["stream"], x["task"], x["wrap"]): x for k, x in jl if k == "task"}
     queue = {(x["side"], x["corr"]): x for k, x in jl if k == "queue"}
     deqs = collections.defaultdict(list)	# tid -> dequeue lines by time

@@ -5,6 +5,7 @@ and the target's ground-truth journal, and compare them.  trace_model() is the
 set-up of the tests that trace an npu_model workload (npu_train,
 npu_halclient) on a private npu-modeld and check the converted output against
 npu_model's journals."""
+import bisect
 import collections
 import csv
 import io
@@ -200,6 +201,51 @@ def process_journal(jdir, pid):
     return out
 
 
+class Calls:
+    """Journal api calls per thread, indexed for "which calls hold time t" (launch-storm
+    has hundreds of thousands): sorted by start, each with its enclosing call
+    (the parent chain gives the calls around t without a scan)."""
+
+    def __init__(self, jl, pred=None):
+        """pred: keep only the calls whose name it accepts (None: every call)."""
+        self.by_tid = collections.defaultdict(list)
+        for k, x in jl:
+            if k == "api" and (pred is None or pred(x["name"])):
+                x["_t0"], x["_t1"] = int(x["t0"]), int(x["t1"])
+                self.by_tid[int(x["tid"])].append(x)
+        self.starts = {}
+        for tid, lst in self.by_tid.items():
+            lst.sort(key=lambda c: (c["_t0"], -c["_t1"]))
+            stack = []
+            for c in lst:
+                while stack and stack[-1]["_t1"] < c["_t0"]:
+                    stack.pop()
+                c["_parent"] = stack[-1] if stack else None
+                stack.append(c)
+            self.starts[tid] = [c["_t0"] for c in lst]
+
+    def get(self, tid, default=()):
+        return self.by_tid.get(tid, default)
+
+    def values(self):
+        return self.by_tid.values()
+
+    def holding(self, tid, t):
+        """The calls on tid whose [t0, t1] holds t, outermost first."""
+        lst = self.by_tid.get(tid)
+        if not lst:
+            return []
+        i = bisect.bisect_right(self.starts[tid], t) - 1
+        c = lst[i] if i >= 0 else None
+        while c is not None and c["_t1"] < t:
+            c = c["_parent"]
+        out = []
+        while c is not None:
+            out.append(c)
+            c = c["_parent"]
+        return out[::-1]
+
+
 class ModelTrace:
     """One traced npu_model run (trace_model()).  r: the CompletedProcess of `ascbpf trace`;
     out: its -o directory; runs: the *_ascend_pt directories in it, sorted; cap, run_dir, po
@@ -244,12 +290,13 @@ class ModelTrace:
 
 
 def trace_model(d, label, trace_args, workload, check, timeout=280, runs=1,
-                device_journal=False, daemon_timeout=30):
+                device_journal=False, daemon_timeout=30, env=None):
     """`ascbpf trace -o D/out TRACE_ARGS -- WORKLOAD` on a private one-card npu-modeld with
     journals: WORKLOAD[0] is an npu_model binary's name, the process journals go to D/journal
     (NPU_MODEL_JOURNAL); then the daemon is stopped (SIGTERM: it flushes its own journal at
     exit), its exec lines of the traced process kept when device_journal.  check is the
-    test's own (it records a failure and returns the condition): trace must exit 0 and write
+    test's own (it records a failure and returns the condition); env: more variables for
+    the workload (e.g. NPU_MODEL_SQE_BATCH).  trace must exit 0 and write
     one capture and `runs` *_ascend_pt directories (None: any number, e.g. --schedule).
     Returns a ModelTrace, or None after a failed check; messages start with label."""
     with ModelDaemon(cards=1, journal=True) as m:
@@ -258,7 +305,7 @@ def trace_model(d, label, trace_args, workload, check, timeout=280, runs=1,
         out = os.path.join(d, "out")
         r = run_ascbpf(["trace", "-o", out] + list(trace_args) + ["--", m.bin(workload[0])] +
                        [str(a) for a in workload[1:]],
-                       env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=timeout)
+                       env=m.env(NPU_MODEL_JOURNAL=jdir, **(env or {})), timeout=timeout)
         if not check(r.returncode == 0, "%s: trace exited %d: %s" %
                      (label, r.returncode, r.stderr[-500:])):
             return None
