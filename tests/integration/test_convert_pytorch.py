@@ -28,9 +28,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import test_pytorch_ops as tpo  # noqa: E402
-
-failures = []
+from checks import check, failures, us_str  # noqa: E402
 EVAL = "autograd::engine::evaluate_function: "
 
 
@@ -43,18 +43,6 @@ def us(e):
 def is_node(name):
     """A backward node's range or its evaluate_function range (not an aten op)."""
     return not name.startswith("aten::")
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    return cond
-
-
-def us_str(ns):
-    s = str(ns)
-    return "0." + s.zfill(3) if len(s) <= 3 else s[:-3] + "." + s[-3:]
 
 
 def main():
