@@ -33,7 +33,7 @@ const volatile char comm_filter[16] = {};
 const volatile __u32 loader_probe_id = 0;	/* probe id of the r_brk hook */
 const volatile __u32 follow_forks = 0;		/* children of traced processes are traced */
 /*
- * --level (user/probes.h, ASC_SPEC_LEVEL1): below 1 the Enqueue and
+ * --level (user/discovery/probes.h, ASC_SPEC_LEVEL1): below 1 the Enqueue and
  * aclrtBinaryGetFunction sites emit no ENTER/EXIT, below 2 halSqTaskSend and
  * rtFunctionRegister emit none (the loader attaches no uretprobe there then).
  */
@@ -459,7 +459,7 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 				break;
 			r->nr_kept = i + 1;
 		}
-		/* Level0: the loader attaches the launch marks at the first batch (user/trace.c) */
+		/* Level0: the loader attaches the launch marks at the first batch (user/trace/trace.c) */
 		if (trace_level == 0 && ti.sqe_num > 1 && !k && !level0_batch_woken) {
 			level0_batch_woken = 1;
 			submit_now(r);

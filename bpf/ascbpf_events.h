@@ -10,7 +10,7 @@
  *    added without bumping ASC_CAPTURE_VERSION; changing an existing struct
  *    requires a bump.
  *  - Fixed-width fields only (no long, enum, bool or pointers), naturally
- *    aligned, sizes a multiple of 8.  user/records.c holds a _Static_assert
+ *    aligned, sizes a multiple of 8.  user/capture/records.c holds a _Static_assert
  *    for every size below.
  *  - Records written by BPF have a fixed size per type.  Records written by
  *    userspace (types >= ASC_REC_USER_BASE) may carry a trailing string and
@@ -20,7 +20,7 @@
  *    OPNAME of an Enqueue, ENTER + OPNAME), back to back in the order they
  *    would have had as separate samples, each with its own asc_hdr; their
  *    hdr.size values add up to the sample's size.  The consumer
- *    (user/consumer.h) splits them: the capture file holds the same records,
+ *    (user/trace/trace.consumer.h) splits them: the capture file holds the same records,
  *    byte for byte, as if each had been a sample of its own.
  *  - All host times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns()).
  *    Device times are raw system-counter ticks; the capture's clock records
@@ -285,7 +285,7 @@ struct asc_funcname {
 /*
  * ASC_REC_SEQNR: 56 bytes.  PyTorch's autograd sequence numbers (torch's
  * "Sequence number" / "Fwd thread id" of a cpu_op), written by
- * bpf/pytorch.bpf.c; user/seqnr.h has the rules.
+ * bpf/pytorch.bpf.c; user/discovery/seqnr.h has the rules.
  *  - kind ASC_SEQNR_FORWARD: right after the EXIT of an aten op (same tid,
  *    probe_id, ts_ns) whose range created an autograd node: seq is the
  *    thread's at::sequence_number counter at the op's entry.  An op without
@@ -313,7 +313,7 @@ struct asc_seqnr {
 /*
  * ASC_REC_LAUNCH: 48 bytes.  A runtime call that queues one task (kernel
  * launch, event record / wait, async copy), where only the task's origin is
- * wanted, never an API event (user/correlate.c):
+ * wanted, never an API event (user/analysis/correlate.c):
  *  - Level0 after the first batched halSqTaskSend of a process (probe kind
  *    ASC_PK_LAUNCH_MARK, entry only): the pending-launch FIFO of the thread
  *    and stream gets one entry per record, so each task of a batch joins the
@@ -359,7 +359,7 @@ struct asc_devtask {
 struct asc_probe {
 	struct asc_hdr hdr;
 	__u16 layer;		/* enum asc_layer */
-	__u16 kind;		/* enum asc_probe_kind (user/probes.h) */
+	__u16 kind;		/* enum asc_probe_kind (user/discovery/probes.h) */
 	__u32 flags;		/* ASC_PROBE_* */
 	__u64 offset;		/* file offset attached at (after any prologue skip) */
 	__u16 lib_len;		/* strlen(library) */

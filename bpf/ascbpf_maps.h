@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * ascbpf_maps.h - keys and values of the maps that userspace (user/trace.c)
+ * ascbpf_maps.h - keys and values of the maps that userspace (user/trace/trace.c)
  * fills and reads in bpf/ascbpf.bpf.c.  Records themselves are in
  * ascbpf_events.h; this header is only the loader <-> BPF map contract.
  */

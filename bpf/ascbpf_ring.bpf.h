@@ -2,7 +2,7 @@
 /*
  * ascbpf_ring.bpf.h - what every BPF object of ascbpf shares: the maps that
  * the loader hands from the main object to the others (events, tgids, stats:
- * bpf_map__reuse_fd, user/pytorch.c), the read-only configuration both set
+ * bpf_map__reuse_fd, user/discovery/pytorch.c), the read-only configuration both set
  * (wakeup_bytes, sched_cfg), and the one way to reserve, fill, submit and
  * count records and steps.  Included by bpf/ascbpf.bpf.c and
  * bpf/pytorch.bpf.c only (BPF side; userspace reads bpf/ascbpf_maps.h).

@@ -6,7 +6,7 @@
  *
  * This object shares the main object's ring buffer, gate and drop counters
  * (events, tgids, stats: bpf_map__reuse_fd before load, see
- * user/pytorch.c), so its records interleave with the main object's in one
+ * user/discovery/pytorch.c), so its records interleave with the main object's in one
  * stream and the same gate decides.  The records follow the ENTER record of
  * the op with the same tid, probe id and timestamp.  Return probes of aten
  * sites stay the main object's asc_call_exit.
@@ -23,7 +23,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define ASC_PT_STEP_PY_ID	0xfffffff0u	/* probe id of --step-py STEP records (user/pytorch.h) */
+#define ASC_PT_STEP_PY_ID	0xfffffff0u	/* probe id of --step-py STEP records (user/discovery/pytorch.h) */
 
 const volatile struct asc_pt_cfg cfg = {};	/* and sched_cfg, wakeup_bytes (ascbpf_ring.bpf.h) */
 
@@ -340,7 +340,7 @@ __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 	return 0;
 }
 
-/* ---- autograd sequence numbers (user/seqnr.h) ---- */
+/* ---- autograd sequence numbers (user/discovery/seqnr.h) ---- */
 
 /*
  * The thread's at::sequence_number counter, read where __tls_get_addr would
@@ -413,7 +413,7 @@ static __always_inline void seq_enter(struct pt_regs *ctx)
  * the return's sp - 8, or 8 below that when the probe sits after a push),
  * frames deeper than it lost their returns and are dropped.  An op whose
  * range moved the counter (v1 > v0) created an autograd node: torch gives it
- * seqNr v0 (user/seqnr.h).  Returns v0 then, else -1.
+ * seqNr v0 (user/discovery/seqnr.h).  Returns v0 then, else -1.
  */
 static __always_inline __s64 seq_exit(struct pt_regs *ctx)
 {
@@ -532,7 +532,7 @@ int BPF_KRETPROBE(asc_aten_exit)
  * Node::operator() (inline, not probeable) records the node's range NAME
  * with its sequence_nr_ and thread_id_.  One ENTER / EXIT pair for the
  * call, the SEQNR (NODE) of the node right after the ENTER; the converter
- * makes both ranges from them (user/seqnr.h).
+ * makes both ranges from them (user/discovery/seqnr.h).
  */
 SEC("uprobe")
 int BPF_KPROBE(asc_autograd_eval_enter)

@@ -2,7 +2,7 @@
 /*
  * pytorch_bpf.h - the loader <-> BPF contract of bpf/pytorch.bpf.c (aten ops
  * with tensor shapes and Python stacks, and the --step-py probe).  User
- * space fills it from user/pytorch.c's discovery; nothing here is a guess
+ * space fills it from user/discovery/pytorch.c's discovery; nothing here is a guess
  * made by the BPF side: a zero `valid` bit switches the reader off.
  */
 #ifndef __ASCBPF_PYTORCH_BPF_H
@@ -17,7 +17,7 @@
 #define ASC_PT_MAX_THREADS	32	/* PyThreadStates walked to find the current one */
 #define ASC_PT_STEP_NAME_LEN	64
 
-/* Argument kinds per integer register (enum asc_aten_argk in user/pytorch.h). */
+/* Argument kinds per integer register (enum asc_aten_argk in user/discovery/pytorch.h). */
 #define ASC_PT_ARG_NONE		0
 #define ASC_PT_ARG_TENSOR	1
 #define ASC_PT_ARG_OPT_TENSOR	2
@@ -68,7 +68,7 @@ struct asc_pt_cfg {
 	char step_name[ASC_PT_STEP_NAME_LEN];
 
 	/*
-	 * Autograd sequence numbers (user/seqnr.h): at::sequence_number's
+	 * Autograd sequence numbers (user/discovery/seqnr.h): at::sequence_number's
 	 * thread_local counter, reached as __tls_get_addr would: the
 	 * tls_index {module, offset} at seq_tlsidx (the loader fills it when it
 	 * relocates the library, possibly after we attached), the thread's dtv

@@ -222,7 +222,7 @@ else:
         prog = []
         for site in json.loads(r.stdout)["sites"]:
             # what `ascbpf trace` attaches at level 0 without --profile-memory
-            # (user/trace.c select_progs): entry probes of these kinds, return
+            # (user/trace/trace.c select_progs): entry probes of these kinds, return
             # probes only on aten ops and AsncExecFunc (the Dequeue span)
             if site["kind"] not in ("aten_op", "enqueue", "dequeue", "sqe_send", "step"):
                 continue

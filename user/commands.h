@@ -9,11 +9,11 @@
 #ifndef __ASCBPF_COMMANDS_H
 #define __ASCBPF_COMMANDS_H
 
-int cmd_trace(int argc, char **argv);	/* user/trace.c */
-int cmd_probes(int argc, char **argv);	/* user/probes.c */
-int cmd_convert(int argc, char **argv);	/* user/convert.c */
-int cmd_report(int argc, char **argv);	/* user/report.c */
-int cmd_dump(int argc, char **argv);	/* user/dump.c */
-int cmd_version(int argc, char **argv);	/* user/version.c */
+int cmd_trace(int argc, char **argv);	/* user/trace/trace.c */
+int cmd_probes(int argc, char **argv);	/* user/discovery/probes.c */
+int cmd_convert(int argc, char **argv);	/* user/convert/convert.c */
+int cmd_report(int argc, char **argv);	/* user/report/report.c */
+int cmd_dump(int argc, char **argv);	/* user/capture/dump.c */
+int cmd_version(int argc, char **argv);	/* user/trace/version.c */
 
 #endif /* __ASCBPF_COMMANDS_H */

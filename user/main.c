@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
-#include "log.h"
+#include "lib/log.h"
 
 struct cmd {
 	const char *name;

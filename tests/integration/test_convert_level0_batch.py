@@ -48,7 +48,7 @@ from checks import check, failures  # noqa: E402
 COMPUTE = {"0", "1", "2"}	# STARS SQE types AI_CORE, AI_CPU, AI_VECTOR_CORE
 ASYNC_EXEC = "_ZN6at_npu6native12AsncExecFuncEPv"
 LAUNCH = "rtsLaunchKernelWithHostArgs"
-# the runtime calls that queue one task each (user/probes.c asc_probe_launch_marks)
+# the runtime calls that queue one task each (user/discovery/probes.c asc_probe_launch_marks)
 MARKED = {LAUNCH, "rtKernelLaunch", "rtEventRecord", "rtStreamWaitEvent", "rtMemcpyAsync",
           "rtMemsetAsync"}
 TOL = tc.TOLERANCE_MAX_NS

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_pytorch_ops as ops  # noqa: E402
 
 PT_TRACE = os.path.join(ops.OUTPUT, "tests", "pt_trace")
-ASC_PYTORCH_MEM_ID = 0xfffffff2	# user/pytorch.h
+ASC_PYTORCH_MEM_ID = 0xfffffff2	# user/discovery/pytorch.h
 
 
 def fail(msg):

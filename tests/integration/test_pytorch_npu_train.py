@@ -14,7 +14,7 @@ journal (the simulated libtorch_cpu's autograd, npu_model/JOURNAL.md
   * every journal aten call that created a node (grad_fn=...) is a cpu_op of
     that name, same thread and time, whose "Sequence number" is the journal's
     seq and "Fwd thread id" 0; journal calls with seq -1 are -1.  Difference,
-    by design (user/seqnr.h): a top-level call that created no node has the
+    by design (user/discovery/seqnr.h): a top-level call that created no node has the
     journal's (torch's) peek value there and -1 in ascbpf's output; each
     such call is checked to be exactly that case (no grad_fn, seq = the
     next node's number);

@@ -13,7 +13,7 @@ train_one_step` (converted; trace_view.json read with json).  For steps
     "Sequence number" and "Fwd thread id", exactly;
   * forward ops: the same "Sequence number" for every op torch numbers and
     that created a node (the ones fwdbwd links), "Fwd thread id" 0.
-    Difference, by design (user/seqnr.h): torch also numbers Autograd-key ops
+    Difference, by design (user/discovery/seqnr.h): torch also numbers Autograd-key ops
     in grad mode that create no node (peek()); ascbpf writes -1 there.  For
     each such op the test checks that torch's number is exactly the counter
     at that time, i.e. 1 + the last number ascbpf gave before the op starts,

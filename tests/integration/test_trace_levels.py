@@ -68,7 +68,7 @@ def trace(level, scenario, steps):
     return recs, j
 
 
-# enum asc_probe_kind (user/probes.h), as ascbpf dump prints a probe's kind
+# enum asc_probe_kind (user/discovery/probes.h), as ascbpf dump prints a probe's kind
 KIND = {1: "call", 2: "opname_stdstr", 3: "opname_cstr", 4: "enqueue", 5: "dequeue",
         6: "sqe_send", 7: "mem_report", 8: "step", 9: "aten_op", 10: "funcname_get",
         11: "funcname_reg", 12: "autograd_eval", 13: "autograd_apply", 14: "launch_mark",
@@ -142,7 +142,7 @@ def check_level0(recs, j):
     tc.check(name_lost == 0, "level 0: %d op names not read (LOST)" % name_lost)
     # The OPNAME is the next record of the enqueuing thread: another thread's
     # record (the acl_thread's Dequeue on the other CPU) may be reserved in the
-    # ring between the two, as the converter allows (user/correlate.c on_opname).
+    # ring between the two, as the converter allows (user/analysis/correlate.c on_opname).
     next_of_tid, later = {}, {}
     for i in range(len(recs) - 1, -1, -1):
         tid = recs[i].get("tid")

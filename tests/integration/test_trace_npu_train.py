@@ -44,7 +44,7 @@ NOT_PROBED = {
     "_ZN7c10_npu18enCurrentNPUStreamEPvaPNS_9NPUStreamE",
     # device enumeration at start-up (the table's driver globs are hal*)
     "drvGetDevNum",
-    # torch_npu's format cast (the TransData site): not in user/probes.c's table yet
+    # torch_npu's format cast (the TransData site): not in user/discovery/probes.c's table yet
     # (reported to E); its TransData kernel is still seen as an aclnn call and a task
     "_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl",
 }

@@ -6,7 +6,7 @@ The tiny target makes ~8000 traced calls a second with sleeps between them,
 so a consumer woken per record would wake (and sleep again: one voluntary
 context switch) about once per record: the producer is far slower than the
 consumer.  ascbpf submits with BPF_RB_NO_WAKEUP and drains on its poll
-timer (user/trace.c POLL_MS, 100 ms) or when the ring is half full.  The
+timer (user/trace/trace.c POLL_MS, 100 ms) or when the ring is half full.  The
 voluntary context switches of the ascbpf process over a 2 s trace (all its
 threads, from getrusage(RUSAGE_CHILDREN) around the one child) must be a
 small fraction of the records it consumed: at most one per 20 records.  The

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "capbuild.h"
-#include "capture.h"
-#include "records.h"
+#include "capture/capture.h"
+#include "capture/records.h"
 
 static struct asc_capture_writer *writer;
 

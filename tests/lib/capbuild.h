@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 #include "ascbpf_events.h"
-#include "correlate.h"
+#include "analysis/correlate.h"
 
 #define CAP_TGID	100	/* the tgid of every record hdr() fills */
 

@@ -57,9 +57,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "ascbpf_events.h"
-#include "capture.h"
-#include "probes.h"
-#include "records.h"
+#include "capture/capture.h"
+#include "discovery/probes.h"
+#include "capture/records.h"
 #include "schedule.h"
 
 #define PID		4242

@@ -23,10 +23,10 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "asctest.h"
-#include "attach.h"
-#include "log.h"
-#include "probes.h"
-#include "prologue.h"
+#include "trace/attach.h"
+#include "lib/log.h"
+#include "discovery/probes.h"
+#include "arch/prologue.h"
 
 static double now_s(void)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * pt_trace - standalone loader of bpf/pytorch.bpf.c for tests and the
- * benchmark: the user/pytorch.h hook sequence `ascbpf trace` follows, with
+ * benchmark: the user/discovery/pytorch.h hook sequence `ascbpf trace` follows, with
  * this object's own ring buffer and gate instead of the main object's.
  *
  *   pt_trace -p PID [--record-shapes] [--with-stack] [--step-py FUNC]
@@ -9,7 +9,7 @@
  *
  * Attaches asc_aten_enter / asc_aten_exit to every at::_ops::<op>::call of
  * the libtorch_cpu.so mapped in PID (the probe table's aten glob, through
- * user/probes.c and user/attach.c), creates FILE when attached (the target
+ * user/discovery/probes.c and user/trace/attach.c), creates FILE when attached (the target
  * may wait for it), drains until PID exits or SIGINT/SIGTERM, and writes one
  * JSON object per record to OUT (default stdout): probe, enter, exit, tensor, mem,
  * pystack (frames resolved while the target lives), step; with OUT
@@ -29,11 +29,11 @@
 
 #include "ascbpf_events.h"
 #include "ascbpf_maps.h"
-#include "attach.h"
-#include "log.h"
-#include "probes.h"
-#include "pystack.h"
-#include "pytorch.h"
+#include "trace/attach.h"
+#include "lib/log.h"
+#include "discovery/probes.h"
+#include "discovery/pystack.h"
+#include "discovery/pytorch.h"
 
 static volatile sig_atomic_t stop;
 static FILE *out;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_attach - real uprobes (user/attach.c): the counter program of
+ * test_attach - real uprobes (user/trace/attach.c): the counter program of
  * tests/probes/attach_counter.bpf.c is attached to a plan over the test
  * object loaded in this process, once through single perf-event uprobes and
  * once through uprobe_multi links; every function is called a different,
@@ -36,8 +36,8 @@
 #include <cmocka.h>
 #include "ascbpf_events.h"
 #include "asctest.h"
-#include "attach.h"
-#include "probes.h"
+#include "trace/attach.h"
+#include "discovery/probes.h"
 
 #define FIX(name) ASC_TEST_FIXTURES "/" name
 

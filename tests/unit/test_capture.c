@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "ascbpf_events.h"
-#include "capture.h"
-#include "log.h"
+#include "capture/capture.h"
+#include "lib/log.h"
 
 static char dir[] = "/tmp/test_capture.XXXXXX";
 static char path[256];

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 #include <linux/bpf.h>
-#include "consumer.h"
+#include "trace/consumer.h"
 
 #define LOG_RECS	8
 

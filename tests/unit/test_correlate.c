@@ -28,11 +28,11 @@
 #include <cmocka.h>
 #include "ascbpf_events.h"
 #include "capbuild.h"
-#include "capture.h"
-#include "convert.h"
-#include "correlate.h"
-#include "probes.h"
-#include "records.h"
+#include "capture/capture.h"
+#include "convert/convert.h"
+#include "analysis/correlate.h"
+#include "discovery/probes.h"
+#include "capture/records.h"
 #include "schedule.h"
 
 #define PY	CAP_TGID

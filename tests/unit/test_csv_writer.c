@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "csv_writer.h"
+#include "lib/csv_writer.h"
 
 static char text[4096];
 

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include "ascbpf_events.h"
 #include "ascend_hal.h"
-#include "devtime.h"
+#include "trace/devtime.h"
 
 static void rec(struct StarsAcsqLog *r, unsigned int type, unsigned int sqe_type,
 		uint16_t stream, uint16_t task, uint64_t cnt)

@@ -22,8 +22,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "asctest.h"
-#include "elfsym.h"
-#include "procmaps.h"
+#include "discovery/elfsym.h"
+#include "lib/procmaps.h"
 
 #define FIX(name) ASC_TEST_FIXTURES "/" name
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include "ascbpf_events.h"
 #include "ascend_hal.h"
-#include "ioctl_decode.h"
+#include "analysis/ioctl_decode.h"
 #include "npu_ioctl.h"
 
 struct known {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "json_writer.h"
+#include "lib/json_writer.h"
 
 /* Runs fn into a temporary file and returns what it wrote (static buffer). */
 static const char *capture_out(void (*fn)(struct asc_out *o, const void *arg), const void *arg,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_probes - probe plans (user/probes.c) resolved against this very
+ * test_probes - probe plans (user/discovery/probes.c) resolved against this very
  * process with the test object dlopen()ed: site offsets checked against the
  * kernel's mappings of dlsym() addresses, prologue choices against the
  * fixture's known first instructions, globs, duplicates, missing symbols and
@@ -21,8 +21,8 @@
 #include <cmocka.h>
 #include "ascbpf_events.h"
 #include "asctest.h"
-#include "probes.h"
-#include "procmaps.h"
+#include "discovery/probes.h"
+#include "lib/procmaps.h"
 
 #define FIX(name) ASC_TEST_FIXTURES "/" name
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "procmaps.h"
+#include "lib/procmaps.h"
 
 static const char sample[] =
 	"55d0a0000000-55d0a0002000 r--p 00000000 08:01 1311 /usr/bin/npu train\n"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_prologue - uprobe placement from first instructions (user/prologue.c):
+ * test_prologue - uprobe placement from first instructions (user/arch/prologue.c):
  * endbr64 skipped only when an instruction follows, the emulated set of our
  * kernel (nop, push reg, jmp/call/jcc) vs single-stepped (endbr64, nopl,
  * mov, lea, sub, ...), aarch64 hints, unknown machines.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "ascbpf_events.h"
-#include "prologue.h"
+#include "arch/prologue.h"
 
 #define BYTES(...) ((const uint8_t[]){ __VA_ARGS__ }), sizeof((const uint8_t[]){ __VA_ARGS__ })
 

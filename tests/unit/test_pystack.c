@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "pystack.h"
+#include "discovery/pystack.h"
 
 #define PYTHON "/usr/bin/python3"
 

@@ -22,7 +22,7 @@
 #include <libelf.h>
 #include <cmocka.h>
 
-#include "pytorch.h"
+#include "discovery/pytorch.h"
 
 #define LIBDIR		"/usr/lib/x86_64-linux-gnu/"
 #define LIBC10		LIBDIR "libc10.so"

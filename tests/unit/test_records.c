@@ -12,8 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "ascbpf_events.h"
-#include "probes.h"
-#include "records.h"
+#include "discovery/probes.h"
+#include "capture/records.h"
 
 static _Alignas(8) unsigned char buf[1024];
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_report_detect.c - the report detectors (user/report_detect.c) on
+ * test_report_detect.c - the report detectors (user/report/report_detect.c) on
  * synthetic inputs: each rule exactly at its threshold, just below and just
  * above it, plus the classification helpers and the threshold parser.
  */
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "log.h"
-#include "report_detect.h"
+#include "lib/log.h"
+#include "report/report_detect.h"
 
 #define US(x)	((uint64_t)(x) * 1000ull)
 #define MB	(1024ull * 1024ull)

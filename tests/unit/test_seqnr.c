@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_seqnr: the at::sequence_number TLS location, backward node names and
- * the fwdbwd pairing (user/seqnr.h).  The live checks load the installed
+ * the fwdbwd pairing (user/discovery/seqnr.h).  The live checks load the installed
  * PyTorch (libtorch1.13) into this process and compare what the TLS walk
  * finds with what peek() itself returns, on a thread that used the counter
  * and on one that never did; node names with the vtables the loader placed.
@@ -29,10 +29,10 @@
 
 #include "ascbpf_events.h"
 #include "capbuild.h"
-#include "capture.h"
-#include "correlate.h"
-#include "probes.h"
-#include "seqnr.h"
+#include "capture/capture.h"
+#include "analysis/correlate.h"
+#include "discovery/probes.h"
+#include "discovery/seqnr.h"
 
 #define LIBTORCH_CPU	"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

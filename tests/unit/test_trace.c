@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_trace.c - `ascbpf trace` option parsing (user/trace.h): defaults,
+ * test_trace.c - `ascbpf trace` option parsing (user/trace/trace.h): defaults,
  * every option, the three kinds of target, -- CMD with its own options, and
  * every bad input rejected with -EINVAL.
  */
@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "log.h"
-#include "trace.h"
+#include "lib/log.h"
+#include "trace/trace.h"
 
 static void quiet(enum asc_log_level level, const char *fmt, va_list ap)
 {

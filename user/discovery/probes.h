@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * probes.h - the probe table (what ascbpf attaches to, by layer) and its
+ * resolution against a running process into attach sites.
+ *
+ * The same table serves npu_model and a real Ascend host: entries name
+ * libraries by soname basename and symbols by their exported names (mangled
+ * for C++).  Resolution reads /proc/PID/maps (through /proc/PID/root for
+ * processes in containers), the ELF .dynsym and .symtab, and places each
+ * uprobe where the kernel can emulate the first instruction when that is
+ * safe (after an endbr64, for instance); see prologue analysis in probes.c.
+ *
+ * Functions return 0 or -errno.
+ */
+#ifndef __ASCBPF_PROBES_H
+#define __ASCBPF_PROBES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What the BPF side does at a site; user/trace/trace.c maps a kind to a BPF program. */
+enum asc_probe_kind {
+	ASC_PK_CALL = 1,	/* ENTER (args) on entry, EXIT (ret) on return */
+	ASC_PK_OPNAME_STDSTR,	/* as CALL, plus OPNAME from arg0 (const std::string &) */
+	ASC_PK_OPNAME_CSTR,	/* as CALL, plus OPNAME from arg0 (const char *) */
+	ASC_PK_ENQUEUE,		/* as CALL, plus QUEUE(enqueue) from arg0 (QueueParas *) */
+	ASC_PK_DEQUEUE,		/* as CALL, plus QUEUE(dequeue) from arg0 (QueueParas *) */
+	ASC_PK_SQE_SEND,	/* as CALL, plus SQE from (devId, struct halTaskSendInfo *) */
+	ASC_PK_MEM_REPORT,	/* MEM from the allocator's report hook argument */
+	ASC_PK_STEP,		/* STEP: a step boundary; advances the schedule gate */
+	ASC_PK_ATEN_OP,		/* as CALL on at::_ops::<op>::call (framework range) */
+	/*
+	 * FUNCNAME on return of aclrtBinaryGetFunction(bin, kernelName, &funcHandle)
+	 * (handle = *funcHandle); ENTER/EXIT too at --level >= 1.
+	 */
+	ASC_PK_FUNCNAME_GET,
+	/*
+	 * FUNCNAME on entry of rtFunctionRegister(bin, stubFunc, stubName, ...)
+	 * (handle = stubFunc); ENTER/EXIT too at --level 2.
+	 */
+	ASC_PK_FUNCNAME_REG,
+	/*
+	 * torch::autograd::Engine::evaluate_function: with the PyTorch object
+	 * (user/discovery/pytorch.h) the evaluate_function range and the backward node's
+	 * range, with its sequence number (user/discovery/seqnr.h); as CALL without it.
+	 */
+	ASC_PK_AUTOGRAD_EVAL,
+	/*
+	 * A backward node's apply() (torch::autograd::...::apply, as CALL): the
+	 * converter takes its span as the node's own range inside evaluate_function
+	 * (user/discovery/seqnr.h); without it the node's range is evaluate_function's span.
+	 */
+	ASC_PK_AUTOGRAD_APPLY,
+	/*
+	 * A task-making runtime call at Level0 (asc_probe_launch_marks[]), attached
+	 * only once the process sends a batch (several SQEs in one halSqTaskSend):
+	 * LAUNCH (entry: stream argument) only, which tells the converter which
+	 * op / queue slot made each task of a batch.  No ENTER/EXIT: no API event.
+	 */
+	ASC_PK_LAUNCH_MARK,
+	/*
+	 * rtKernelLaunch at Level1 (aclop kernels): LAUNCH at entry and return, the
+	 * span of the kernel's Node@launch and nothing else (a Runtime@ call is
+	 * Level2, where the site is a plain CALL).
+	 */
+	ASC_PK_NODE_LAUNCH,
+};
+
+/* Probe families: what the trace options switch on and off. */
+enum asc_probe_family {
+	ASC_FAM_FRAMEWORK = 1 << 0,	/* aten ops, OpCommand, task queue (--activities cpu) */
+	ASC_FAM_CANN	  = 1 << 1,	/* aclnn, aclop, aclrt, rt (--activities npu) */
+	ASC_FAM_DRIVER	  = 1 << 2,	/* hal*, ioctls (--activities npu, --level >= 1) */
+	ASC_FAM_MEMORY	  = 1 << 3,	/* allocator reports and memory calls (--profile-memory) */
+	ASC_FAM_STEP	  = 1 << 4,	/* step boundary (always, unless --step none) */
+};
+
+struct asc_probe_spec {
+	const char *lib;	/* soname basename: "libascendcl.so" */
+	const char *sym;	/* exact symbol name, or a glob ("aclnn*") that matches
+				 * exported (global/weak) functions only */
+	uint16_t layer;		/* enum asc_layer (bpf/ascbpf_events.h) */
+	uint16_t kind;		/* enum asc_probe_kind */
+	uint32_t family;	/* enum asc_probe_family */
+	uint32_t flags;		/* ASC_SPEC_* */
+};
+#define ASC_SPEC_OPTIONAL	0x1	/* absent on some versions: not a warning when missing */
+#define ASC_SPEC_NO_RETPROBE	0x2	/* entry only */
+/*
+ * Trace levels, as torch_npu.profiler's ProfilerLevel: an entry without
+ * either flag is Level0 (aten ops, task queue, SQE submission, step,
+ * allocator report, kernel registration); LEVEL1 entries are the AscendCL
+ * API (aclnn*, aclop*, aclrt*: AscendCL@ events), LEVEL2 entries the
+ * runtime and driver calls (rt*, hal*: Runtime@ events).  An entry whose
+ * family includes ASC_FAM_MEMORY is attached at every level when the
+ * memory family is on (--profile-memory needs its GE/APP sources).
+ */
+#define ASC_SPEC_LEVEL1		0x4
+#define ASC_SPEC_LEVEL2		0x8
+#define ASC_LEVEL_MAX		2
+
+/* One resolved attach point. */
+struct asc_probe_site {
+	uint32_t id;			/* probe id carried by records (>= 1) */
+	const struct asc_probe_spec *spec;
+	char *path;			/* path to open for attach (host view, /proc/PID/root/...) */
+	char *sym;			/* resolved symbol (a glob expands to many sites) */
+	uint64_t func_offset;		/* file offset of the function */
+	uint64_t attach_offset;		/* file offset attached at (func_offset + skip) */
+	uint32_t flags;			/* ASC_PROBE_* (bpf/ascbpf_events.h) */
+};
+
+struct asc_probe_missing {
+	const struct asc_probe_spec *spec;
+	char reason[96];		/* "library not mapped", "symbol not found", ... */
+};
+
+struct asc_probe_plan {
+	pid_t pid;
+	struct asc_probe_site *sites;
+	size_t nr_sites;
+	struct asc_probe_missing *missing;
+	size_t nr_missing;
+	char **libs_seen;		/* distinct library paths matched in the maps */
+	size_t nr_libs;
+	/* Added by the attach layer (E): what asc_probe_plan_update() rebuilds from. */
+	const struct asc_probe_spec *table;	/* the table the plan was built from */
+	uint32_t families;
+	uint32_t next_id;		/* id the next new site gets */
+	uint32_t level;			/* trace level the plan was built for (ASC_SPEC_LEVEL*) */
+};
+
+/* The built-in table, terminated by an entry with lib == NULL. */
+extern const struct asc_probe_spec asc_probe_table[];
+
+/*
+ * Level0 batch switch-on (user/trace/trace.c): the task-making runtime calls
+ * (ASC_PK_LAUNCH_MARK), attached to a process at Level0 when its first
+ * batched halSqTaskSend is seen; not part of any level's plan otherwise, so
+ * `ascbpf probes` does not list them.  Terminated by lib == NULL.
+ */
+extern const struct asc_probe_spec asc_probe_launch_marks[];
+/* The stream argument's index (0..5) of a task-making call by symbol, or -1. */
+int asc_probe_launch_stream_arg(const char *sym);
+
+/*
+ * Resolves every table entry whose family is in `families` against PID's
+ * current mappings.  Sites get ids first_id, first_id + 1, ...  Returns
+ * -ESRCH if PID does not exist, -ENOENT if none of the table's libraries is
+ * mapped (the plan then lists what was looked for in `missing`).
+ */
+int asc_probe_plan_build(pid_t pid, uint32_t families, uint32_t first_id,
+			 struct asc_probe_plan *plan);
+
+void asc_probe_plan_free(struct asc_probe_plan *plan);
+
+/*
+ * The same from another table (terminated by lib == NULL), e.g. the built-in
+ * one plus a --step LIB:SYMBOL entry.  The table must outlive the plan.
+ * asc_probe_plan_build() is this with asc_probe_table.
+ */
+int asc_probe_plan_build_table(pid_t pid, const struct asc_probe_spec *table, uint32_t families,
+			       uint32_t first_id, struct asc_probe_plan *plan);
+
+/*
+ * The same, keeping only the entries of trace level <= level (0..2, see
+ * ASC_SPEC_LEVEL1); the two functions above build for ASC_LEVEL_MAX.
+ * asc_probe_plan_update() rescans at the plan's level.
+ */
+int asc_probe_plan_build_level(pid_t pid, const struct asc_probe_spec *table, uint32_t families,
+			       uint32_t level, uint32_t first_id, struct asc_probe_plan *plan);
+
+/* The lowest trace level (0..2) whose plan has spec (before the memory exception). */
+unsigned int asc_probe_spec_level(const struct asc_probe_spec *spec);
+/* Whether spec is attached at trace level `level` with `families` on. */
+int asc_probe_spec_wanted(const struct asc_probe_spec *spec, uint32_t families, uint32_t level);
+
+/*
+ * Rescans the process (after a dlopen, which the loader hook in
+ * user/trace/trace.c sees) and appends the sites that are new since the plan was
+ * built or last updated, with ids from plan->next_id on; existing sites keep their index and id.  missing
+ * and libs_seen are replaced by the new scan's.  *first_new gets the index
+ * of the first appended site (== old nr_sites).  Returns the number of
+ * sites added (0 when nothing changed) or -errno (-ESRCH: process gone).
+ */
+int asc_probe_plan_update(struct asc_probe_plan *plan, size_t *first_new);
+
+/*
+ * The dynamic loader's hook of PID: _dl_debug_state in its ld.so (the
+ * mapping holding AT_BASE, else the first loader-named file, never
+ * /etc/ld.so.cache), which the loader calls before and after every
+ * dlopen/dlclose changes the link map (glibc's r_brk; musl has the same
+ * symbol).  path gets the host path (as
+ * for sites), *offset the file offset to attach at, *flags the prologue
+ * choice (ASC_PROBE_*).  -ENOENT if no loader is mapped (static binary) or
+ * it lacks the symbol, -ESRCH if PID does not exist.
+ */
+int asc_probe_find_loader(pid_t pid, char *path, size_t len, uint64_t *offset, uint32_t *flags);
+
+/* "framework", "cann", "driver", "memory", "step" for one family bit, else "?". */
+const char *asc_probe_family_name(uint32_t family);
+/* Parses "framework,cann,..." or "all" into family bits; -EINVAL naming the bad word. */
+int asc_probe_families_parse(const char *list, uint32_t *families);
+#define ASC_FAM_ALL	(ASC_FAM_FRAMEWORK | ASC_FAM_CANN | ASC_FAM_DRIVER | ASC_FAM_MEMORY | ASC_FAM_STEP)
+
+#endif /* __ASCBPF_PROBES_H */

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * seqnr.c - autograd sequence numbers: the counter's TLS location, backward
+ * node names from vtable symbols, and torch_npu's fwdbwd pairing (seqnr.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "discovery/pytorch.h"
+#include "discovery/seqnr.h"
+
+int asc_seqnr_tls_decode(const uint8_t *code, size_t len, uint64_t vaddr,
+			 struct asc_seqnr_tls *tls)
+{
+	size_t i;
+
+	/* the lea may follow a stack adjustment (sub $8,%rsp) or an endbr64 */
+	for (i = 0; i + 16 <= len && i <= 16; i++) {
+		const uint8_t *p = code + i, *m = p + 16;
+		int32_t rel;
+
+		if (p[0] != 0x66 || p[1] != 0x48 || p[2] != 0x8d || p[3] != 0x3d ||
+		    p[8] != 0x66 || p[9] != 0x66 || p[10] != 0x48 || p[11] != 0xe8)
+			continue;
+		memcpy(&rel, p + 4, 4);
+		tls->tlsidx_vaddr = vaddr + i + 8 + (int64_t)rel;
+		/* mov (%rax),%rax | mov d8(%rax),%rax | mov d32(%rax),%rax */
+		if (i + 19 <= len && m[0] == 0x48 && m[1] == 0x8b && m[2] == 0x00) {
+			tls->disp = 0;
+		} else if (i + 20 <= len && m[0] == 0x48 && m[1] == 0x8b && m[2] == 0x40) {
+			tls->disp = (int8_t)m[3];
+		} else if (i + 23 <= len && m[0] == 0x48 && m[1] == 0x8b && m[2] == 0x80) {
+			memcpy(&rel, m + 3, 4);
+			tls->disp = rel;
+		} else {
+			return -ENOEXEC;
+		}
+		return 0;
+	}
+	return -ENOEXEC;
+}
+
+int asc_seqnr_discover(pid_t pid, const char *lib, uint64_t bias, struct asc_seqnr_tls *tls)
+{
+	struct asc_elf_sym sym;
+	uint64_t idx[2];
+	uint8_t code[48];
+	char mem[64];
+	int fd, err;
+	ssize_t n;
+
+	err = asc_elf_lookup(lib, ASC_SYM_SEQ_PEEK, &sym);
+	if (err)
+		return err;
+	err = asc_elf_read_vaddr(lib, sym.vaddr, code, sizeof(code));
+	if (err < 0)
+		return err;
+	err = asc_seqnr_tls_decode(code, sizeof(code), sym.vaddr, tls);
+	if (err)
+		return err;
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = pread(fd, idx, sizeof(idx), (off_t)(tls->tlsidx_vaddr + bias));
+	close(fd);
+	if (n != (ssize_t)sizeof(idx))
+		return -EIO;
+	/* 0 while the loader has not relocated the library yet (a dlopen in progress) */
+	tls->modid = idx[0];
+	tls->offset = idx[0] ? idx[1] + tls->disp : 0;
+	return 0;
+}
+
+int asc_seqnr_counter_addr(uint64_t fsbase, const struct asc_seqnr_tls *tls,
+			   int (*rd)(uint64_t addr, uint64_t *val, void *ctx), void *ctx,
+			   uint64_t *addr)
+{
+	uint64_t dtv, nr, block;
+
+	if (rd(fsbase + 8, &dtv, ctx) || rd(dtv - 16, &nr, ctx))
+		return -EFAULT;
+	if (tls->modid > nr)
+		return 1;
+	if (rd(dtv + 16 * tls->modid, &block, ctx))
+		return -EFAULT;
+	if (!block || block == (uint64_t)-1)
+		return 1;
+	*addr = block + tls->offset;
+	return 0;
+}
+
+/* ---- names ---- */
+
+int asc_seqnr_class_name(const char *sym, char *out, size_t len)
+{
+	static const char gen[] = "torch::autograd::generated::";
+	char buf[512];
+	size_t o = 0;
+	const char *p;
+
+	if (strncmp(sym, "_ZTV", 4))
+		return -EINVAL;
+	p = sym + 4;
+	if (*p == 'N') {
+		p++;
+		while (*p && *p != 'E') {
+			char *end;
+			unsigned long n = strtoul(p, &end, 10);
+
+			if (end == p || !n || strnlen(end, n) < n || o + n + 3 > sizeof(buf))
+				return -EINVAL;
+			if (o) {
+				memcpy(buf + o, "::", 2);
+				o += 2;
+			}
+			memcpy(buf + o, end, n);
+			o += n;
+			p = end + n;
+		}
+		if (*p != 'E' || p[1])
+			return -EINVAL;
+	} else {
+		char *end;
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (end == p || !n || strlen(end) != n || n + 1 > sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, end, n);
+		o = n;
+	}
+	buf[o] = 0;
+	p = buf;
+	if (!strncmp(buf, gen, sizeof(gen) - 1) && buf[sizeof(gen) - 1])
+		p = buf + sizeof(gen) - 1;
+	if (strlen(p) + 1 > len)
+		return -ENOSPC;
+	strcpy(out, p);
+	return 0;
+}
+
+struct vtab {
+	uint64_t vaddr, size;
+	char *name;		/* node name */
+};
+
+struct asc_seqnr_names {
+	uint64_t bias;
+	struct vtab *v;
+	size_t n;
+};
+
+static int cmp_vtab(const void *a, const void *b)
+{
+	const struct vtab *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* Every _ZTV object of a class in torch::autograd (where Node subclasses live). */
+static int scan_vtables(Elf *elf, struct asc_seqnr_names *nm, size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, cnt;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !sh.sh_entsize)
+			continue;
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < cnt; i++) {
+			GElf_Sym s;
+			const char *name;
+			char cls[256];
+
+			if (!gelf_getsym(d, i, &s) || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+			    !s.st_value || s.st_size < ASC_VPTR_IN_VTABLE + 8)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name || strncmp(name, "_ZTVN5torch8autograd", 20) ||
+			    asc_seqnr_class_name(name, cls, sizeof(cls)))
+				continue;
+			if (nm->n == *cap) {
+				size_t nc = *cap ? *cap * 2 : 1024;
+				struct vtab *nv = realloc(nm->v, nc * sizeof(*nv));
+
+				if (!nv)
+					return -ENOMEM;
+				nm->v = nv;
+				*cap = nc;
+			}
+			nm->v[nm->n].vaddr = s.st_value;
+			nm->v[nm->n].size = s.st_size;
+			nm->v[nm->n].name = strdup(cls);
+			if (!nm->v[nm->n].name)
+				return -ENOMEM;
+			nm->n++;
+		}
+	}
+	return 0;
+}
+
+struct asc_seqnr_names *asc_seqnr_names_open(const char *lib, uint64_t bias)
+{
+	struct asc_seqnr_names *nm = calloc(1, sizeof(*nm));
+	size_t cap = 0, i, j;
+	Elf *elf = NULL;
+	int fd = -1, err = 0;
+
+	if (!nm)
+		return NULL;
+	nm->bias = bias;
+	elf_version(EV_CURRENT);
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto fail;
+	}
+	err = scan_vtables(elf, nm, &cap);
+	if (err)
+		goto fail;
+	elf_end(elf);
+	close(fd);
+	qsort(nm->v, nm->n, sizeof(*nm->v), cmp_vtab);
+	/* .dynsym and .symtab list the same objects: keep one of each address */
+	for (i = j = 0; i < nm->n; i++) {
+		if (j && nm->v[j - 1].vaddr == nm->v[i].vaddr) {
+			free(nm->v[i].name);
+			continue;
+		}
+		nm->v[j++] = nm->v[i];
+	}
+	nm->n = j;
+	return nm;
+fail:
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	asc_seqnr_names_free(nm);
+	errno = -err;
+	return NULL;
+}
+
+const char *asc_seqnr_names_get(struct asc_seqnr_names *nm, uint64_t vptr)
+{
+	uint64_t a = vptr - nm->bias;
+	size_t lo = 0, hi = nm->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (nm->v[mid].vaddr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	lo--;
+	return a - nm->v[lo].vaddr < nm->v[lo].size ? nm->v[lo].name : NULL;
+}
+
+struct asc_seqnr_names *asc_seqnr_names_from_config(const char *lib, const char *bias)
+{
+	struct asc_seqnr_names *nm;
+	char *end;
+	uint64_t b;
+
+	if (!lib || !bias || *lib != '/')
+		return NULL;
+	b = strtoull(bias, &end, 0);
+	if (end == bias || *end)
+		return NULL;
+	nm = asc_seqnr_names_open(lib, b);
+	if (!nm)
+		asc_warn("convert: cannot read the autograd node classes of %s (%s): backward "
+			 "nodes are named %s\n", lib, strerror(errno), ASC_NODE_UNKNOWN);
+	return nm;
+}
+
+void asc_seqnr_names_free(struct asc_seqnr_names *nm)
+{
+	size_t i;
+
+	if (!nm)
+		return;
+	for (i = 0; i < nm->n; i++)
+		free(nm->v[i].name);
+	free(nm->v);
+	free(nm);
+}
+
+/* ---- fwdbwd pairing ---- */
+
+struct slot {
+	int64_t seq;		/* -1: empty */
+	long fwd, bwd;		/* op indices, -1 none */
+	int64_t fwd_ts, bwd_ts;
+	uint32_t fwd_os_tid, bwd_os_tid;
+	size_t order;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+long asc_fwdbwd_pairs(size_t nr_ops, const struct asc_fwdbwd_op *(*op)(size_t i, void *ctx),
+		      void *ctx, struct asc_fwdbwd **out)
+{
+	size_t cap = 64, used = 0, i, k, n = 0;
+	struct slot *tab = malloc(cap * sizeof(*tab));
+	struct asc_fwdbwd *res;
+
+	*out = NULL;
+	if (!tab)
+		return -ENOMEM;
+	for (k = 0; k < cap; k++)
+		tab[k].seq = -1;
+	for (i = 0; i < nr_ops; i++) {
+		const struct asc_fwdbwd_op *o = op(i, ctx);
+		struct slot *s;
+		size_t h;
+
+		if (!o || o->seq < 0)
+			continue;
+		if ((used + 1) * 2 > cap) {	/* grow and rehash */
+			size_t ncap = cap * 2;
+			struct slot *nt = malloc(ncap * sizeof(*nt));
+
+			if (!nt) {
+				free(tab);
+				return -ENOMEM;
+			}
+			for (k = 0; k < ncap; k++)
+				nt[k].seq = -1;
+			for (k = 0; k < cap; k++) {
+				if (tab[k].seq < 0)
+					continue;
+				h = (uint64_t)tab[k].seq * 0x9e3779b97f4a7c15ull >> 7;
+				while (nt[h & (ncap - 1)].seq >= 0)
+					h++;
+				nt[h & (ncap - 1)] = tab[k];
+			}
+			free(tab);
+			tab = nt;
+			cap = ncap;
+		}
+		h = (uint64_t)o->seq * 0x9e3779b97f4a7c15ull >> 7;
+		while (tab[h & (cap - 1)].seq >= 0 && tab[h & (cap - 1)].seq != o->seq)
+			h++;
+		s = &tab[h & (cap - 1)];
+		if (s->seq < 0) {
+			s->seq = o->seq;
+			s->fwd = s->bwd = -1;
+			s->order = used++;
+		}
+		if (o->fwd_tid == 0 && (s->fwd < 0 || s->fwd_ts < o->start_ns)) {
+			s->fwd = i;
+			s->fwd_ts = o->start_ns;
+			s->fwd_os_tid = o->tid;
+		} else if (o->fwd_tid != 0 && (s->bwd < 0 || s->bwd_ts < o->start_ns)) {
+			s->bwd = i;
+			s->bwd_ts = o->start_ns;
+			s->bwd_os_tid = o->tid;
+		}
+	}
+	for (i = k = 0; i < cap; i++)
+		if (tab[i].seq >= 0 && tab[i].fwd >= 0 && tab[i].bwd >= 0 &&
+		    tab[i].fwd_os_tid != tab[i].bwd_os_tid)
+			tab[k++] = tab[i];
+	n = k;
+	if (!n) {
+		free(tab);
+		return 0;
+	}
+	qsort(tab, n, sizeof(*tab), cmp_order);
+	res = malloc(n * sizeof(*res));
+	if (!res) {
+		free(tab);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		res[i].seq = tab[i].seq;
+		res[i].fwd = tab[i].fwd;
+		res[i].bwd = tab[i].bwd;
+	}
+	free(tab);
+	*out = res;
+	return n;
+}
