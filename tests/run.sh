@@ -3,8 +3,9 @@
 #
 # tests/run.sh [--unit|--integration] [NAME-FILTER]
 #
-# Runs the cmocka unit binaries ($OUTPUT/tests/test_*) and the integration
-# tests (tests/integration/test_*.sh and test_*.py), then prints one closing
+# Runs the cmocka unit binaries ($OUTPUT/tests/test_*, built from
+# tests/<room>/test_*.c) and the integration tests (tests/<room>/test_*.sh and
+# test_*.py, room by room), then prints one closing
 # line "N passed, N failed, N skipped".  An integration test exits 0 (pass),
 # 77 (skip: it must print the reason) or anything else (fail).  A skip fails
 # the run unless ASCBPF_ALLOW_SKIP=1: on our machines and in CI nothing may be
@@ -17,7 +18,9 @@
 # so runs side by side in one tree never overwrite each other's logs);
 # $OUTPUT/test-logs/latest points at the newest.  Directories of runs that
 # have ended (their pid is gone) are removed after 12 hours.
-# ASCBPF_INTEGRATION_DIR replaces tests/integration (tests of this script).
+# NAME-FILTER is a substring of the unit binary's name, or of ROOM/FILE for an
+# integration test (so `trace/` runs one room's).
+# ASCBPF_INTEGRATION_DIR replaces the rooms by one folder (tests of this script).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
@@ -92,11 +95,18 @@ if [ "$mode" != integration ]; then
 	done
 fi
 if [ "$mode" != unit ]; then
-	idir=${ASCBPF_INTEGRATION_DIR:-$top/tests/integration}
-	for t in "$idir"/test_*.sh "$idir"/test_*.py; do
-		[ -f "$t" ] || continue
-		case "$(basename "$t")" in *"$filter"*) ;; *) continue ;; esac
-		run_integration "$t"
+	if [ -n "${ASCBPF_INTEGRATION_DIR:-}" ]; then
+		idirs=("$ASCBPF_INTEGRATION_DIR")
+	else
+		idirs=("$top"/tests/*/)
+	fi
+	for idir in "${idirs[@]}"; do
+		idir=${idir%/}
+		for t in "$idir"/test_*.sh "$idir"/test_*.py; do
+			[ -f "$t" ] || continue
+			case "$(basename "$idir")/$(basename "$t")" in *"$filter"*) ;; *) continue ;; esac
+			run_integration "$t"
+		done
 	done
 fi
 
