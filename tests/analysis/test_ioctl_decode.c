@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_ioctl_decode.c - the davinci ioctl table against the values the
- * driver headers give (cann_api_surface.md §3) and against <linux/ioctl.h>
+ * driver headers give (docs/cann_api.md §3) and against <linux/ioctl.h>
  * applied to npu_model's HAL structs; module disambiguation; field decoding
  * of real argument structs.
  */

@@ -3,8 +3,9 @@
 #
 # Golden test of `ascbpf convert` on synthetic captures (tests/lib/mkcapture):
 # the output is parsed with Python's json and csv and checked against
-#  - the real torch_npu sample (../shared/reference/samples): file layout,
-#    CSV headers, profiler_info keys, trace event shapes;
+#  - the facts of a real torch_npu output (tests/data/torch_npu_format, via
+#    tests/lib/torch_npu_format.py): file layout, CSV headers, profiler_info
+#    keys, trace event shapes;
 #  - the serialisation rules of the format reference: CRLF rows, TAB after
 #    timestamps, 3-decimal ts strings, one-line JSON with json.dumps
 #    separators and exactly one "},{" seam, ensure_ascii=False;
@@ -19,11 +20,10 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from checks import check, us_str  # noqa: E402
-from golden import (ASCBPF, LEVEL0_KD, MKCAP, TOP, make, read_csv, run, run_tests,  # noqa: E402
+from golden import (ASCBPF, LEVEL0_KD, MKCAP, make, read_csv, run, run_tests,  # noqa: E402
                     runs_in)
+import torch_npu_format as fmt  # noqa: E402
 
-SAMPLE = os.path.join(TOP, "..", "shared", "reference", "samples",
-                      "torch_npu_level1_rank0_ascend_pt")
 RUN_RE = re.compile(r"^(.*?)_(\d+(\.\d+)?)_ascend_pt$")     # torch-tb-profiler-ascend
 TS_RE = re.compile(r"^\d+\.\d{3}$")
 
@@ -31,11 +31,6 @@ TS_RE = re.compile(r"^\d+\.\d{3}$")
 def ns_of(ts):
     a, b = ts.split(".")
     return int(a) * 1000 + int(b)
-
-
-def sample_header(name):
-    with open(os.path.join(SAMPLE, "ASCEND_PROFILER_OUTPUT", name), newline="") as f:
-        return f.readline().rstrip("\r\n")
 
 
 def check_csv_conventions(path, ts_cols, one_line=False):
@@ -103,10 +98,7 @@ def test_level1_against_sample_and_truth(tmp):
           "run dir name %s matches {worker}_{pid}_{stamp}_ascend_pt" % runs[0])
     check(m is not None and len(m.group(2)) == 17, "17-digit millisecond stamp")
     # layout: every file we write exists in the sample with the same relative path
-    sample_files = set()
-    for root, _, files in os.walk(SAMPLE):
-        for f in files:
-            sample_files.add(os.path.relpath(os.path.join(root, f), SAMPLE))
+    sample_files = fmt.layout()
     ours = set()
     for root, _, files in os.walk(run_dir):
         for f in files:
@@ -130,8 +122,6 @@ def test_level1_against_sample_and_truth(tmp):
     with open(os.path.join(run_dir, "profiler_info_0.json")) as f:
         info_text = f.read()
     info = json.loads(info_text)
-    with open(os.path.join(SAMPLE, "profiler_info_0.json")) as f:
-        sinfo = json.load(f)
 
     def keys(d, prefix=""):
         out = set()
@@ -140,8 +130,8 @@ def test_level1_against_sample_and_truth(tmp):
             if isinstance(v, dict) and k != "schedule":
                 out |= keys(v, prefix + k + ".")
         return out
-    check(keys(info) == keys(sinfo), "profiler_info keys equal the sample's: %s" %
-          sorted(keys(info) ^ keys(sinfo)))
+    check(keys(info) == fmt.profiler_info_keys(), "profiler_info keys equal the sample's: %s" %
+          sorted(keys(info) ^ fmt.profiler_info_keys()))
     check(info_text == json.dumps(info, indent=4), "profiler_info is json.dump(indent=4)")
     check(info["config"]["common_config"]["schedule"] ==
           {"wait": 1, "active": 2, "warmup": 1, "repeat": 0, "skip_first": 1},
@@ -167,7 +157,7 @@ def test_level1_against_sample_and_truth(tmp):
             cols = []
         header, rows = check_csv_conventions(os.path.join(po, name), cols,
                                              one_line=name == "kernel_details.csv")
-        check(",".join(header) == sample_header(name), name + " header equals the sample's")
+        check(",".join(header) == fmt.header(name), name + " header equals the sample's")
         tables[name] = (header, rows)
 
     # kernels: every recorded kernel of the first cycle, as the truth has it
@@ -210,21 +200,16 @@ def test_level1_against_sample_and_truth(tmp):
     check(((pid << 10) | (7 << 5)) in procs and procs[(pid << 10) | (7 << 5)] == "CANN",
           "CANN process pid encoding")
     check(any(n == "Overlap Analysis" for n in procs.values()), "Overlap Analysis process")
-    sample_events = json.load(open(os.path.join(SAMPLE, "ASCEND_PROFILER_OUTPUT",
-                                                "trace_view.json")))
 
     def shape(e):
         return (e.get("ph"), e.get("cat"), tuple(sorted(e.keys())),
                 tuple(sorted(e["args"].keys())) if isinstance(e.get("args"), dict) else None)
-    sample_shapes = {}
-    for e in sample_events:
-        sample_shapes.setdefault((e.get("ph"), e.get("cat"), procs_name(sample_events, e)),
-                                 set()).add(shape(e))
+    sample_shapes = fmt.trace_shapes()	# {key: {(keys, args keys)}}
     for e in events:
         key = (e.get("ph"), e.get("cat"), procs.get(e["pid"], "?"))
         s = shape(e)
-        ok = key in sample_shapes and any(set(s[2]) >= set(x[2]) and
-                                          (x[3] is None or set(s[3] or ()) >= set(x[3]))
+        ok = key in sample_shapes and any(set(s[2]) >= set(x[0]) and
+                                          (x[1] is None or set(s[3] or ()) >= set(x[1]))
                                           for x in sample_shapes[key])
         if e.get("cat") == "cpu_op":	# our ops have no Input Dims (not captured)
             ok = key in sample_shapes and {"Sequence number", "Fwd thread id"} <= set(e["args"])
@@ -246,10 +231,10 @@ def test_level1_against_sample_and_truth(tmp):
           all(procs.get(e["pid"]) == "CANN" for e in nodes.values()),
           "one Node@launch per kernel launch in the CANN process (%d vs %d)" %
           (len(nodes), len(want)))
-    sample_nodes = [e for e in sample_events if e.get("name") == "Node@launch"]
+    node_keys, node_args = fmt.node_launch()
     for e in nodes.values():
-        check(sorted(e.keys()) == sorted(sample_nodes[0].keys()) and
-              list(e["args"].keys()) == list(sample_nodes[0]["args"].keys()) and
+        check(sorted(e.keys()) == sorted(node_keys) and
+              list(e["args"].keys()) == node_args and
               e["args"]["Mode"] == "launch" and e["args"]["level"] == "node" and
               e["args"]["id"] == "0" and e["args"]["Thread Id"] == e["tid"] == truth["acl_tid"],
               "Node@launch has the sample's shape: %r" % e)
@@ -350,15 +335,6 @@ def test_level1_against_sample_and_truth(tmp):
         steps2 = set(r[0] for r in rows2[1:])
         check(steps2 and not (steps2 & set(str(s) for s in first_cycle_steps)),
               "second cycle has other steps: %s" % steps2)
-
-
-def procs_name(events, e):
-    # process name of an event in the sample (cached on the function)
-    cache = procs_name.__dict__.setdefault("cache", {})
-    if id(events) not in cache:
-        cache.clear()
-        cache[id(events)] = by_process(events)
-    return cache[id(events)].get(e["pid"], "?")
 
 
 def test_level0(tmp):
@@ -749,8 +725,7 @@ def main():
                      [test_level1_against_sample_and_truth, test_level0, test_level2_runtime,
                       test_weird_names_and_wrap, test_no_queue_and_no_steps,
                       test_shapes_and_python_stacks, test_chrome_export,
-                      test_errors, test_dump_json, test_batched_submissions, test_no_end],
-                     need_dirs=[SAMPLE])
+                      test_errors, test_dump_json, test_batched_submissions, test_no_end])
 
 
 if __name__ == "__main__":

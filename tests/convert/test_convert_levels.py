@@ -3,8 +3,8 @@
 """Real traces of npu_train scenarios at --level 0, 1 and 2 (`ascbpf trace
 --level N --profile-memory -- npu_train --scenario S` on a private
 npu-modeld), the converted output checked against npu_model's journal and
-the reference (../shared/reference/ascend_output_format.md section 1.3, 3.1,
-5.6; the real sample's headers):
+the format (docs/torch_npu_format.md; the real sample's headers in
+tests/data/torch_npu_format):
 
 * files: Level0 writes no op_statistic / api_statistic, Level1/2 do;
   kernel_details has the reference's Level0 columns at Level0 and the
@@ -36,6 +36,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
 from checks import check, failures  # noqa: E402
+import torch_npu_format as fmt  # noqa: E402
 
 # Not here: multi-rank (one process per rank: test_trace_ranks.py).
 SCENARIOS = ["baseline", "transdata", "multi-stream", "mem-growth", "dispatch-bound", "oom",
@@ -43,14 +44,6 @@ SCENARIOS = ["baseline", "transdata", "multi-stream", "mem-growth", "dispatch-bo
 UNJOINED_RE = re.compile(r"(\d+) kernels of batched submissions")
 COMPUTE = {"0", "1", "2"}
 TOP = os.environ.get("ASCBPF_TOP", os.path.join(os.path.dirname(__file__), "..", ".."))
-SAMPLE = os.path.join(TOP, "..", "shared", "reference", "samples",
-                      "torch_npu_level1_rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
-LEVEL0_KD = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim"
-
-
-def sample_header(name):
-    with open(os.path.join(SAMPLE, name), newline="") as f:
-        return f.readline().rstrip("\r\n")
 
 
 def trace(scenario, level, d):
@@ -81,7 +74,7 @@ def check_level(scenario, level, po, jl, unjoined):
             check(raw.endswith(b"\r\n") and raw.count(b"\n") == raw.count(b"\r\n"),
                   S + f + " CRLF line ends")
     raw, hdr, rows = tc.read_csv(os.path.join(po, "kernel_details.csv"))
-    want_hdr = LEVEL0_KD if level == 0 else sample_header("kernel_details.csv")
+    want_hdr = fmt.header("kernel_details.csv", level)
     check(",".join(hdr) == want_hdr, S + "kernel_details header %s" % ",".join(hdr)[:80])
     check(raw.count(b"\r\n") == len(rows) + 1, S + "no kernel_details cell spans lines")
 
@@ -140,9 +133,6 @@ def check_level(scenario, level, po, jl, unjoined):
 
 
 def main():
-    if not os.path.isdir(SAMPLE):
-        print("missing the reference sample %s" % SAMPLE)
-        return 1
     for sc in SCENARIOS:
         per_level = {}
         for level in (0, 1, 2):

@@ -337,7 +337,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
 
 
 def torch_npu_action(step, wait, active, warmup, repeat, skip_first):
-    """torch_npu.profiler.schedule (ascend_output_format.md section 8): 0 NONE .. 3 SAVE."""
+    """torch_npu.profiler.schedule (docs/torch_npu_format.md §5): 0 NONE .. 3 SAVE."""
     if step < skip_first:
         return 0
     step -= skip_first

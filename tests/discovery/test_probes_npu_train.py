@@ -3,7 +3,7 @@
 """`ascbpf probes -p PID` on a running npu_train (npu_model's training job).
 
 The expectation is the probe contract written out here from the reference
-(../shared/reference/cann_api_surface.md: which library, which exported
+(docs/cann_api.md §1: which library, which exported
 names, which probe kind), evaluated with `nm -D` and Python's fnmatch on the
 libraries the process really maps: every expected symbol must be planned
 with the right kind at the offset nm + readelf give, nothing else may be

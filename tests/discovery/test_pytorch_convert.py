@@ -4,7 +4,7 @@
 
 `ascbpf trace --activities cpu --record-shapes --with-stack -- python3
 tests/lib/torch_train.py` (converted as it ends) must give, per the reference
-conventions (../shared/reference/ascend_output_format.md §3.10, §5.3):
+conventions (docs/torch_npu_format.md §3, §4):
 
   * trace_view.json: one "X" cpu_op event per aten call of the capture, with
     the same names; "Input Dims"/"Input type" for ops with tensor arguments

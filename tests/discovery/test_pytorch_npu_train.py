@@ -184,7 +184,7 @@ def check_run(scenario, events, jl, off):
 
 
 def check_layout(scenario, text, events, pid):
-    """The flows as torch_npu serialises and places them (ascend_output_format.md 5.1, 5.3):
+    """The flows as torch_npu serialises and places them (docs/torch_npu_format.md §2, §4):
     key order and spacing of the reference, one block after the Python metadata."""
     S = scenario + ": "
     pat = re.compile(r'\{"ph": "[sf]", "bp": "e", "name": "fwdbwd", "id": -?\d+, "pid": %d, '

@@ -6,7 +6,7 @@
  * finds with what peek() itself returns, on a thread that used the counter
  * and on one that never did; node names with the vtables the loader placed.
  * The pairing cases reproduce ops and flows of the torch_npu reference
- * sample (../shared/reference/samples/torch_npu_level1_rank0_ascend_pt).
+ * sample (the Level1 output of docs/torch_npu_format.md).
  * The converter's side: a hand-made capture with SEQNR records through
  * asc_corr_build() (numbers, node names, the node's range inside its
  * evaluate_function range, from its apply() when that was probed).

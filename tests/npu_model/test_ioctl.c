@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_ioctl.c - the driver interface: ioctl numbers and argument sizes equal
- * the reference values (../shared/reference/cann_api_surface.md §3, derived
- * there with gcc on x86-64), and npu-modeld's dispatcher (modeld/ioctl.c)
+ * the reference values (docs/cann_api.md §3, derived from the driver headers
+ * with gcc on x86-64), and npu-modeld's dispatcher (modeld/ioctl.c)
  * on in-process cards: the bind protocol, resource ownership, and that
  * malformed requests get the documented errors.  User memory is this
  * process's own, read by the daemon code through process_vm_readv.

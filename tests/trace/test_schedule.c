@@ -28,7 +28,7 @@ static void expect_steps(const struct asc_sched *s, const __u32 *want, int n)
 }
 
 /*
- * ascend_output_format.md §8: wait=2, warmup=1, active=2, repeat=2,
+ * docs/torch_npu_format.md §5: wait=2, warmup=1, active=2, repeat=2,
  * skip_first=1, skip_first_wait=1
  */
 static void test_reference_worked_example(void **state)

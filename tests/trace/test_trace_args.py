@@ -15,7 +15,7 @@ pair:
   aclnnStatus, rtError_t, drvError_t are all int);
 * where the journal line has `size`, `ptr`, `stream`, `kind` or `event`, the
   ENTER's argument register of that parameter holds it; the positions are
-  the prototypes in ../shared/reference/cann_api_surface.md (ARGS below).
+  the prototypes in docs/cann_api.md §2 (ARGS below).
 
 At least one call of each function in ARGS that the scenario makes must have
 been compared, and some calls must have failed (oom), so a capture that lost

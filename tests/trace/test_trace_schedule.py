@@ -17,7 +17,7 @@ NONE, WARMUP, RECORD, SAVE = 0, 1, 2, 3
 
 
 def torch_npu_action(step, wait, active, warmup, repeat, skip_first, skip_first_wait):
-    """torch_npu.profiler.schedule's __call__ (ascend_output_format.md §8)."""
+    """torch_npu.profiler.schedule's __call__ (docs/torch_npu_format.md §5)."""
     if step < skip_first:
         return NONE
     step -= skip_first
