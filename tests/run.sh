@@ -41,13 +41,19 @@ failed_names=() skipped_names=()
 logroot=$OUTPUT/test-logs
 logdir=$logroot/run-$(date -u +%Y%m%dT%H%M%SZ)-$$
 mkdir -p "$logdir" || exit 1
-ln -sfn "$(basename "$logdir")" "$logroot/latest.tmp.$$" && mv -T "$logroot/latest.tmp.$$" "$logroot/latest"
+ln -sfn "$(basename "$logdir")" "$logroot/latest.tmp.$$" &&
+	mv -T "$logroot/latest.tmp.$$" "$logroot/latest"
 # logs of the flat layout (before per-run directories), and old runs that have ended:
 # never a directory a run side by side still writes to
 find "$logroot" -maxdepth 1 -type f -name 'test_*.log' -delete
 for old in $(find "$logroot" -maxdepth 1 -type d -name 'run-*' -mmin +720); do
 	kill -0 "${old##*-}" 2>/dev/null || rm -rf "$old"
 done
+
+# sum_of SED-SCRIPT FILE: the sum of the numbers the script prints (0 for none)
+sum_of() {
+	sed -n "$1" "$2" | awk '{s+=$1} END {print s+0}'
+}
 
 run_unit() {
 	local bin=$1 name out rc p f s
@@ -56,9 +62,9 @@ run_unit() {
 	timeout "$timeout_s" "$bin" >"$out" 2>&1
 	rc=$?
 	cat "$out"
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out" | awk '{s+=$1} END {print s+0}')
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
-	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
+	p=$(sum_of 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out")
+	f=$(sum_of 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$out")
+	s=$(sum_of 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' "$out")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1	# crashed or timed out before cmocka could count
 		echo "FAIL: $name exited with status $rc"
@@ -82,8 +88,15 @@ run_integration() {
 	rc=$?
 	case $rc in
 	0) passed=$((passed + 1)); tail -n 3 "$out"; echo "PASS: $name" ;;
-	77) skipped=$((skipped + 1)); skipped_names+=("$name: $(tail -n 1 "$out")"); echo "SKIP: $name: $(tail -n 1 "$out")" ;;
-	*) failed=$((failed + 1)); failed_names+=("$name"); tail -n 40 "$out"; echo "FAIL: $name (status $rc, log $out)" ;;
+	77)
+		skipped=$((skipped + 1))
+		skipped_names+=("$name: $(tail -n 1 "$out")")
+		echo "SKIP: $name: $(tail -n 1 "$out")" ;;
+	*)
+		failed=$((failed + 1))
+		failed_names+=("$name")
+		tail -n 40 "$out"
+		echo "FAIL: $name (status $rc, log $out)" ;;
 	esac
 }
 
@@ -104,7 +117,10 @@ if [ "$mode" != unit ]; then
 		idir=${idir%/}
 		for t in "$idir"/test_*.sh "$idir"/test_*.py; do
 			[ -f "$t" ] || continue
-			case "$(basename "$idir")/$(basename "$t")" in *"$filter"*) ;; *) continue ;; esac
+			case "$(basename "$idir")/$(basename "$t")" in
+			*"$filter"*) ;;
+			*) continue ;;
+			esac
 			run_integration "$t"
 		done
 	done
@@ -116,7 +132,8 @@ for n in "${skipped_names[@]}"; do echo "skipped: $n"; done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] || exit 1
 if [ "$skipped" -gt 0 ] && [ "${ASCBPF_ALLOW_SKIP:-0}" != 1 ]; then
-	echo "tests were skipped: nothing may be skipped on our machines or in CI (ASCBPF_ALLOW_SKIP=1 to allow)"
+	echo "tests were skipped: nothing may be skipped on our machines or in CI" \
+		"(ASCBPF_ALLOW_SKIP=1 to allow)"
 	exit 1
 fi
 exit 0

@@ -31,7 +31,8 @@ if [ -n "$hits" ]; then
 fi
 
 # tests: a sibling of the checkout, or ".." joined onto the top (TOP/.., "TOP, '..'")
-tsib="${up}shared|shared/reference|\"\.\.\", \"shared\"|(TOP|top)(\}|\b)[\"]?(/\.\.|, \"\.\.\")|/work/shared"
+tsib="${up}shared|shared/reference|\"\.\.\", \"shared\"|/work/shared"
+tsib="$tsib|(TOP|top)(\}|\b)[\"]?(/\.\.|, \"\.\.\")"
 hits=$(git grep -nIE "$tsib" -- tests)
 if [ -n "$hits" ]; then
 	echo "$hits"

@@ -14,7 +14,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d /tmp/ascbpf-layer.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-out=$("$py" "$check" --top "$top" 2>&1) || { echo "$out"; fail "this tree breaks the include rules"; }
+out=$("$py" "$check" --top "$top" 2>&1) ||
+	{ echo "$out"; fail "this tree breaks the include rules"; }
 echo "$out"
 
 r=$tmp/repo
@@ -60,7 +61,8 @@ plant user/convert/bad.c '#include "report/report.h"' "include: report/report.h"
 plant user/capture/bad.c '#include "arch/arch.h"' "include: arch/arch.h"
 plant user/trace/bad.c '#include "../../npu_model/include/ascend_hal.h"' "include: ../../npu_model"
 plant bpf/bad.bpf.c '#include "../user/lib/lib.h"' "bpf/bad.bpf.c: include"
-plant user/trace/env.c 'static const char *e = "NPU_MODEL_DEV_DIR";' "simulator-only: NPU_MODEL_DEV_DIR"
+plant user/trace/env.c 'static const char *e = "NPU_MODEL_DEV_DIR";' \
+	"simulator-only: NPU_MODEL_DEV_DIR"
 plant user/trace/q.c 'long q = 0x4e50;' "simulator-only: 0x4e50"
 plant user/analysis/p.c 'unsigned c = IOWR('"'P'"', 2, 40);' "simulator-only: IOWR('P'"
 plant user/trace/i.c 'int t = NPU_INFO_TYPE_SYS_COUNT;' "simulator-only: NPU_INFO_TYPE_SYS_COUNT"
@@ -71,7 +73,8 @@ echo "user/trace/known.c include convert/convert.h	# issue N" > "$r/allow.txt"
 o=$(run 2>&1) || { echo "$o"; fail "an allow-listed violation fails"; }
 rm "$r/user/trace/known.c"
 o=$(run 2>&1) && fail "a stale allow-list entry passes"
-grep -q "allow.txt:1: fixed, delete this entry" <<<"$o" || { echo "$o"; fail "stale entry message"; }
+grep -q "allow.txt:1: fixed, delete this entry" <<<"$o" ||
+	{ echo "$o"; fail "stale entry message"; }
 echo "ok: allow-listed violation passes, a stale entry fails"
 echo "user/trace/known.c include convert/convert.h" > "$r/allow.txt"
 o=$(run 2>&1) && fail "an allow-list entry without its issue passes"

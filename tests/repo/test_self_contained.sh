@@ -22,7 +22,9 @@ mkdir -p "$r/tools" "$r/docs" "$r/tests/x" "$r/user"
 cp "$check" "$r/tools/"
 echo "int main(void) { return 0; }" > "$r/user/a.c"
 echo "fake stack frame: /work/train.py(40)" > "$r/tests/x/data.txt"
-echo "was at ../shared/DESIGN.md" > "$r/docs/history.md"
+# the planted paths are spelt in pieces, so that this file does not match itself
+u=.. sh=shared
+echo "was at $u/$sh/DESIGN.md" > "$r/docs/history.md"
 git -C "$r" init -q && git -C "$r" add -A
 "$r/tools/check_self_contained.sh" "$r" >/dev/null || fail "a clean scratch tree fails"
 
@@ -34,12 +36,12 @@ plant() {	# FILE TEXT WANT: add FILE with TEXT, expect a failure naming WANT
 	git -C "$r" rm -qf "$1"
 	echo "ok: caught $1: $2"
 }
-plant README.md "see ../shared/DESIGN.md" "README.md:1:"
-plant user/b.c "/* facts: shared/reference/cann_api_surface.md */" "user/b.c:1:"
-plant tools/x.sh "data=/work/shared/reference/samples" "tools/x.sh:1:"
+plant README.md "see $u/$sh/DESIGN.md" "README.md:1:"
+plant user/b.c "/* facts: $sh/reference/cann_api_surface.md */" "user/b.c:1:"
+plant tools/x.sh "data=/work/$sh/samples" "tools/x.sh:1:"
 plant docs/y.md "clone into /home/me/src" "docs/y.md:1:"
-plant tests/x/t.py 'S = os.path.join(TOP, "..", "shared", "reference")' "tests/x/t.py:1:"
-plant tests/x/u.sh 'cat "$top/../other/file"' "tests/x/u.sh:1:"
+plant tests/x/t.py "S = os.path.join(TOP, \"$u\", \"$sh\", \"reference\")" "tests/x/t.py:1:"
+plant tests/x/u.sh "cat \"\$top/$u/other/file\"" "tests/x/u.sh:1:"
 ln -s /etc/passwd "$r/user/link" && git -C "$r" add user/link
 o=$("$r/tools/check_self_contained.sh" "$r" 2>&1) && fail "a link out of the repository not caught"
 grep -q "user/link" <<<"$o" || fail "the link failure does not name it"
