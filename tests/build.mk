@@ -18,6 +18,13 @@ TEST_ROOMS	:= lib arch discovery trace capture analysis convert report npu_model
 UNIT_SRCS	:= $(wildcard $(addsuffix /test_*.c,$(addprefix tests/,$(TEST_ROOMS))))
 UNIT_TESTS	+= $(addprefix $(TEST_OUT)/,$(basename $(notdir $(UNIT_SRCS))))
 vpath test_%.c $(addprefix tests/,$(TEST_ROOMS))
+# A test outside the rooms (a branch that still adds to the old tests/unit or
+# tests/integration) would silently not run: stop instead.
+STRAY_TESTS	:= $(sort $(filter-out $(UNIT_SRCS),$(wildcard tests/*/test_*.c)) \
+		   $(wildcard tests/unit/*.c $(addprefix tests/integration/*.,py sh c)))
+ifneq ($(STRAY_TESTS),)
+$(error tests outside tests/<room>/ (TEST_ROOMS in tests/build.mk): $(STRAY_TESTS))
+endif
 TEST_CFLAGS	:= $(COMMON_CFLAGS) -Wno-unused-parameter -Iuser -Ibpf -I$(BPF_OUT) -Inpu_model/include \
 		   -Inpu_model $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
 TEST_LDLIBS	:= $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
