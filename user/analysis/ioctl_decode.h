@@ -3,7 +3,7 @@
  * ioctl_decode.h - names, argument sizes and argument fields of the davinci
  * driver ioctls ('Z' interface, TSDRV 'X', SVM 'M'), shared by the tracer and
  * the converter.  Values are those of the driver headers listed in
- * ../shared/reference/cann_api_surface.md §3 (x86-64 / aarch64 LP64).
+ * docs/cann_api.md §3 (x86-64 / aarch64 LP64).
  *
  * Magics collide across sub-modules ('M' is SVM and DEVMNG), so lookups take
  * the module the fd was bound to (ASC_MOD_*, from the 'Z' bind); with
