@@ -16,7 +16,12 @@ task's records; 0: completed while ascbpf's channel was not open):
   (rank 1).  A rank's submissions before its own probes were attached (it is
   adopted after its fork, asynchronously: docs/trace.md, Windows) are not in
   its capture, so they are not ascbpf's to count;
-* ascbpf convert says how many there were and does not call them lost."""
+* ascbpf convert says how many there were and does not call them lost.
+
+The daemon runs --no-private (only what a real driver answers): ascbpf's own
+HAL calls (its process journals them, the variable being in its environment)
+are prof_drv_start on channel 50 with a 44-byte StarsSocLogConfigT enabling
+acsq_task and halGetDeviceInfo of info types 25 and 13 only."""
 import bisect
 import collections
 import os
@@ -36,11 +41,32 @@ def kv(line):
     return dict(x.split("=", 1) for x in line.rstrip("\n").split("\t")[1:])
 
 
+def check_readers_journal(jdir, traced):
+    """The HAL calls of the processes that started channel 50 (ascbpf's: the traced ones
+    never do): the real interface only, the channel configured as msprof configures it."""
+    readers = 0
+    for name in os.listdir(jdir):
+        pid = int(name.split(".")[1])
+        calls = [kv(line) for line in open(os.path.join(jdir, name)) if line.startswith("api\t")]
+        starts = [f for f in calls if f["name"] == "prof_drv_start"]
+        if not starts:
+            continue
+        readers += 1
+        tc.check(pid not in traced, "traced pid %d started channel 50" % pid)
+        tc.check(all(f["channel"] == "50" and f["acsq_task"] == "1" and
+                     f["user_data_size"] == "44" and f["ret"] == "0" for f in starts),
+                 "pid %d: channel 50 started as %s" % (pid, starts))
+        types = {f["info_type"] for f in calls if f["name"] == "halGetDeviceInfo"}
+        tc.check(types == {"13", "25"}, "pid %d: halGetDeviceInfo info types %s" % (pid, types))
+    tc.check(readers == 1, "%d processes read channel 50" % readers)
+
+
 ATTEMPTS = 3     # runs until one has submissions before a channel (every run fully checked)
 
 
 def run_once(d, attempt):
-    with ModelDaemon(cards=2, journal=True) as m:
+    with ModelDaemon(cards=2, journal=True, extra=["--no-private"]) as m:
+        tc.check(m.info().get("private") == 0, "the daemon answers private queries")
         jdir = os.path.join(d, "journal.%d" % attempt)
         os.mkdir(jdir)
         out = os.path.join(d, "out.%d" % attempt)
@@ -56,6 +82,7 @@ def run_once(d, attempt):
                 f = kv(line)
                 execs[int(f["pid"])].append(f)
     caps = sorted(f for f in os.listdir(out) if f.endswith(".cap"))
+    check_readers_journal(jdir, [int(c[len("ascbpf-"):-len(".cap")]) for c in caps])
     ranks = 0
     total_early = 0
     for cap in caps:

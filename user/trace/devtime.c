@@ -366,11 +366,89 @@ static void *reader(void *arg)
 	return NULL;	/* asc_devtime_stop() drains what is left, just before prof_stop */
 }
 
-struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_sink_fn sink,
-				      void *ctx)
+/*
+ * Loads the HAL (the target's; pid 0: this host's, by the library search path)
+ * and its profiling API into dt: 0, -ENOENT (no HAL) or -ENOSYS (no API).
+ */
+static int bind_hal(struct asc_devtime *dt, char *hal_path, size_t len)
+{
+	if (dt->pid) {
+		dt->hal = open_hal(dt->pid, hal_path, len);
+	} else {
+		snprintf(hal_path, len, "libascend_hal.so");
+		dt->hal = dlopen(hal_path, RTLD_NOW | RTLD_LOCAL);
+	}
+	if (!dt->hal)
+		return -ENOENT;
+	dt->start = (prof_drv_start_fn)dlsym(dt->hal, "prof_drv_start");
+	dt->stop_fn = (prof_stop_fn)dlsym(dt->hal, "prof_stop");
+	dt->read = (prof_channel_read_fn)dlsym(dt->hal, "prof_channel_read");
+	dt->info = (hal_get_device_info_fn)dlsym(dt->hal, "halGetDeviceInfo");
+	return dt->start && dt->stop_fn && dt->read && dt->info ? 0 : -ENOSYS;
+}
+
+/* Channel 50 as msprof starts it: ACSQ task logs on (the card writes none otherwise). */
+static int start_channel(struct asc_devtime *dt)
 {
 	struct prof_start_para para = { .channel_type = PROF_CHANNEL_TYPE_TS, .real_time = 1 };
 	StarsSocLogConfigT cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.acsq_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
+	cfg.ffts_thread_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
+	para.user_data = &cfg;
+	para.user_data_size = sizeof(cfg);
+	return dt->start(dt->dev_id, CHANNEL, &para);
+}
+
+int asc_devtime_check(pid_t pid, uint32_t dev_id, struct asc_devtime_status *st)
+{
+	struct asc_devtime *dt = calloc(1, sizeof(*dt));
+	char hal_path[PATH_MAX];
+	uint64_t cnt, mono;
+	int64_t freq = 0;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	if (!dt) {
+		snprintf(st->detail, sizeof(st->detail), "out of memory");
+		return -ENOMEM;
+	}
+	dt->pid = pid;
+	dt->dev_id = dev_id;
+	err = bind_hal(dt, hal_path, sizeof(hal_path));
+	if (err == -ENOENT) {
+		snprintf(st->detail, sizeof(st->detail), "no libascend_hal.so %s",
+			 pid ? "mapped in the target" : "in the library search path");
+	} else if (err) {
+		snprintf(st->detail, sizeof(st->detail), "%.200s has no prof_drv_start / "
+			 "prof_channel_read / halGetDeviceInfo", hal_path);
+	} else if (dt->info(dev_id, MODULE_TYPE_SYSTEM, INFO_TYPE_DEV_OSC_FREQUE, &freq) ||
+		   freq <= 0) {
+		snprintf(st->detail, sizeof(st->detail), "device %u: no counter frequency "
+			 "(halGetDeviceInfo info type %d)", dev_id, INFO_TYPE_DEV_OSC_FREQUE);
+	} else if (sample_clock(dt, &cnt, &mono, &st->clock_bound_ns)) {
+		snprintf(st->detail, sizeof(st->detail), "device %u: no device counter "
+			 "(halGetDeviceInfo info type %d)", dev_id, INFO_TYPE_SYS_COUNT);
+	} else if ((err = start_channel(dt)) != 0) {
+		snprintf(st->detail, sizeof(st->detail), "device %u: prof_drv_start(channel %d) "
+			 "failed (%d)", dev_id, CHANNEL, err);
+	} else {
+		dt->stop_fn(dev_id, CHANNEL);
+		st->usable = 1;
+		st->freq_hz = (uint64_t)freq * 1000;
+		snprintf(st->detail, sizeof(st->detail), "channel %d, STARS acsq_task, counter "
+			 "%.6g MHz, clock pair +-%llu ns", CHANNEL, st->freq_hz / 1e6,
+			 (unsigned long long)st->clock_bound_ns);
+	}
+	/* the HAL stays loaded (asc_devtime_free's reason) */
+	free(dt);
+	return 0;
+}
+
+struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_sink_fn sink,
+				      void *ctx)
+{
 	struct asc_devtime *dt;
 	char hal_path[PATH_MAX];
 	int err;
@@ -382,31 +460,21 @@ struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_si
 	dt->dev_id = dev_id;
 	dt->sink = sink;
 	dt->ctx = ctx;
-	dt->hal = open_hal(pid, hal_path, sizeof(hal_path));
-	if (!dt->hal) {
-		asc_warn("devtime: pid %d: libascend_hal.so not found or not loadable; no device "
-			 "task times\n", pid);
-		goto fail;
-	}
-	dt->start = (prof_drv_start_fn)dlsym(dt->hal, "prof_drv_start");
-	dt->stop_fn = (prof_stop_fn)dlsym(dt->hal, "prof_stop");
-	dt->read = (prof_channel_read_fn)dlsym(dt->hal, "prof_channel_read");
-	dt->info = (hal_get_device_info_fn)dlsym(dt->hal, "halGetDeviceInfo");
-	if (!dt->start || !dt->stop_fn || !dt->read || !dt->info) {
-		asc_warn("devtime: %s lacks the profiling API; no device task times\n", hal_path);
+	err = bind_hal(dt, hal_path, sizeof(hal_path));
+	if (err) {
+		if (err == -ENOENT)
+			asc_warn("devtime: pid %d: libascend_hal.so not found or not loadable; no "
+				 "device task times\n", pid);
+		else
+			asc_warn("devtime: %s lacks the profiling API; no device task times\n",
+				 hal_path);
 		goto fail;
 	}
 	dt->pairer = asc_devtime_pairer_new(dev_id);
 	dt->buf = malloc(READ_BUF);
 	if (!dt->pairer || !dt->buf)
 		goto fail;
-	/* as msprof starts it: ACSQ task logs on (the card writes none otherwise) */
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.acsq_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
-	cfg.ffts_thread_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
-	para.user_data = &cfg;
-	para.user_data_size = sizeof(cfg);
-	err = dt->start(dev_id, CHANNEL, &para);
+	err = start_channel(dt);
 	if (err) {
 		asc_warn("devtime: device %u: prof_drv_start(channel %d) failed (%d); no device "
 			 "task times\n", dev_id, CHANNEL, err);

@@ -43,6 +43,21 @@ struct asc_devtime_stats {
 struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_sink_fn sink,
 				      void *ctx);
 
+/* Whether device timing works for a target (pid; 0: this host's HAL), and why not. */
+struct asc_devtime_status {
+	int usable;
+	uint64_t freq_hz;
+	uint64_t clock_bound_ns;
+	char detail[320];	/* "channel 50, STARS acsq_task, counter ..." or the reason */
+};
+
+/*
+ * Loads the HAL as asc_devtime_start() does, reads the counter frequency and
+ * the counter, and starts and stops channel 50 once; fills *st.  0, or
+ * -ENOMEM (st->detail says so).
+ */
+int asc_devtime_check(pid_t pid, uint32_t dev_id, struct asc_devtime_status *st);
+
 /* Stops the reader (drains the channel once more, joins the thread); idempotent. */
 void asc_devtime_stop(struct asc_devtime *dt);
 
