@@ -66,14 +66,22 @@ struct trs_res_id_para {			/* 44 bytes */
 };
 
 #define TRS_IOC_MAGIC		'X'
-#define TRS_RES_ID_ALLOC	_IOWR(TRS_IOC_MAGIC, 0, struct trs_res_id_para)	/* 0xc02c5800 */
-#define TRS_RES_ID_FREE		_IOW(TRS_IOC_MAGIC, 1, struct trs_res_id_para)	/* 0x402c5801 */
-#define TRS_SQCQ_ALLOC		_IOWR(TRS_IOC_MAGIC, 15, struct halSqCqInputInfo) /* 0xc060580f */
-#define TRS_SQCQ_FREE		_IOW(TRS_IOC_MAGIC, 16, struct halSqCqFreeInfo)	/* 0x40345810 */
-#define TRS_SQCQ_CONFIG		_IOW(TRS_IOC_MAGIC, 17, struct halSqCqConfigInfo) /* 0x40345811 */
-#define TRS_SQCQ_QUERY		_IOWR(TRS_IOC_MAGIC, 18, struct halSqCqQueryInfo) /* 0xc0345812 */
-#define TRS_SQCQ_SEND		_IOW(TRS_IOC_MAGIC, 19, struct halTaskSendInfo)	/* 0x40405813 */
-#define TRS_SQCQ_RECV		_IOWR(TRS_IOC_MAGIC, 20, struct halReportRecvInfo) /* 0xc0485814 */
+/* TRS_RES_ID_ALLOC = 0xc02c5800 */
+#define TRS_RES_ID_ALLOC	_IOWR(TRS_IOC_MAGIC, 0, struct trs_res_id_para)
+/* TRS_RES_ID_FREE = 0x402c5801 */
+#define TRS_RES_ID_FREE	_IOW(TRS_IOC_MAGIC, 1, struct trs_res_id_para)
+/* TRS_SQCQ_ALLOC = 0xc060580f */
+#define TRS_SQCQ_ALLOC	_IOWR(TRS_IOC_MAGIC, 15, struct halSqCqInputInfo)
+/* TRS_SQCQ_FREE = 0x40345810 */
+#define TRS_SQCQ_FREE	_IOW(TRS_IOC_MAGIC, 16, struct halSqCqFreeInfo)
+/* TRS_SQCQ_CONFIG = 0x40345811 */
+#define TRS_SQCQ_CONFIG	_IOW(TRS_IOC_MAGIC, 17, struct halSqCqConfigInfo)
+/* TRS_SQCQ_QUERY = 0xc0345812 */
+#define TRS_SQCQ_QUERY	_IOWR(TRS_IOC_MAGIC, 18, struct halSqCqQueryInfo)
+/* TRS_SQCQ_SEND = 0x40405813 */
+#define TRS_SQCQ_SEND	_IOW(TRS_IOC_MAGIC, 19, struct halTaskSendInfo)
+/* TRS_SQCQ_RECV = 0xc0485814 */
+#define TRS_SQCQ_RECV	_IOWR(TRS_IOC_MAGIC, 20, struct halReportRecvInfo)
 
 /*
  * TRS_SQCQ_ALLOC returns the new ids in the input struct's sqId / cqId (the

@@ -83,7 +83,7 @@ struct StarsAcsqLog {
 
 ASCEND_STATIC_ASSERT(sizeof(rtStarsSqeHeader_t) == 8, "rtStarsSqeHeader_t is 8 bytes");
 ASCEND_STATIC_ASSERT(sizeof(rtStarsCommonSqe_t) == 64, "rtStarsCommonSqe_t is 64 bytes");
-ASCEND_STATIC_ASSERT(sizeof(struct StarsAcsqLog) == STARS_ACSQ_LOG_SIZE, "StarsAcsqLog is 64 bytes");
+ASCEND_STATIC_ASSERT(sizeof(struct StarsAcsqLog) == STARS_ACSQ_LOG_SIZE, "StarsAcsqLog size");
 
 #ifdef __cplusplus
 }

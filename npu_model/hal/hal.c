@@ -587,7 +587,7 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 
 		switch (infoType) {
 		case INFO_TYPE_DEV_OSC_FREQUE:
-			/* In kHz, as the real driver answers (msprof's tools divide ticks by it). */
+			/* in kHz, as the real driver answers it */
 			*value = (int64_t)(dv->cnt_freq_hz / 1000);
 			break;
 		case INFO_TYPE_SYS_COUNT:
@@ -605,7 +605,7 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 		case NPU_INFO_TYPE_SYS_COUNT_MONO:
 		case NPU_INFO_TYPE_PROF_DROPS:
 			if (hal.no_private) {
-				ret = DRV_ERROR_NOT_SUPPORT;	/* the daemon runs --no-private */
+				ret = DRV_ERROR_NOT_SUPPORT;	/* --no-private */
 			} else if (infoType == NPU_INFO_TYPE_SYS_COUNT) {
 				*value = (int64_t)counter_now(dv, &last_cnt_mono_ns);
 			} else if (infoType == NPU_INFO_TYPE_SYS_COUNT_MONO) {

@@ -41,7 +41,7 @@ extern "C" {
 #define NPU_MODEL_INFO_NAME		"npu_model_info"
 #define NPU_MODEL_MAX_CARDS		64
 
-#define DAVINCI_MODULE_PROF		"PROF"	/* MODEL: the profiling channels' transport, below */
+#define DAVINCI_MODULE_PROF		"PROF"	/* MODEL: profiling transport, below */
 
 /* MODEL layout of DEVMM_SVM_QUERY_MEM_USEDINFO's data (at devmm_ioctl_arg.data.raw). */
 struct devmm_query_mem_usedinfo_para {
@@ -52,7 +52,8 @@ struct devmm_query_mem_usedinfo_para {
 	uint64_t oom_count;			/* out: allocations refused */
 };
 
-#define NPU_DEVMM_QUERY(arg)	((struct devmm_query_mem_usedinfo_para *)(void *)(arg)->data.raw)
+#define NPU_DEVMM_QUERY(arg) \
+	((struct devmm_query_mem_usedinfo_para *)(void *)(arg)->data.raw)
 
 /* Device memory granularity the card accounts in (a small page of the real SVM). */
 #define NPU_HBM_PAGE		4096ull
@@ -74,7 +75,7 @@ struct npu_prof_ctl {				/* 32 bytes */
 	uint32_t channel_id;
 	uint32_t sample_period;
 	uint32_t real_time;
-	uint64_t user_data;			/* START: prof_start_para.user_data (caller VA) */
+	uint64_t user_data;			/* START: prof_start_para.user_data */
 	uint32_t user_data_size;		/* START: its size (StarsSocLogConfigT, 36..44) */
 	uint32_t channel_type;			/* START: prof_start_para.channel_type */
 };

@@ -156,7 +156,7 @@ struct md_prof_session {
 	uint64_t rd, wr;		/* free-running record counters */
 	uint64_t dropped;
 	uint8_t *ring;			/* NPU_PROF_RING_RECORDS * 64 bytes */
-	int acsq_task;			/* the STARS log configuration enabled ACSQ task logs */
+	int acsq_task;			/* its STARS configuration enabled ACSQ logs */
 };
 
 /* ---- cards -------------------------------------------------------------------------- */

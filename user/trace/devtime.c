@@ -23,7 +23,7 @@
 #define READ_BUF		(64 * 1024)
 #define IDLE_SLEEP_US		10000	/* channel empty: look again after 10 ms */
 #define PAIR_SLOTS		(1u << 16)	/* open addressing, power of two */
-#define CLOCK_SAMPLES		16	/* counter reads per alignment; the tightest is kept */
+#define CLOCK_SAMPLES		16	/* counter reads per alignment, tightest kept */
 
 struct pair_slot {
 	uint32_t key;		/* stream << 16 | task; valid when used */
