@@ -16,7 +16,8 @@ task's records; 0: completed while ascbpf's channel was not open):
   (rank 1).  A rank's submissions before its own probes were attached (it is
   adopted after its fork, asynchronously: docs/trace.md, Windows) are not in
   its capture, so they are not ascbpf's to count;
-* ascbpf convert says how many there were and does not call them lost.
+* ascbpf convert says how many there were and does not call them lost;
+* each DEVCLOCK pair is within its recorded bound of the card's counter.
 
 The daemon runs --no-private (only what a real driver answers): ascbpf's own
 HAL calls (its process journals them, the variable being in its environment)
@@ -39,6 +40,23 @@ LOST_BEFORE_DEVCHANNEL = 1  # bpf/ascbpf_events.h ASC_LOST_BEFORE_DEVCHANNEL
 
 def kv(line):
     return dict(x.split("=", 1) for x in line.rstrip("\n").split("\t")[1:])
+
+
+def check_clock_pairs(pid, recs, info):
+    """Each DEVCLOCK (counter, host time) pair, aligned by sampling the counter between two
+    host clock reads, is within its recorded bound of the card's true counter at that
+    time (npu_model_info's counter parameters), one tick of rounding allowed."""
+    pairs = [x for x in recs if x["type"] == "devclock"]
+    tc.check(pairs, "pid %d: no DEVCLOCK" % pid)
+    for x in pairs:
+        d = x["dev_id"]
+        off, base = info["dev%d.syscnt_offset" % d], info["dev%d.syscnt_base_ns" % d]
+        hz = info["dev%d.syscnt_freq_hz" % d]
+        tc.check(x["freq_hz"] == hz, "pid %d: DEVCLOCK %d Hz, card %d Hz" % (pid, x["freq_hz"], hz))
+        err_ns = abs(x["counter"] - (off + (x["ts_ns"] - base) * hz // 10**9)) * 10**9 / hz
+        tc.check(0 < x["bound_ns"] < 5 * 10**6 and err_ns <= x["bound_ns"] + 2 * 10**9 / hz,
+                 "pid %d dev %d: clock pair off by %d ns, bound %d ns" %
+                 (pid, d, err_ns, x["bound_ns"]))
 
 
 def check_readers_journal(jdir, traced):
@@ -74,6 +92,7 @@ def run_once(d, attempt):
                            "--scenario", "multi-rank", "--steps", "0", "--duration", "2"],
                           env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
         tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
+        info = m.info()
         m.proc.terminate()
         m.proc.wait(timeout=30)
         execs = collections.defaultdict(list)
@@ -90,6 +109,7 @@ def run_once(d, attempt):
         recs = tc.records(os.path.join(out, cap))
         st = tc.stats(recs)
         tc.check(st["drops"] == 0, "pid %d: %d drops" % (pid, st["drops"]))
+        check_clock_pairs(pid, recs, info)
         subs = [(x["ts_ns"], h["stream_id"], h["task_id"]) for x in recs if x["type"] == "sqe"
                 for h in x["sqe"][:x["nr_kept"]]]
         early = [x for x in recs if x["type"] == "lost" and
