@@ -36,7 +36,7 @@ endif
 
 # Warnings are errors for everything we compile (issue 5).
 WARN_CFLAGS	:= -Wall -Wextra -Werror -Werror=undef
-COMMON_CFLAGS	:= -O2 -g -MMD -MP $(WARN_CFLAGS) -D_GNU_SOURCE $(EXTRA_CFLAGS)
+COMMON_CFLAGS	:= -O2 -g -MMD -MP $(WARN_CFLAGS) -D_GNU_SOURCE -Iinclude $(EXTRA_CFLAGS)
 COMMON_LDFLAGS	:= $(EXTRA_LDFLAGS)
 
 # Lists the fragments append to.

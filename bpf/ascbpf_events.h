@@ -389,7 +389,7 @@ struct asc_devclock {
 	__u64 counter;		/* device system counter at hdr.ts_ns */
 	__u64 freq_hz;		/* counter frequency */
 	__u32 dev_id;
-	__u32 reserved;
+	__u32 bound_ns;		/* pair error bound: half the host window of the read */
 };
 
 /* ASC_REC_PROCESS: 40 bytes + cmdline (NUL-separated args, NUL) padded to 8. */

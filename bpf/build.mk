@@ -14,7 +14,7 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-		   -MMD -MP -I$(BPF_OUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES)
+		   -MMD -MP -I$(BPF_OUT) -Ibpf -Iinclude $(CLANG_BPF_SYS_INCLUDES)
 
 $(BPF_OUT)/vmlinux.h: | $(BPF_OUT)
 	$(call msg,GEN,$@)

@@ -5,8 +5,10 @@ user/ and bpf/ (docs/CONTRIBUTING.md, "Rooms and include rules"):
 
 * user/ROOM/ may include its own room, lib/, the BPF contract (bpf/, and the
   skeletons generated from it) and user/commands.h, plus what RULES allows:
-  arch <- discovery, trace; discovery <- trace; capture <- trace, analysis;
-  analysis <- convert, report; user/main.c may include any room;
+  arch <- discovery, trace; discovery <- trace; capture <- trace, analysis,
+  convert, report (every consumer reads captures); analysis <- convert, report;
+  convert <- trace (a trace converts when it ends); include/ascend (the vendor
+  ABI) <- every room and bpf/; user/main.c may include any room;
 * bpf/ includes only bpf/ (and the generated vmlinux.h);
 * nothing in user/ or bpf/ includes anything from npu_model/, or names a
   simulator-only interface (SIM_ONLY: npu_model's environment variables,
@@ -32,10 +34,10 @@ RULES = {
     "lib": set(ROOMS),
     "arch": {"discovery", "trace"},
     "discovery": {"trace"},
-    "capture": {"trace", "analysis"},
+    "capture": {"trace", "analysis", "convert", "report"},
     "analysis": {"convert", "report"},
     "trace": set(),
-    "convert": set(),
+    "convert": {"trace"},
     "report": set(),
 }
 # Names only npu_model has (the real driver and CANN do not): a regex each.
@@ -96,6 +98,8 @@ def tracked(top):
 def room_of(path):
     """'main', 'cli' (user/commands.h), a user room, 'bpf', 'npu_model' or None (elsewhere)."""
     parts = path.split("/")
+    if parts[:2] == ["include", "ascend"]:
+        return "vendor"
     if parts[0] == "npu_model":
         return "npu_model"
     if parts[0] == "bpf":
@@ -112,9 +116,9 @@ def room_of(path):
 
 
 def resolve(top, src, inc):
-    """Repository path an include names: next to the file first, then -Iuser, -Ibpf
-    (the compiler's order); None for a generated or system header."""
-    for base in (os.path.dirname(src), "user", "bpf"):
+    """Repository path an include names: next to the file first, then -Iuser, -Ibpf,
+    -Iinclude (the compiler's order); None for a generated or system header."""
+    for base in (os.path.dirname(src), "user", "bpf", "include"):
         p = os.path.normpath(os.path.join(base, inc))
         if os.path.isfile(os.path.join(top, p)):
             return p
@@ -131,12 +135,14 @@ def violations(top):
             p = resolve(top, f, inc)
             if p is None:
                 if not GENERATED.match(os.path.basename(inc)) and "/" in inc:
-                    out.append("%s: include: %s (not found in user/ or bpf/)" % (f, inc))
+                    out.append("%s: include: %s (not found in user/, bpf/ or include/)" % (f, inc))
                 continue
             dst = room_of(p)
             if dst is None or dst == "npu_model" or p.startswith(".."):
                 out.append("%s: include: %s" % (f, inc))
                 continue
+            if dst == "vendor":
+                continue        # the vendor ABI (include/ascend) serves every room
             if src_room == "bpf":
                 if dst != "bpf":
                     out.append("%s: include: %s" % (f, inc))

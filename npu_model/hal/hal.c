@@ -20,6 +20,7 @@
  * line and every ioctl an `ioctl` line (npu_model/JOURNAL.md).  `task` lines
  * are libruntime's (it knows the kernel names), not ours.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -192,9 +193,54 @@ static uint64_t info_u64(const char *text, const char *key)
 	return v ? strtoull(v, NULL, 0) : 0;
 }
 
+/*
+ * Where the device nodes are.  A real HAL opens /dev/davinci_manager, the
+ * same nodes for every process of the host, so a profiler that loads the
+ * target's libascend_hal.so reaches the target's card.  npu_model's nodes are
+ * wherever its daemon mounted them (NPU_MODEL_DEV_DIR, per process): to give
+ * a profiler the same property without it knowing anything of the model, a
+ * HAL loaded through /proc/PID/root/... (as ascbpf loads the target's) serves
+ * the card of process PID: PID's NPU_MODEL_DEV_DIR (or the default), inside
+ * PID's root.  Otherwise: this process's NPU_MODEL_DEV_DIR, else the default.
+ * The observed process's other variables (journal, SQ mode) are not taken.
+ */
+static int observed_dev_dir(char *out, size_t len)
+{
+	char env_path[64], *buf, *p;
+	const char *dir = NPU_MODEL_DEV_DIR_DEFAULT;
+	size_t klen = strlen(NPU_MODEL_DEV_DIR_ENV), n;
+	Dl_info di;
+	FILE *f;
+	int pid, off = 0;
+
+	if (!dladdr((void *)observed_dev_dir, &di) || !di.dli_fname ||
+	    sscanf(di.dli_fname, "/proc/%d/root/%n", &pid, &off) != 1 || !off || pid <= 0)
+		return -ENOENT;
+	snprintf(env_path, sizeof(env_path), "/proc/%d/environ", pid);
+	buf = malloc(65536);
+	f = buf ? fopen(env_path, "re") : NULL;
+	n = f ? fread(buf, 1, 65535, f) : 0;
+	if (f)
+		fclose(f);
+	if (buf) {
+		buf[n] = '\0';
+		for (p = buf; p < buf + n; p += strlen(p) + 1)
+			if (!strncmp(p, NPU_MODEL_DEV_DIR_ENV, klen) && p[klen] == '=' &&
+			    p[klen + 1] == '/')
+				dir = p + klen + 1;
+	}
+	snprintf(out, len, "/proc/%d/root%s", pid, dir);
+	free(buf);
+	return 0;
+}
+
 static int parse_info(const char *text)
 {
 	uint32_t d;
+	const char *priv = info_value(text, "private");
+
+	/* absent (an older daemon): private queries answered */
+	hal.no_private = priv && *priv == '0';
 
 	hal.cards = (uint32_t)info_u64(text, "cards");
 	if (hal.cards == 0 || hal.cards > NPU_MODEL_MAX_CARDS ||
@@ -243,10 +289,12 @@ drvError_t hal_init(void)
 		pthread_mutex_unlock(&hal_lock);
 		return DRV_ERROR_NONE;
 	}
-	dir = getenv(NPU_MODEL_DEV_DIR_ENV);
-	if (!dir || !*dir)
-		dir = NPU_MODEL_DEV_DIR_DEFAULT;
-	snprintf(hal.dir, sizeof(hal.dir), "%s", dir);
+	if (observed_dev_dir(hal.dir, sizeof(hal.dir))) {
+		dir = getenv(NPU_MODEL_DEV_DIR_ENV);
+		if (!dir || !*dir)
+			dir = NPU_MODEL_DEV_DIR_DEFAULT;
+		snprintf(hal.dir, sizeof(hal.dir), "%s", dir);
+	}
 	mode = getenv(NPU_MODEL_SQ_MODE_ENV);
 	hal.uio_mode = !(mode && !strcmp(mode, "ioctl"));
 	if (mode && *mode && strcmp(mode, "ioctl") && strcmp(mode, "uio") && !warned)
@@ -516,7 +564,7 @@ static drvError_t mem_info(uint32_t dev, struct devmm_query_mem_usedinfo_para *q
 	err = hal_ioctl(fd, DAVINCI_MODULE_SVM, DEVMM_SVM_QUERY_MEM_USEDINFO, &a);
 	if (err < 0)
 		return hal_errno_to_drv(err);
-	*q = a.data.query_mem_usedinfo_para;
+	*q = *NPU_DEVMM_QUERY(&a);
 	return DRV_ERROR_NONE;
 }
 
@@ -528,6 +576,7 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 	uint64_t t0 = API_T0();
 	drvError_t ret = hal_init();
 	struct devmm_query_mem_usedinfo_para q = { 0 };
+	uint64_t mono;
 
 	if (!ret && (!value || moduleType != MODULE_TYPE_SYSTEM))
 		ret = value ? DRV_ERROR_NOT_SUPPORT : DRV_ERROR_INVALID_VALUE;
@@ -537,15 +586,33 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 		struct hal_dev *dv = &hal.dev[devId];
 
 		switch (infoType) {
-		case INFO_TYPE_SYS_COUNT_FREQ:
-			/* In kHz, as the real driver: torch_npu divides by 1000 to get MHz. */
+		case INFO_TYPE_DEV_OSC_FREQUE:
+			/* in kHz, as the real driver answers it */
 			*value = (int64_t)(dv->cnt_freq_hz / 1000);
 			break;
-		case NPU_INFO_TYPE_SYS_COUNT:
-			*value = (int64_t)counter_now(dv, &last_cnt_mono_ns);
+		case INFO_TYPE_SYS_COUNT:
+			/* the counter now; no host time with it (the caller brackets the call) */
+			*value = (int64_t)counter_now(dv, &mono);
 			break;
+		case INFO_TYPE_HOST_OSC_FREQUE:
+			/*
+			 * The host oscillator: the model's host clock is CLOCK_MONOTONIC, which
+			 * has no counter frequency (torch_npu then uses CLOCK_MONOTONIC_RAW).
+			 */
+			ret = DRV_ERROR_NOT_SUPPORT;
+			break;
+		case NPU_INFO_TYPE_SYS_COUNT:
 		case NPU_INFO_TYPE_SYS_COUNT_MONO:
-			*value = (int64_t)last_cnt_mono_ns;
+		case NPU_INFO_TYPE_PROF_DROPS:
+			if (hal.no_private) {
+				ret = DRV_ERROR_NOT_SUPPORT;	/* --no-private */
+			} else if (infoType == NPU_INFO_TYPE_SYS_COUNT) {
+				*value = (int64_t)counter_now(dv, &last_cnt_mono_ns);
+			} else if (infoType == NPU_INFO_TYPE_SYS_COUNT_MONO) {
+				*value = (int64_t)last_cnt_mono_ns;
+			} else {
+				ret = prof_drops(devId, value);
+			}
 			break;
 		case NPU_INFO_TYPE_HBM_TOTAL:
 		case NPU_INFO_TYPE_HBM_USED:
@@ -553,9 +620,6 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 			if (!ret)
 				*value = (int64_t)(infoType == NPU_INFO_TYPE_HBM_TOTAL ? q.total
 										       : q.used);
-			break;
-		case NPU_INFO_TYPE_PROF_DROPS:
-			ret = prof_drops(devId, value);
 			break;
 		default:
 			ret = DRV_ERROR_NOT_SUPPORT;
@@ -1153,6 +1217,17 @@ HAL_API drvError_t halCqReportRecv(uint32_t devId, struct halReportRecvInfo *inf
 
 /* Return values: 0 / bytes / ready count on success, -(drvError_t) on failure. */
 
+/* acsq_task of a start's STARS configuration, for the journal (0: none). */
+static uint32_t start_acsq(const struct prof_start_para *p)
+{
+	uint32_t v;
+
+	if (!p || !p->user_data || p->user_data_size < sizeof(v))
+		return 0;
+	memcpy(&v, p->user_data, sizeof(v));
+	return v;
+}
+
 HAL_API int prof_drv_start(unsigned int device_id, unsigned int channel_id,
 			   struct prof_start_para *start_para)
 {
@@ -1161,6 +1236,10 @@ HAL_API int prof_drv_start(unsigned int device_id, unsigned int channel_id,
 	drvError_t ret = hal_init();
 	int fd;
 
+	/* the real driver's argument checks (dmc/prof: prof_drv_start) */
+	if (!ret && (channel_id >= PROF_CHANNEL_NUM_MAX || !start_para ||
+		     (!start_para->user_data && start_para->user_data_size)))
+		ret = DRV_ERROR_INVALID_VALUE;
 	if (!ret && device_id >= hal.cards)
 		ret = DRV_ERROR_INVALID_DEVICE;
 	if (!ret) {
@@ -1168,17 +1247,21 @@ HAL_API int prof_drv_start(unsigned int device_id, unsigned int channel_id,
 		memset(&a, 0, sizeof(a));
 		a.device_id = device_id;
 		a.channel_id = channel_id;
-		if (start_para) {
-			a.sample_period = start_para->sample_period;
-			a.real_time = start_para->real_time;
-		}
+		a.sample_period = start_para->sample_period;
+		a.real_time = start_para->real_time;
+		a.channel_type = start_para->channel_type;
+		/* the configuration goes to the card as given; the card judges it */
+		a.user_data = (uint64_t)(uintptr_t)start_para->user_data;
+		a.user_data_size = start_para->user_data_size;
 		ret = fd < 0 ? hal_errno_to_drv(fd)
 			     : hal_errno_to_drv(hal_ioctl(fd, DAVINCI_MODULE_PROF,
 							  NPU_PROF_IOCTL_START, &a));
 		if (!ret)
 			hal.dev[device_id].prof_dropped = 0;
 	}
-	API_LINE("prof_drv_start", t0, -(int)ret, "\tdev=%u\tchannel=%u", device_id, channel_id);
+	API_LINE("prof_drv_start", t0, -(int)ret, "\tdev=%u\tchannel=%u\tuser_data_size=%u"
+		 "\tacsq_task=%u", device_id, channel_id,
+		 start_para ? start_para->user_data_size : 0, start_acsq(start_para));
 	return -(int)ret;
 }
 

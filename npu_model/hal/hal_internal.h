@@ -40,6 +40,7 @@ struct hal_dev {
 struct hal_state {
 	int ready;
 	int uio_mode;			/* 1: SQEs go through the shared rings (default) */
+	int no_private;			/* the daemon runs --no-private (npu_model_info) */
 	uint32_t cards;
 	char dir[4096];
 	int svm_fd;

@@ -20,6 +20,7 @@
 #include <linux/ioctl.h>
 
 #include "ascend_hal.h"
+#include "ascend/driver_ioctl.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,112 +41,9 @@ extern "C" {
 #define NPU_MODEL_INFO_NAME		"npu_model_info"
 #define NPU_MODEL_MAX_CARDS		64
 
-/* ---- 'Z': module bind on davinci_manager (REAL, davinci_interface.h) ------------------ */
+#define DAVINCI_MODULE_PROF		"PROF"	/* MODEL: profiling transport, below */
 
-#define DAVINIC_MODULE_NAME_MAX		256	/* sic, real spelling */
-#define DAVINCI_INTF_IOC_MAGIC		'Z'
-#define DAVINCI_INTF_IOCTL_OPEN		_IO(DAVINCI_INTF_IOC_MAGIC, 0)	/* 0x5a00 */
-#define DAVINCI_INTF_IOCTL_CLOSE	_IO(DAVINCI_INTF_IOC_MAGIC, 1)	/* 0x5a01 */
-#define DAVINCI_INTF_IOCTL_GET_MODULE_STATUS _IO(DAVINCI_INTF_IOC_MAGIC, 2)
-
-/* _IO carries no size: the pointer is passed anyway and the driver copies it in. */
-struct davinci_intf_open_arg {
-	char module_name[DAVINIC_MODULE_NAME_MAX];
-	int device_id;
-};
-
-#define DAVINCI_MODULE_TSDRV		"TSDRV"
-#define DAVINCI_MODULE_SVM		"SVM"
-#define DAVINCI_MODULE_PROF		"PROF"	/* MODEL: profiling channels, see below */
-
-/* ---- 'X': TSDRV (REAL, trs_ioctl.h); the fd is bound to "TSDRV" for one device -------- */
-
-struct trs_res_id_usr_para {
-	unsigned int stream_pri;
-	unsigned int flag;
-	unsigned int vfid;
-};
-
-struct trs_res_id_para {			/* 44 bytes */
-	unsigned int tsid;
-	int res_type;				/* drvIdType_t */
-	unsigned int id;			/* ALLOC: out; FREE: in */
-	struct trs_res_id_usr_para usr_para;
-	unsigned int para;
-	unsigned int flag;
-	int prop;
-	uint32_t value[2];
-};
-
-#define TRS_IOC_MAGIC		'X'
-#define TRS_RES_ID_ALLOC	_IOWR(TRS_IOC_MAGIC, 0, struct trs_res_id_para)	/* 0xc02c5800 */
-#define TRS_RES_ID_FREE		_IOW(TRS_IOC_MAGIC, 1, struct trs_res_id_para)	/* 0x402c5801 */
-#define TRS_SQCQ_ALLOC		_IOWR(TRS_IOC_MAGIC, 15, struct halSqCqInputInfo) /* 0xc060580f */
-#define TRS_SQCQ_FREE		_IOW(TRS_IOC_MAGIC, 16, struct halSqCqFreeInfo)	/* 0x40345810 */
-#define TRS_SQCQ_CONFIG		_IOW(TRS_IOC_MAGIC, 17, struct halSqCqConfigInfo) /* 0x40345811 */
-#define TRS_SQCQ_QUERY		_IOWR(TRS_IOC_MAGIC, 18, struct halSqCqQueryInfo) /* 0xc0345812 */
-#define TRS_SQCQ_SEND		_IOW(TRS_IOC_MAGIC, 19, struct halTaskSendInfo)	/* 0x40405813 */
-#define TRS_SQCQ_RECV		_IOWR(TRS_IOC_MAGIC, 20, struct halReportRecvInfo) /* 0xc0485814 */
-
-/*
- * TRS_SQCQ_ALLOC returns the new ids in the input struct's sqId / cqId (the
- * command is _IOWR on halSqCqInputInfo).  TRS_SQCQ_SEND reads sqe_num * 64
- * bytes at sqe_addr from the caller's memory.  TRS_SQCQ_RECV writes up to
- * cqe_num CQEs (struct trs_logic_cqe, 32 bytes) to cqe_addr.
- */
-struct trs_logic_cqe {				/* 32 bytes (trs_core.h) */
-	uint16_t stream_id;
-	uint16_t task_id;
-	uint32_t error_code;
-	uint8_t error_type;
-	uint8_t sqe_type;
-	uint16_t sq_id;
-	uint16_t sq_head;
-	uint16_t match_flag : 1, drop_flag : 1, error_bit : 1, acc_error : 1,
-		 next_task_vld : 1, notify_attached : 1, reserved0 : 10;
-	uint64_t timestamp;			/* device system counter at completion */
-	uint64_t enque_timestamp;
-};
-
-/* ---- 'M': SVM (REAL numbers, svm_ioctl.h); the fd is bound to "SVM" ------------------- */
-
-struct devmm_devid {
-	uint32_t logical_devid;
-	uint32_t devid;
-	uint32_t vfid;
-};
-
-struct devmm_alloc_svm_para {
-	uint64_t p;				/* device VA chosen by the HAL */
-	size_t size;
-};
-
-struct devmm_free_pages_para {
-	uint64_t va;
-};
-
-enum devmm_copy_direction {
-	DEVMM_COPY_HOST_TO_HOST, DEVMM_COPY_HOST_TO_DEVICE, DEVMM_COPY_DEVICE_TO_HOST,
-	DEVMM_COPY_DEVICE_TO_DEVICE, DEVMM_COPY_INVILED_DIRECTION
-};
-
-struct devmm_copy_para {
-	uint64_t dst;
-	uint64_t src;
-	size_t ByteCount;
-	_Bool is_support_dev_local_addr;
-	enum devmm_copy_direction direction;
-};
-
-struct devmm_advise_para {
-	uint64_t ptr;
-	size_t count;
-	uint32_t advise;
-};
-#define DV_ADVISE_POPULATE	0x0001
-#define DV_ADVISE_LOCK_DEV	0x0010
-
-/* MODEL layout: the real union member of QUERY_MEM_USEDINFO is not in the reference. */
+/* MODEL layout of DEVMM_SVM_QUERY_MEM_USEDINFO's data (at devmm_ioctl_arg.data.raw). */
 struct devmm_query_mem_usedinfo_para {
 	uint64_t total;				/* out: HBM capacity of the device, bytes */
 	uint64_t used;				/* out: bytes populated by all processes */
@@ -154,30 +52,8 @@ struct devmm_query_mem_usedinfo_para {
 	uint64_t oom_count;			/* out: allocations refused */
 };
 
-#define DEVMM_IOCTL_DATA_LEN	328
-struct devmm_ioctl_arg {			/* 344 bytes */
-	struct devmm_devid head;
-	union {
-		struct devmm_alloc_svm_para alloc_svm_para;
-		struct devmm_free_pages_para free_pages_para;
-		struct devmm_copy_para copy_para;
-		struct devmm_advise_para advise_para;
-		struct devmm_query_mem_usedinfo_para query_mem_usedinfo_para;
-		uint64_t raw[DEVMM_IOCTL_DATA_LEN / 8];
-	} data;
-};
-
-#define DEVMM_SVM_MAGIC			'M'
-/* DEVMM_SVM_ALLOC = 0x41584d03 */
-#define DEVMM_SVM_ALLOC			_IOW(DEVMM_SVM_MAGIC, 3, struct devmm_ioctl_arg)
-/* DEVMM_SVM_FREE_PAGES = 0x41584d04 */
-#define DEVMM_SVM_FREE_PAGES		_IOW(DEVMM_SVM_MAGIC, 4, struct devmm_ioctl_arg)
-/* DEVMM_SVM_MEMCPY = 0xc1584d05 */
-#define DEVMM_SVM_MEMCPY		_IOWR(DEVMM_SVM_MAGIC, 5, struct devmm_ioctl_arg)
-/* DEVMM_SVM_ADVISE = 0x41584d0d */
-#define DEVMM_SVM_ADVISE		_IOW(DEVMM_SVM_MAGIC, 13, struct devmm_ioctl_arg)
-/* DEVMM_SVM_QUERY_MEM_USEDINFO = 0xc1584d2f */
-#define DEVMM_SVM_QUERY_MEM_USEDINFO	_IOWR(DEVMM_SVM_MAGIC, 47, struct devmm_ioctl_arg)
+#define NPU_DEVMM_QUERY(arg) \
+	((struct devmm_query_mem_usedinfo_para *)(void *)(arg)->data.raw)
 
 /* Device memory granularity the card accounts in (a small page of the real SVM). */
 #define NPU_HBM_PAGE		4096ull
@@ -199,7 +75,9 @@ struct npu_prof_ctl {				/* 32 bytes */
 	uint32_t channel_id;
 	uint32_t sample_period;
 	uint32_t real_time;
-	uint64_t resv[2];
+	uint64_t user_data;			/* START: prof_start_para.user_data */
+	uint32_t user_data_size;		/* START: its size (StarsSocLogConfigT, 36..44) */
+	uint32_t channel_type;			/* START: prof_start_para.channel_type */
 };
 
 struct npu_prof_read_arg {			/* 40 bytes */
@@ -297,15 +175,6 @@ static inline struct npu_uio_sq *npu_uio_sq_at(void *base, uint32_t sq_id)
  */
 #define NPU_SQCQ_PROP_SQ_HEAD_WAIT	0x100
 
-_Static_assert(sizeof(struct davinci_intf_open_arg) == 260, "davinci_intf_open_arg");
-_Static_assert(sizeof(struct trs_res_id_para) == 44, "trs_res_id_para");
-_Static_assert(sizeof(struct halSqCqInputInfo) == 96, "halSqCqInputInfo");
-_Static_assert(sizeof(struct halSqCqFreeInfo) == 52, "halSqCqFreeInfo");
-_Static_assert(sizeof(struct halSqCqQueryInfo) == 52, "halSqCqQueryInfo");
-_Static_assert(sizeof(struct halTaskSendInfo) == 64, "halTaskSendInfo");
-_Static_assert(sizeof(struct halReportRecvInfo) == 72, "halReportRecvInfo");
-_Static_assert(sizeof(struct devmm_ioctl_arg) == 344, "devmm_ioctl_arg");
-_Static_assert(sizeof(struct trs_logic_cqe) == 32, "trs_logic_cqe");
 _Static_assert(sizeof(struct npu_uio_card) <= NPU_UIO_CARD_BYTES, "uio card page");
 
 #ifdef __cplusplus

@@ -8,7 +8,7 @@
  * tasks from exactly this layout, nothing else.  Change it only additively
  * (use the reserved bytes) and tell the other side.
  *
- * Bytes 0..7 are the real STARS SQE header (rtStarsSqeHeader_t, ascend_hal.h),
+ * Bytes 0..7 are the real STARS SQE header (rtStarsSqeHeader_t, include/ascend/stars.h),
  * filled as the real runtime fills it: type = STARS SQE type (below),
  * blockDim, rtStreamId = the stream id halResourceIdAlloc(DRV_STREAM_ID) gave,
  * taskId = the stream's 16-bit task id (wraps at 65536).  That header is all
@@ -56,15 +56,7 @@
 extern "C" {
 #endif
 
-/* rtStarsSqeHeader_t.type values (runtime rtStarsSqeType). */
-#define RT_STARS_SQE_TYPE_FFTS		0	/* AI core kernel (AIC) */
-#define RT_STARS_SQE_TYPE_AICPU		1
-#define RT_STARS_SQE_TYPE_KS_AIV	2	/* AI vector core kernel */
-#define RT_STARS_SQE_TYPE_PLACE_HOLDER	3
-#define RT_STARS_SQE_TYPE_EVENT_RECORD	4
-#define RT_STARS_SQE_TYPE_EVENT_WAIT	5
-#define RT_STARS_SQE_TYPE_WRITE_VALUE	8
-#define RT_STARS_SQE_TYPE_SDMA		11	/* memcpy / memset */
+/* rtStarsSqeHeader_t.type values: RT_STARS_SQE_TYPE_* (include/ascend/stars.h). */
 
 enum npu_sqe_kind {
 	NPU_SQE_KIND_KERNEL = 1,

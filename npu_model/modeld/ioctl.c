@@ -552,7 +552,7 @@ static int svm_ioctl(struct md_file *f, struct md_ioctl_req *r)
 		return out_arg(r, &a, sizeof(a));
 	}
 	case DEVMM_SVM_QUERY_MEM_USEDINFO: {
-		struct devmm_query_mem_usedinfo_para *q = &a.data.query_mem_usedinfo_para;
+		struct devmm_query_mem_usedinfo_para *q = NPU_DEVMM_QUERY(&a);
 
 		pthread_mutex_lock(&c->lock);
 		q->total = c->hbm.capacity;
@@ -587,6 +587,9 @@ static int prof_read(struct md_file *f, struct md_ioctl_req *r)
 		return err;
 	if (a.device_id >= md_cfg.cards)
 		return -ENODEV;
+	/* a READ without a buffer is the model's drop-counter query */
+	if (!a.buf_size && md_cfg.no_private)
+		return -EPERM;
 	c = &md_cards[a.device_id];
 	max = a.buf_size / 64;
 	if (max > PROF_READ_MAX_RECORDS)
@@ -608,7 +611,7 @@ static int prof_read(struct md_file *f, struct md_ioctl_req *r)
 			s->rd = rd0;
 			err = -EFAULT;
 		}
-		a.dropped = s->dropped;
+		a.dropped = md_cfg.no_private ? 0 : s->dropped;
 		a.pending = s->wr - s->rd;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -665,6 +668,7 @@ static int prof_poll(struct md_file *f, struct md_ioctl_req *r)
 
 static int prof_ioctl(struct md_file *f, struct md_ioctl_req *r)
 {
+	StarsSocLogConfigT cfg;
 	struct npu_prof_ctl a;
 	struct md_card *c;
 	int err;
@@ -681,9 +685,19 @@ static int prof_ioctl(struct md_file *f, struct md_ioctl_req *r)
 	if (a.device_id >= md_cfg.cards)
 		return -ENODEV;
 	c = &md_cards[a.device_id];
+	if (r->cmd == NPU_PROF_IOCTL_START && a.user_data_size) {
+		/* the configuration is read from the caller, as the driver copies it in */
+		if (a.user_data_size > sizeof(cfg))
+			return -EINVAL;
+		err = user_read(r->pid, a.user_data, &cfg, a.user_data_size);
+		if (err)
+			return err;
+	}
 	pthread_mutex_lock(&c->lock);
 	if (r->cmd == NPU_PROF_IOCTL_START)
-		err = file_gone(f) ? -EBADF : md_prof_start(c, a.channel_id, f);
+		err = file_gone(f) ? -EBADF : md_prof_start(c, a.channel_id, f,
+							    a.user_data_size ? &cfg : NULL,
+							    a.user_data_size);
 	else
 		err = md_prof_stop(c, a.channel_id, f);
 	pthread_mutex_unlock(&c->lock);
@@ -779,8 +793,8 @@ int md_info_build(struct md_file *f)
 
 	if (!m)
 		return -ENOMEM;
-	fprintf(m, "format=1\npid=%d\ncards=%u\nsq_depth=%u\nmax_sq=%u\n", (int)getpid(),
-		md_cfg.cards, NPU_UIO_SQ_DEPTH, NPU_UIO_MAX_SQ);
+	fprintf(m, "format=1\npid=%d\ncards=%u\nsq_depth=%u\nmax_sq=%u\nprivate=%d\n",
+		(int)getpid(), md_cfg.cards, NPU_UIO_SQ_DEPTH, NPU_UIO_MAX_SQ, !md_cfg.no_private);
 	for (d = 0; d < md_cfg.cards; d++) {
 		struct md_card *c = &md_cards[d];
 		uint32_t i, sqs = 0;

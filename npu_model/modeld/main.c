@@ -3,7 +3,8 @@
  * npu-modeld - the simulated Ascend card(s) and driver.
  *
  *   npu-modeld [--mount DIR] [--cards N] [--card SPEC] [--freq-hz F]
- *              [--counter-offset N] [--journal DIR] [--task-timeout-s S] [--debug]
+ *              [--counter-offset N] [--journal DIR] [--task-timeout-s S] [--no-private]
+ *              [--debug]
  *
  * Mounts a FUSE file system at DIR (default /run/npu_model/dev) holding
  * davinci_manager, davinci0..N-1 and npu_model_info, and answers the ioctls
@@ -43,8 +44,10 @@ static const char *const usage_text =
 	"  --counter-offset N    counter value at daemon start (default 0x1000000000)\n"
 	"  --journal DIR         write DIR/journal.modeld.tsv (exec, oom lines)\n"
 	"  --task-timeout-s S    a task longer than S seconds fails at S (default 60)\n"
+	"  --no-private          refuse the simulator-only queries (clock pair, drop\n"
+	"                        counter): only what a real driver answers\n"
 	"  --debug               FUSE debug output\n"
-	"Libraries find the nodes through $" NPU_MODEL_DEV_DIR_ENV ".\n";
+	"Libraries find the nodes through $" NPU_MODEL_DEV_DIR_ENV " (npu_model/README.md).\n";
 
 static int parse_u64(const char *s, uint64_t *out)
 {
@@ -364,6 +367,7 @@ int main(int argc, char **argv)
 		{ "journal", required_argument, NULL, 'j' },
 		{ "task-timeout-s", required_argument, NULL, 't' },
 		{ "debug", no_argument, NULL, 'd' },
+		{ "no-private", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -437,6 +441,9 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			debug = 1;
+			break;
+		case 'P':
+			md_cfg.no_private = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

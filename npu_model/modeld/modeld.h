@@ -156,6 +156,7 @@ struct md_prof_session {
 	uint64_t rd, wr;		/* free-running record counters */
 	uint64_t dropped;
 	uint8_t *ring;			/* NPU_PROF_RING_RECORDS * 64 bytes */
+	int acsq_task;			/* its STARS configuration enabled ACSQ logs */
 };
 
 /* ---- cards -------------------------------------------------------------------------- */
@@ -206,6 +207,13 @@ struct md_config {
 	const char *mount;
 	const char *journal;
 	int journal_on;
+	/*
+	 * --no-private: answer only what a real driver answers: the clock-pair
+	 * and drop-counter queries (MODEL, npu_ioctl.h) are refused, READ
+	 * reports no drop count, npu_model_info says private=0 (the HAL then
+	 * refuses the private info types itself).
+	 */
+	int no_private;
 };
 
 extern struct md_config md_cfg;
@@ -233,7 +241,14 @@ struct md_sq *md_sq_create(struct md_card *c, uint32_t id, uint32_t cq_id, uint3
 void md_card_kick(struct md_card *c);
 
 /* Profiling; caller holds c->lock. */
-int md_prof_start(struct md_card *c, uint32_t channel, const void *owner);
+/*
+ * Starts a session; cfg / cfg_size: the STARS log configuration the caller
+ * passed as prof_start_para.user_data (NULL, 0: none: the session then gets
+ * no ACSQ task records, as on the card).  -EINVAL for a size no published
+ * StarsSocLogConfigT has.
+ */
+int md_prof_start(struct md_card *c, uint32_t channel, const void *owner, const void *cfg,
+		  uint32_t cfg_size);
 int md_prof_stop(struct md_card *c, uint32_t channel, const void *owner);
 struct md_prof_session *md_prof_find(struct md_card *c, uint32_t channel, const void *owner);
 /*

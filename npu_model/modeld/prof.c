@@ -4,7 +4,10 @@
  * STARS ACSQ task log records of channel 50 (PROF_CHANNEL_STARS_SOC_LOG).
  *
  * Any process may start channel 50 on any card; each start is a session with
- * its own ring, so two readers never steal each other's records.  A task
+ * its own ring, so two readers never steal each other's records.  As on the
+ * card, a session gets ACSQ task records only when its STARS log
+ * configuration (StarsSocLogConfigT, include/ascend/hal.h) enables acsq_task:
+ * a reader that passes none starts fine and reads nothing.  A task
  * completing while a session's ring is full loses its records for that
  * session only, and the session counts them (reported with every READ).
  * Caller holds the card lock for everything here.
@@ -48,12 +51,31 @@ struct md_prof_session *md_prof_find(struct md_card *c, uint32_t channel, const 
 	return NULL;
 }
 
-int md_prof_start(struct md_card *c, uint32_t channel, const void *owner)
+/* StarsSocLogConfigT.acsq_task of a configuration of cfg_size bytes; -EINVAL if malformed. */
+static int acsq_enabled(const void *cfg, uint32_t cfg_size)
 {
-	int i;
+	StarsSocLogConfigT full;
+
+	if (!cfg && !cfg_size)
+		return 0;
+	if (!cfg || cfg_size < STARS_SOC_LOG_CONFIG_MIN_SIZE || cfg_size > sizeof(full) ||
+	    cfg_size % sizeof(uint32_t))
+		return -EINVAL;
+	memset(&full, 0, sizeof(full));
+	memcpy(&full, cfg, cfg_size);
+	return full.acsq_task == TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
+}
+
+int md_prof_start(struct md_card *c, uint32_t channel, const void *owner, const void *cfg,
+		  uint32_t cfg_size)
+{
+	int i, acsq;
 
 	if (channel != PROF_CHANNEL_STARS_SOC_LOG)
 		return -EOPNOTSUPP;
+	acsq = acsq_enabled(cfg, cfg_size);
+	if (acsq < 0)
+		return acsq;
 	if (md_prof_find(c, channel, owner))
 		return -EBUSY;
 	for (i = 0; i < MD_MAX_PROF_SESSIONS; i++) {
@@ -67,6 +89,7 @@ int md_prof_start(struct md_card *c, uint32_t channel, const void *owner)
 		s->owner = owner;
 		s->channel = channel;
 		s->rd = s->wr = s->dropped = 0;
+		s->acsq_task = acsq;
 		c->prof_active++;
 		return 0;
 	}
@@ -115,7 +138,7 @@ int md_prof_emit_task_counted(struct md_card *c, const struct md_task *t, int *d
 	for (i = 0; i < MD_MAX_PROF_SESSIONS; i++) {
 		struct md_prof_session *s = &c->prof[i];
 
-		if (!s->ring || s->channel != PROF_CHANNEL_STARS_SOC_LOG)
+		if (!s->ring || s->channel != PROF_CHANNEL_STARS_SOC_LOG || !s->acsq_task)
 			continue;
 		/* Both records or neither: a reader never sees a start without its end. */
 		if (s->wr - s->rd + 2 > NPU_PROF_RING_RECORDS) {

@@ -12,33 +12,9 @@
 
 #include "npu_acl.h"
 #include "npu_torch.h"
+#include "ascend/torch_npu.h"
 
-/* ---- c10_npu::queue::QueueParas (NPUDefine.h); offsets are the contract ascbpf reads ---- */
-
-enum QueueParamType {
-	COMPILE_AND_EXECUTE = 1,
-	ASYNC_MEMCPY = 2,
-	RECORD_EVENT = 3,
-	WAIT_EVENT = 4,
-	LAZY_DESTROY_EVENT = 5,
-	RESET_EVENT = 6,
-	EXECUTE_OPAPI = 7,
-	EXECUTE_OPAPI_V2 = 8,
-};
-
-struct QueueParas {
-	aclrtStream paramStream;	/*  0 */
-	int32_t paramType;		/*  8: enum QueueParamType */
-	size_t paramLen;		/* 16 */
-	void *paramVal;			/* 24 */
-	uint64_t correlation_id;	/* 32 */
-};
-_Static_assert(offsetof(struct QueueParas, paramStream) == 0, "QueueParas layout");
-_Static_assert(offsetof(struct QueueParas, paramType) == 8, "QueueParas layout");
-_Static_assert(offsetof(struct QueueParas, paramLen) == 16, "QueueParas layout");
-_Static_assert(offsetof(struct QueueParas, paramVal) == 24, "QueueParas layout");
-_Static_assert(offsetof(struct QueueParas, correlation_id) == 32, "QueueParas layout");
-_Static_assert(sizeof(struct QueueParas) == 40, "QueueParas layout");
+/* ---- c10_npu::queue::QueueParas: the vendor layout (include/ascend/torch_npu.h) ---------- */
 
 /* EXECUTE_OPAPI_V2 payload: pointers to the op name and the callable, as torch_npu. */
 struct ExecuteParasOpApiV2 {

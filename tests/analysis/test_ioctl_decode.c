@@ -186,23 +186,13 @@ static void test_format_svm_alloc_and_bind(void **state)
 					       sizeof(buf)), 0);
 }
 
-/* npu_model's MODEL profiling commands, as npu_model/include/npu_ioctl.h builds them. */
+/* npu_model's profiling transport is simulator-only: the decoder names none of it. */
 static void test_model_prof_commands(void **state)
 {
-	struct npu_prof_read_arg ra = { .device_id = 1, .channel_id = 50, .buf = 0x1000,
-					.buf_size = 4096, .bytes = 128, .dropped = 3, .pending = 7 };
-	char buf[256];
-
 	(void)state;
-	assert_string_equal(asc_ioctl_lookup(NPU_PROF_IOCTL_START, ASC_MOD_OTHER)->name,
-			    "NPU_PROF_IOCTL_START");
-	assert_string_equal(asc_ioctl_lookup(NPU_PROF_IOCTL_POLL, ASC_MOD_UNKNOWN)->name,
-			    "NPU_PROF_IOCTL_POLL");
-	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_READ, ASC_MOD_TSDRV));
-	assert_int_equal(asc_ioctl_format_args(NPU_PROF_IOCTL_READ, ASC_MOD_OTHER,
-					       (uint8_t *)&ra, sizeof(ra), buf, sizeof(buf)), 7);
-	assert_string_equal(buf, "device_id=1 channel_id=50 buf=0x1000 buf_size=4096 bytes=128 "
-				 "dropped=3 pending=7");
+	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_START, ASC_MOD_OTHER));
+	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_POLL, ASC_MOD_UNKNOWN));
+	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_READ, ASC_MOD_OTHER));
 	assert_string_equal(asc_ioctl_lookup(DEVMM_SVM_QUERY_MEM_USEDINFO, ASC_MOD_SVM)->name,
 			    "DEVMM_SVM_QUERY_MEM_USEDINFO");
 }

@@ -112,10 +112,13 @@ class ModelDaemon:
         return False
 
 
-def read_journal(path):
-    """All records of the journal files in directory `path`: [(kind, {key: str})]."""
+def read_journal(path, pid=None):
+    """All records of the journal files in directory `path`: [(kind, {key: str})]; with pid,
+    only that process's (ascbpf's own reader of the device channel journals its HAL calls
+    too when the variable is in its environment)."""
     out = []
-    for name in sorted(glob.glob(os.path.join(path, "journal.*.tsv"))):
+    pat = "journal.%s.tsv" % (pid if pid is not None else "*")
+    for name in sorted(glob.glob(os.path.join(path, pat))):
         with open(name) as f:
             for line in f:
                 if line.startswith("#") or not line.strip():

@@ -368,20 +368,28 @@ static void test_svm_memory(void **state)
 	assert_int_equal(ioc(&f, DEVMM_SVM_FREE_PAGES, &a), -EINVAL);	/* twice */
 	memset(&a.data, 0, sizeof(a.data));
 	assert_int_equal(ioc(&g, DEVMM_SVM_QUERY_MEM_USEDINFO, &a), 0);
-	assert_int_equal(a.data.query_mem_usedinfo_para.total, 64 << 20);
-	assert_int_equal(a.data.query_mem_usedinfo_para.used, 32 << 20);
-	assert_int_equal(a.data.query_mem_usedinfo_para.used_by_caller, 0);
-	assert_int_equal(a.data.query_mem_usedinfo_para.oom_count, 1);
+	assert_int_equal(NPU_DEVMM_QUERY(&a)->total, 64 << 20);
+	assert_int_equal(NPU_DEVMM_QUERY(&a)->used, 32 << 20);
+	assert_int_equal(NPU_DEVMM_QUERY(&a)->used_by_caller, 0);
+	assert_int_equal(NPU_DEVMM_QUERY(&a)->oom_count, 1);
 	/* A process that dies holding memory gives it back. */
 	md_file_release(&f);
 	assert_int_equal(c->hbm.used, 0);
 	md_file_release(&g);
 }
 
+/* Channel 50's configuration as msprof passes it: ACSQ task logs enabled. */
+static StarsSocLogConfigT stars_cfg = { .acsq_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE };
+#define STARS_CTL(dev) { .device_id = (dev), .channel_id = PROF_CHANNEL_STARS_SOC_LOG, \
+			 .user_data = (uint64_t)(uintptr_t)&stars_cfg, \
+			 .user_data_size = sizeof(stars_cfg) }
+
 static void test_prof_sessions(void **state)
 {
 	struct md_file f = manager(), g = manager();
-	struct npu_prof_ctl ctl = { .device_id = 0, .channel_id = PROF_CHANNEL_STARS_SOC_LOG };
+	struct npu_prof_ctl ctl = STARS_CTL(0);
+	struct npu_prof_ctl bare = { .device_id = 0, .channel_id = PROF_CHANNEL_STARS_SOC_LOG };
+	struct md_file h = manager();
 	struct npu_prof_read_arg rd;
 	struct StarsAcsqLog buf[8];
 	struct md_card *c = &md_cards[0];
@@ -393,6 +401,14 @@ static void test_prof_sessions(void **state)
 	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_START, &ctl), 0);
 	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_START, &ctl), -EBUSY);
 	assert_int_equal(ioc(&g, NPU_PROF_IOCTL_START, &ctl), 0);
+	/* h starts without a configuration: a session, but no task records (below) */
+	assert_int_equal(bind(&h, DAVINCI_MODULE_PROF, 0), 0);
+	bare.user_data_size = 12;	/* no StarsSocLogConfigT is 12 bytes */
+	bare.user_data = (uint64_t)(uintptr_t)&stars_cfg;
+	assert_int_equal(ioc(&h, NPU_PROF_IOCTL_START, &bare), -EINVAL);
+	bare.user_data_size = 0;
+	bare.user_data = 0;
+	assert_int_equal(ioc(&h, NPU_PROF_IOCTL_START, &bare), 0);
 	ctl.channel_id = PROF_CHANNEL_HWTS_LOG;
 	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_START, &ctl), -EOPNOTSUPP);
 	ctl.device_id = 5;
@@ -425,6 +441,10 @@ static void test_prof_sessions(void **state)
 	assert_int_equal(ioc(&g, NPU_PROF_IOCTL_READ, &rd), 0);
 	assert_int_equal(rd.bytes, 6 * 64);
 	assert_int_equal(rd.dropped, 0);
+	assert_int_equal(ioc(&h, NPU_PROF_IOCTL_READ, &rd), 0);
+	assert_int_equal(rd.bytes, 0);
+	assert_int_equal(rd.pending, 0);
+	md_file_release(&h);
 	md_file_release(&f);
 	assert_int_equal(c->prof_active, 1);
 	md_file_release(&g);
@@ -434,7 +454,7 @@ static void test_prof_sessions(void **state)
 static void test_prof_overflow_counts_drops(void **state)
 {
 	struct md_file f = manager();
-	struct npu_prof_ctl ctl = { .device_id = 1, .channel_id = PROF_CHANNEL_STARS_SOC_LOG };
+	struct npu_prof_ctl ctl = STARS_CTL(1);
 	struct npu_prof_read_arg rd;
 	struct md_card *c = &md_cards[1];
 	struct md_task t;
@@ -459,7 +479,7 @@ static void test_prof_overflow_counts_drops(void **state)
 static void test_prof_poll(void **state)
 {
 	struct md_file f = manager();
-	struct npu_prof_ctl ctl = { .device_id = 1, .channel_id = PROF_CHANNEL_STARS_SOC_LOG };
+	struct npu_prof_ctl ctl = STARS_CTL(1);
 	struct npu_prof_poll_arg pa;
 	struct prof_poll_info pi[4];
 	struct md_card *c = &md_cards[1];

@@ -10,6 +10,9 @@ served to any process:
 * a (counter, CLOCK_MONOTONIC) pair from halGetDeviceInfo agrees with the
   daemon's published counter parameters and lies between the times the
   client read around it;
+* channel 50 started without a STARS log configuration (no acsq_task) gives
+  no task records, while a reader of the same card with it gets them all
+  (and the card counts only the configured sessions in its exec lines);
 * a reader that falls behind loses records, and says so: records read plus
   records dropped equals twice the tasks run.
 """
@@ -29,8 +32,10 @@ def check(cond, msg):
         sys.exit(1)
 
 
-def start_reader(m, dev, ms, expect=0, wait_stdin=False):
+def start_reader(m, dev, ms, expect=0, wait_stdin=False, no_config=False):
     cmd = [m.bin("npu_halclient"), "prof", "--dev", str(dev), "--ms", str(ms)]
+    if no_config:
+        cmd += ["--no-stars-config"]
     if expect:
         cmd += ["--expect", str(expect)]
     if wait_stdin:
@@ -44,6 +49,7 @@ def start_reader(m, dev, ms, expect=0, wait_stdin=False):
 def two_cards(m):
     tasks = 200
     observer = start_reader(m, 1, 15000, expect=2 * tasks)
+    blind = start_reader(m, 1, 8000, no_config=True)
     clients = [subprocess.Popen([m.bin("npu_halclient"), "run", "--dev", str(d), "--tasks", str(tasks),
                                  "--batch", "7", "--flops", "100000000", "--prof",
                                  "--alloc", str((d + 1) << 20)],
@@ -57,6 +63,11 @@ def two_cards(m):
     out, err = observer.communicate(timeout=60)
     check(observer.returncode == 0, "observer failed: %s" % err)
     obs = json.loads(out)
+    out, err = blind.communicate(timeout=60)
+    check(blind.returncode == 0, "unconfigured reader failed: %s" % err)
+    check(json.loads(out)["records"] == [] and len(obs["records"]) == 2 * tasks,
+          "channel 50 without acsq_task gave %d records (configured reader: %d)" %
+          (len(json.loads(out)["records"]), len(obs["records"])))
     info = m.info()
     m.proc.terminate()
     m.proc.wait(10)
@@ -69,6 +80,9 @@ def two_cards(m):
                       [(1, int(e["stream"]), int(e["task"]), int(e["c1"])) for e in mine])
         got = sorted((r[0], r[2], r[3], r[4]) for r in res[d]["records"])
         check(got == want, "client %d's own records differ from card %d's exec lines" % (d, d))
+        # sessions given each task's records: the client's own (+ the observer on card 1)
+        check(all(int(e["prof"]) == 1 + d for e in mine), "card %d: exec prof %s" %
+              (d, sorted({e["prof"] for e in mine})))
         if d == 1:
             got_obs = sorted((r[0], r[2], r[3], r[4]) for r in obs["records"])
             check(got_obs == want, "the observer's records of card 1 differ from its exec lines")

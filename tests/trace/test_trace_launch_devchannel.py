@@ -16,7 +16,13 @@ task's records; 0: completed while ascbpf's channel was not open):
   (rank 1).  A rank's submissions before its own probes were attached (it is
   adopted after its fork, asynchronously: docs/trace.md, Windows) are not in
   its capture, so they are not ascbpf's to count;
-* ascbpf convert says how many there were and does not call them lost."""
+* ascbpf convert says how many there were and does not call them lost;
+* each DEVCLOCK pair is within its recorded bound of the card's counter.
+
+The daemon runs --no-private (only what a real driver answers): ascbpf's own
+HAL calls (its process journals them, the variable being in its environment)
+are prof_drv_start on channel 50 with a 44-byte StarsSocLogConfigT enabling
+acsq_task and halGetDeviceInfo of info types 25 and 13 only."""
 import bisect
 import collections
 import os
@@ -35,11 +41,49 @@ def kv(line):
     return dict(x.split("=", 1) for x in line.rstrip("\n").split("\t")[1:])
 
 
+def check_clock_pairs(pid, recs, info):
+    """Each DEVCLOCK (counter, host time) pair, aligned by sampling the counter between two
+    host clock reads, is within its recorded bound of the card's true counter at that
+    time (npu_model_info's counter parameters), one tick of rounding allowed."""
+    pairs = [x for x in recs if x["type"] == "devclock"]
+    tc.check(pairs, "pid %d: no DEVCLOCK" % pid)
+    for x in pairs:
+        d = x["dev_id"]
+        off, base = info["dev%d.syscnt_offset" % d], info["dev%d.syscnt_base_ns" % d]
+        hz = info["dev%d.syscnt_freq_hz" % d]
+        tc.check(x["freq_hz"] == hz, "pid %d: DEVCLOCK %d Hz, card %d Hz" % (pid, x["freq_hz"], hz))
+        err_ns = abs(x["counter"] - (off + (x["ts_ns"] - base) * hz // 10**9)) * 10**9 / hz
+        tc.check(0 < x["bound_ns"] < 5 * 10**6 and err_ns <= x["bound_ns"] + 2 * 10**9 / hz,
+                 "pid %d dev %d: clock pair off by %d ns, bound %d ns" %
+                 (pid, d, err_ns, x["bound_ns"]))
+
+
+def check_readers_journal(jdir, traced):
+    """The HAL calls of the processes that started channel 50 (ascbpf's: the traced ones
+    never do): the real interface only, the channel configured as msprof configures it."""
+    readers = 0
+    for name in os.listdir(jdir):
+        pid = int(name.split(".")[1])
+        calls = [kv(line) for line in open(os.path.join(jdir, name)) if line.startswith("api\t")]
+        starts = [f for f in calls if f["name"] == "prof_drv_start"]
+        if not starts:
+            continue
+        readers += 1
+        tc.check(pid not in traced, "traced pid %d started channel 50" % pid)
+        tc.check(all(f["channel"] == "50" and f["acsq_task"] == "1" and
+                     f["user_data_size"] == "44" and f["ret"] == "0" for f in starts),
+                 "pid %d: channel 50 started as %s" % (pid, starts))
+        types = {f["info_type"] for f in calls if f["name"] == "halGetDeviceInfo"}
+        tc.check(types == {"13", "25"}, "pid %d: halGetDeviceInfo info types %s" % (pid, types))
+    tc.check(readers == 1, "%d processes read channel 50" % readers)
+
+
 ATTEMPTS = 3     # runs until one has submissions before a channel (every run fully checked)
 
 
 def run_once(d, attempt):
-    with ModelDaemon(cards=2, journal=True) as m:
+    with ModelDaemon(cards=2, journal=True, extra=["--no-private"]) as m:
+        tc.check(m.info().get("private") == 0, "the daemon answers private queries")
         jdir = os.path.join(d, "journal.%d" % attempt)
         os.mkdir(jdir)
         out = os.path.join(d, "out.%d" % attempt)
@@ -47,6 +91,7 @@ def run_once(d, attempt):
                            "--scenario", "multi-rank", "--steps", "0", "--duration", "2"],
                           env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
         tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
+        info = m.info()
         m.proc.terminate()
         m.proc.wait(timeout=30)
         execs = collections.defaultdict(list)
@@ -55,6 +100,7 @@ def run_once(d, attempt):
                 f = kv(line)
                 execs[int(f["pid"])].append(f)
     caps = sorted(f for f in os.listdir(out) if f.endswith(".cap"))
+    check_readers_journal(jdir, [int(c[len("ascbpf-"):-len(".cap")]) for c in caps])
     ranks = 0
     total_early = 0
     for cap in caps:
@@ -62,6 +108,7 @@ def run_once(d, attempt):
         recs = tc.records(os.path.join(out, cap))
         st = tc.stats(recs)
         tc.check(st["drops"] == 0, "pid %d: %d drops" % (pid, st["drops"]))
+        check_clock_pairs(pid, recs, info)
         subs = [(x["ts_ns"], h["stream_id"], h["task_id"]) for x in recs if x["type"] == "sqe"
                 for h in x["sqe"][:x["nr_kept"]]]
         early = [x for x in recs if x["type"] == "lost" and

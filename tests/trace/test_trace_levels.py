@@ -61,7 +61,7 @@ def trace(level, scenario, steps):
         caps = [f for f in os.listdir(out) if f.endswith(".cap")]
         tc.check(len(caps) == 1, "captures %s" % caps)
         recs = tc.records(os.path.join(out, caps[0]))
-        j = read_journal(jdir)
+        j = read_journal(jdir, recs[0]["tgid"])
     st = tc.stats(recs)
     tc.check(st["drops"] == 0, "level %s: drops %s" % (level, st))
     return recs, j

@@ -83,7 +83,7 @@ def run(scenario, steps, env=None):
             tc.check(len(caps) == 1, "captures %s" % caps)
             recs = tc.records(os.path.join(out, caps[0]))
             pid = recs[0]["tgid"]
-            j = [(k, x) for k, x in read_journal(jdir)]
+            j = [(k, x) for k, x in read_journal(jdir, pid)]
             execs = [x for k, x in read_journal(m.journal_dir) if k == "exec" and
                      int(x["pid"]) == pid]
         tc.check(os.path.exists(os.path.join(jdir, "journal.%d.tsv" % pid)),

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "ascbpf_events.h"
+#include "ascend/stars.h"
 #include "capture/capture.h"
 #include "analysis/correlate.h"
 #include "lib/log.h"
@@ -460,14 +461,14 @@ const char *asc_corr_str(const struct asc_corr *c, uint32_t id)
 const char *asc_corr_task_type_name(uint32_t t)
 {
 	switch (t) {
-	case 0: return "AI_CORE";
-	case 1: return "AI_CPU";
-	case 2: return "AI_VECTOR_CORE";
-	case 3: return "PLACE_HOLDER_SQE";
-	case 4: return "EVENT_RECORD_SQE";
-	case 5: return "EVENT_WAIT_SQE";
-	case 8: return "WRITE_VALUE_SQE";
-	case 11: return "SDMA_SQE";
+	case RT_STARS_SQE_TYPE_FFTS: return "AI_CORE";
+	case RT_STARS_SQE_TYPE_AICPU: return "AI_CPU";
+	case RT_STARS_SQE_TYPE_KS_AIV: return "AI_VECTOR_CORE";
+	case RT_STARS_SQE_TYPE_PLACE_HOLDER: return "PLACE_HOLDER_SQE";
+	case RT_STARS_SQE_TYPE_EVENT_RECORD: return "EVENT_RECORD_SQE";
+	case RT_STARS_SQE_TYPE_EVENT_WAIT: return "EVENT_WAIT_SQE";
+	case RT_STARS_SQE_TYPE_WRITE_VALUE: return "WRITE_VALUE_SQE";
+	case RT_STARS_SQE_TYPE_SDMA: return "SDMA_SQE";
 	default: return "UNKNOWN";
 	}
 }
@@ -476,11 +477,11 @@ const char *asc_corr_task_type_name(uint32_t t)
 static const char *task_default_name(uint32_t t)
 {
 	switch (t) {
-	case 3: return "PLACE_HOLDER";
-	case 4: return "EVENT_RECORD";
-	case 5: return "EVENT_WAIT";
-	case 8: return "WRITE_VALUE";
-	case 11: return "MEMCPY_ASYNC";
+	case RT_STARS_SQE_TYPE_PLACE_HOLDER: return "PLACE_HOLDER";
+	case RT_STARS_SQE_TYPE_EVENT_RECORD: return "EVENT_RECORD";
+	case RT_STARS_SQE_TYPE_EVENT_WAIT: return "EVENT_WAIT";
+	case RT_STARS_SQE_TYPE_WRITE_VALUE: return "WRITE_VALUE";
+	case RT_STARS_SQE_TYPE_SDMA: return "MEMCPY_ASYNC";
 	default: return asc_corr_task_type_name(t);
 	}
 }
@@ -2539,7 +2540,7 @@ static int finish(struct asc_corr *c, struct priv *p)
 	for (i = 0; i < c->nr_kernels; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
 		int64_t dur = k->end_ns - k->start_ns;
-		int aic = k->task_type == 0;
+		int aic = k->task_type == RT_STARS_SQE_TYPE_FFTS;
 		int32_t o = k->op;
 
 		if (o < 0 || !(k->flags & ASC_CORR_K_COMPUTE))

@@ -257,6 +257,7 @@ static const struct field clock_fields[] = {
 };
 static const struct field devclock_fields[] = {
 	U(asc_devclock, counter), U(asc_devclock, freq_hz), U(asc_devclock, dev_id),
+	U(asc_devclock, bound_ns),
 };
 static const struct field process_fields[] = {
 	S(asc_process, rank), S(asc_process, device), U(asc_process, cmdline_len),

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "ascbpf_events.h"
-#include "../../npu_model/include/ascend_hal.h"	/* the HAL ABI (contract file) */
+#include "ascend/hal.h"
+#include "ascend/stars.h"
 #include "trace/devtime.h"
 #include "lib/log.h"
 #include "lib/procmaps.h"
@@ -21,11 +23,7 @@
 #define READ_BUF		(64 * 1024)
 #define IDLE_SLEEP_US		10000	/* channel empty: look again after 10 ms */
 #define PAIR_SLOTS		(1u << 16)	/* open addressing, power of two */
-
-/* npu_model's clock pair and drop counter (npu_model/include/npu_ioctl.h, MODEL). */
-#define NPU_INFO_TYPE_SYS_COUNT		0x4e50
-#define NPU_INFO_TYPE_SYS_COUNT_MONO	0x4e51
-#define NPU_INFO_TYPE_PROF_DROPS	0x4e54
+#define CLOCK_SAMPLES		16	/* counter reads per alignment, tightest kept */
 
 struct pair_slot {
 	uint32_t key;		/* stream << 16 | task; valid when used */
@@ -176,38 +174,27 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Takes the target's NPU_MODEL_DEV_DIR so the HAL in this process finds the same card. */
-static void copy_target_env(pid_t pid)
+/*
+ * path inside the target's root as seen from here, always through
+ * /proc/PID/root (the library loaded from there knows whose it is, as a
+ * profiler in the target's container would); -ESTALE if it is not the
+ * mapped file (inode).
+ */
+static int target_path(pid_t pid, const char *path, uint64_t inode, char *buf, size_t len)
 {
-	static const char *const names[] = { "NPU_MODEL_DEV_DIR", "NPU_MODEL_SQ_MODE" };
-	char path[64], *buf, *p;
-	FILE *f;
-	size_t n, i;
+	struct stat st;
+	int n = snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	buf = malloc(1 << 16);
-	if (!buf) {
-		fclose(f);
-		return;
-	}
-	n = fread(buf, 1, (1 << 16) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	for (p = buf; p < buf + n; p += strlen(p) + 1)
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-			size_t l = strlen(names[i]);
-
-			if (!strncmp(p, names[i], l) && p[l] == '=')
-				setenv(names[i], p + l + 1, 1);
-		}
-	free(buf);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (stat(buf, &st))
+		return -errno;
+	return inode && (uint64_t)st.st_ino != inode ? -ESTALE : 0;
 }
 
 /*
- * dlopens the target's libascend_hal.so.  Its dependencies are looked up the
+ * dlopens the target's libascend_hal.so from the target's root (the real HAL
+ * finds its device nodes, /dev/davinci*, by itself).  Its dependencies are looked up the
  * way the target found them: a "cannot open shared object file" for a name
  * the target has mapped is answered by loading that mapping first.
  */
@@ -224,8 +211,8 @@ static void *open_hal(pid_t pid, char *hal_path, size_t len)
 	for (i = 0; i < maps.nr; i++)
 		if (maps.entries[i].path &&
 		    asc_lib_name_matches(maps.entries[i].path, "libascend_hal.so")) {
-			if (asc_maps_host_path(pid, maps.entries[i].path, maps.entries[i].inode,
-					       hal_path, len))
+			if (target_path(pid, maps.entries[i].path, maps.entries[i].inode,
+					hal_path, len))
 				hal_path[0] = 0;
 			break;
 		}
@@ -245,8 +232,8 @@ static void *open_hal(pid_t pid, char *hal_path, size_t len)
 		for (i = 0; i < maps.nr; i++)
 			if (maps.entries[i].path && asc_lib_name_matches(maps.entries[i].path, dep))
 				break;
-		if (i == maps.nr || asc_maps_host_path(pid, maps.entries[i].path,
-						       maps.entries[i].inode, host, sizeof(host)) ||
+		if (i == maps.nr || target_path(pid, maps.entries[i].path, maps.entries[i].inode,
+						host, sizeof(host)) ||
 		    !dlopen(host, RTLD_NOW | RTLD_GLOBAL))
 			break;
 	}
@@ -265,33 +252,73 @@ static void emit(struct asc_devtime *dt, void *rec, size_t size)
 		dt->sink(dt->ctx, rec, size);
 }
 
+/*
+ * The device counter (INFO_TYPE_SYS_COUNT) read between two CLOCK_MONOTONIC
+ * reads, CLOCK_SAMPLES times: the sample with the narrowest host window
+ * gives the pair (counter, window midpoint) and its bound (half the window).
+ * -errno / the HAL's error if no read succeeded.
+ */
+static int sample_clock(struct asc_devtime *dt, uint64_t *cnt, uint64_t *mono, uint64_t *bound)
+{
+	uint64_t best = UINT64_MAX;
+	int i, err = -ENODATA;
+
+	for (i = 0; i < CLOCK_SAMPLES; i++) {
+		int64_t c = 0;
+		uint64_t t0 = mono_ns(), t1;
+		drvError_t r = dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, INFO_TYPE_SYS_COUNT, &c);
+
+		t1 = mono_ns();
+		if (r != DRV_ERROR_NONE || c <= 0) {
+			err = r ? -(int)r : -ENODATA;
+			continue;
+		}
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*cnt = (uint64_t)c;
+			*mono = t0 + best / 2;
+		}
+	}
+	if (best == UINT64_MAX)
+		return err;
+	*bound = (best + 1) / 2;
+	return 0;
+}
+
+/* A DEVCLOCK record: frequency (INFO_TYPE_DEV_OSC_FREQUE) and a sampled counter pair. */
 static void write_clock(struct asc_devtime *dt)
 {
 	struct asc_devclock c = {};
-	int64_t freq = 0, cnt = 0, mono = 0;
+	int64_t freq = 0;
+	uint64_t cnt = 0, mono = 0, bound = 0;
 
 	c.hdr.type = ASC_REC_DEVCLOCK;
 	c.hdr.size = sizeof(c);
 	c.dev_id = dt->dev_id;
-	if (dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, INFO_TYPE_SYS_COUNT_FREQ, &freq) != 0 ||
+	if (dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, INFO_TYPE_DEV_OSC_FREQUE, &freq) != 0 ||
 	    freq <= 0) {
-		asc_warn("devtime: device %u: no system counter frequency; device times "
-			 "cannot be converted\n", dt->dev_id);
+		asc_warn("devtime: device %u: no counter frequency (info type %d); device times "
+			 "cannot be converted\n", dt->dev_id, INFO_TYPE_DEV_OSC_FREQUE);
 		freq = 0;
 	}
-	/* the driver answers in kHz (torch_npu divides by 1000 for MHz) */
-	c.freq_hz = freq * 1000;
-	if (dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT, &cnt) == 0 &&
-	    dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT_MONO, &mono) == 0 &&
-	    mono > 0) {
+	/* the driver answers in kHz */
+	c.freq_hz = (uint64_t)freq * 1000;
+	if (!sample_clock(dt, &cnt, &mono, &bound)) {
 		c.counter = cnt;
 		c.hdr.ts_ns = mono;
+		c.bound_ns = bound > UINT32_MAX ? UINT32_MAX : (uint32_t)bound;
+		if (!dt->st.clock_bound_ns || bound < dt->st.clock_bound_ns)
+			dt->st.clock_bound_ns = bound;
+		asc_dbg("devtime: device %u: counter %llu Hz, clock pair within +-%llu ns (best "
+			"of %d reads)\n", dt->dev_id, (unsigned long long)c.freq_hz,
+			(unsigned long long)bound, CLOCK_SAMPLES);
 	} else {
-		/* no (counter, monotonic) pair: the converter falls back to alignment */
+		/* no counter read: the converter falls back to alignment */
 		c.counter = 0;
 		c.hdr.ts_ns = mono_ns();
-		asc_dbg("devtime: device %u has no counter/monotonic pair\n", dt->dev_id);
+		asc_dbg("devtime: device %u: the device counter cannot be read\n", dt->dev_id);
 	}
+	dt->st.freq_hz = c.freq_hz;
 	emit(dt, &c, sizeof(c));
 }
 
@@ -339,10 +366,89 @@ static void *reader(void *arg)
 	return NULL;	/* asc_devtime_stop() drains what is left, just before prof_stop */
 }
 
+/*
+ * Loads the HAL (the target's; pid 0: this host's, by the library search path)
+ * and its profiling API into dt: 0, -ENOENT (no HAL) or -ENOSYS (no API).
+ */
+static int bind_hal(struct asc_devtime *dt, char *hal_path, size_t len)
+{
+	if (dt->pid) {
+		dt->hal = open_hal(dt->pid, hal_path, len);
+	} else {
+		snprintf(hal_path, len, "libascend_hal.so");
+		dt->hal = dlopen(hal_path, RTLD_NOW | RTLD_LOCAL);
+	}
+	if (!dt->hal)
+		return -ENOENT;
+	dt->start = (prof_drv_start_fn)dlsym(dt->hal, "prof_drv_start");
+	dt->stop_fn = (prof_stop_fn)dlsym(dt->hal, "prof_stop");
+	dt->read = (prof_channel_read_fn)dlsym(dt->hal, "prof_channel_read");
+	dt->info = (hal_get_device_info_fn)dlsym(dt->hal, "halGetDeviceInfo");
+	return dt->start && dt->stop_fn && dt->read && dt->info ? 0 : -ENOSYS;
+}
+
+/* Channel 50 as msprof starts it: ACSQ task logs on (the card writes none otherwise). */
+static int start_channel(struct asc_devtime *dt)
+{
+	struct prof_start_para para = { .channel_type = PROF_CHANNEL_TYPE_TS, .real_time = 1 };
+	StarsSocLogConfigT cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.acsq_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
+	cfg.ffts_thread_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
+	para.user_data = &cfg;
+	para.user_data_size = sizeof(cfg);
+	return dt->start(dt->dev_id, CHANNEL, &para);
+}
+
+int asc_devtime_check(pid_t pid, uint32_t dev_id, struct asc_devtime_status *st)
+{
+	struct asc_devtime *dt = calloc(1, sizeof(*dt));
+	char hal_path[PATH_MAX];
+	uint64_t cnt, mono;
+	int64_t freq = 0;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	if (!dt) {
+		snprintf(st->detail, sizeof(st->detail), "out of memory");
+		return -ENOMEM;
+	}
+	dt->pid = pid;
+	dt->dev_id = dev_id;
+	err = bind_hal(dt, hal_path, sizeof(hal_path));
+	if (err == -ENOENT) {
+		snprintf(st->detail, sizeof(st->detail), "no libascend_hal.so %s",
+			 pid ? "mapped in the target" : "in the library search path");
+	} else if (err) {
+		snprintf(st->detail, sizeof(st->detail), "%.200s has no prof_drv_start / "
+			 "prof_channel_read / halGetDeviceInfo", hal_path);
+	} else if (dt->info(dev_id, MODULE_TYPE_SYSTEM, INFO_TYPE_DEV_OSC_FREQUE, &freq) ||
+		   freq <= 0) {
+		snprintf(st->detail, sizeof(st->detail), "device %u: no counter frequency "
+			 "(halGetDeviceInfo info type %d)", dev_id, INFO_TYPE_DEV_OSC_FREQUE);
+	} else if (sample_clock(dt, &cnt, &mono, &st->clock_bound_ns)) {
+		snprintf(st->detail, sizeof(st->detail), "device %u: no device counter "
+			 "(halGetDeviceInfo info type %d)", dev_id, INFO_TYPE_SYS_COUNT);
+	} else if ((err = start_channel(dt)) != 0) {
+		snprintf(st->detail, sizeof(st->detail), "device %u: prof_drv_start(channel %d) "
+			 "failed (%d)", dev_id, CHANNEL, err);
+	} else {
+		dt->stop_fn(dev_id, CHANNEL);
+		st->usable = 1;
+		st->freq_hz = (uint64_t)freq * 1000;
+		snprintf(st->detail, sizeof(st->detail), "channel %d, STARS acsq_task, counter "
+			 "%.6g MHz, clock pair +-%llu ns", CHANNEL, st->freq_hz / 1e6,
+			 (unsigned long long)st->clock_bound_ns);
+	}
+	/* the HAL stays loaded (asc_devtime_free's reason) */
+	free(dt);
+	return 0;
+}
+
 struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_sink_fn sink,
 				      void *ctx)
 {
-	struct prof_start_para para = { .channel_type = 0, .sample_period = 0, .real_time = 1 };
 	struct asc_devtime *dt;
 	char hal_path[PATH_MAX];
 	int err;
@@ -354,28 +460,21 @@ struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_si
 	dt->dev_id = dev_id;
 	dt->sink = sink;
 	dt->ctx = ctx;
-	copy_target_env(pid);
-	/* npu_model's ground-truth journal is the target's, never ours */
-	unsetenv("NPU_MODEL_JOURNAL");
-	dt->hal = open_hal(pid, hal_path, sizeof(hal_path));
-	if (!dt->hal) {
-		asc_warn("devtime: pid %d: libascend_hal.so not found or not loadable; no device "
-			 "task times\n", pid);
-		goto fail;
-	}
-	dt->start = (prof_drv_start_fn)dlsym(dt->hal, "prof_drv_start");
-	dt->stop_fn = (prof_stop_fn)dlsym(dt->hal, "prof_stop");
-	dt->read = (prof_channel_read_fn)dlsym(dt->hal, "prof_channel_read");
-	dt->info = (hal_get_device_info_fn)dlsym(dt->hal, "halGetDeviceInfo");
-	if (!dt->start || !dt->stop_fn || !dt->read || !dt->info) {
-		asc_warn("devtime: %s lacks the profiling API; no device task times\n", hal_path);
+	err = bind_hal(dt, hal_path, sizeof(hal_path));
+	if (err) {
+		if (err == -ENOENT)
+			asc_warn("devtime: pid %d: libascend_hal.so not found or not loadable; no "
+				 "device task times\n", pid);
+		else
+			asc_warn("devtime: %s lacks the profiling API; no device task times\n",
+				 hal_path);
 		goto fail;
 	}
 	dt->pairer = asc_devtime_pairer_new(dev_id);
 	dt->buf = malloc(READ_BUF);
 	if (!dt->pairer || !dt->buf)
 		goto fail;
-	err = dt->start(dev_id, CHANNEL, &para);
+	err = start_channel(dt);
 	if (err) {
 		asc_warn("devtime: device %u: prof_drv_start(channel %d) failed (%d); no device "
 			 "task times\n", dev_id, CHANNEL, err);
@@ -397,7 +496,6 @@ fail:
 
 void asc_devtime_stop(struct asc_devtime *dt)
 {
-	int64_t drops = 0;
 	uint64_t lost;
 
 	if (!dt || !dt->running)
@@ -413,15 +511,14 @@ void asc_devtime_stop(struct asc_devtime *dt)
 	 */
 	while (drain_once(dt) > 0)
 		;
-	if (dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_PROF_DROPS, &drops) || drops < 0)
-		drops = 0;
 	dt->stop_fn(dt->dev_id, CHANNEL);
 	write_clock(dt);	/* a second pair at the end bounds the drift */
-	lost = drops + dt->unpaired_ends + asc_devtime_pairer_pending(dt->pairer) +
+	/* the driver reports no drop count: a lost record shows as an unpaired one */
+	lost = dt->unpaired_ends + asc_devtime_pairer_pending(dt->pairer) +
 	       dt->pairer->overwritten;
 	dt->st.lost = lost;
 	if (lost) {
-		char text[] = "device task records lost (channel drops, unpaired start/end)";
+		char text[] = "device task records lost (unpaired start/end)";
 		size_t size = (sizeof(struct asc_text) + sizeof(text) + 7) & ~7ul;
 		struct asc_text *r = calloc(1, size);
 

@@ -4,17 +4,18 @@
  * profiling channel 50 (STARS ACSQ log) through the target's own
  * libascend_hal.so, as msprof does.
  *
- * asc_devtime_start() finds libascend_hal.so in /proc/PID/maps (opened
- * through /proc/PID/root), takes the target's NPU_MODEL_DEV_DIR (npu_model's
- * device directory; absent on a real host) into our environment, dlopens the
- * HAL, records the clock (ASC_REC_DEVCLOCK: frequency from
- * halGetDeviceInfo(dev, 0, 24), counter/monotonic pair from npu_model's
- * NPU_INFO_TYPE_SYS_COUNT / _SYS_COUNT_MONO), starts channel 50 with
- * prof_drv_start and reads it in a thread.  Start and end records are paired
- * by (stream id, task id) into ASC_REC_DEVTASK records.  Every record goes to
- * sink(ctx, rec, size) from that thread (the sink serialises).  Records lost
- * by the channel (NPU_INFO_TYPE_PROF_DROPS) or left unpaired are counted and
- * written as one ASC_REC_LOST at stop.
+ * asc_devtime_start() finds libascend_hal.so in /proc/PID/maps, dlopens it
+ * through /proc/PID/root (the HAL finds its device nodes itself, as the real
+ * one opens /dev/davinci*), records the clock (ASC_REC_DEVCLOCK: frequency
+ * from halGetDeviceInfo(dev, 0, INFO_TYPE_DEV_OSC_FREQUE), the counter
+ * INFO_TYPE_SYS_COUNT read between two CLOCK_MONOTONIC reads, the tightest
+ * of several, its bound kept), starts channel 50 with prof_drv_start and a
+ * StarsSocLogConfigT enabling acsq_task, as msprof does, and reads it in a
+ * thread.  Only the real driver interface is used.  Start and end records
+ * are paired by (stream id, task id) into ASC_REC_DEVTASK records.  Every
+ * record goes to sink(ctx, rec, size) from that thread (the sink
+ * serialises).  Records left unpaired are counted and written as one
+ * ASC_REC_LOST at stop (the driver reports no drop count of its own).
  *
  * Failure to find or start the channel is a warning, never fatal: the trace
  * goes on without device times (NULL is returned and every function accepts
@@ -34,11 +35,28 @@ typedef int (*asc_devtime_sink_fn)(void *ctx, const void *rec, size_t size);
 struct asc_devtime_stats {
 	uint64_t records;	/* channel records read (start and end) */
 	uint64_t tasks;		/* DEVTASK records written */
-	uint64_t lost;		/* records the channel dropped + unpaired ones */
+	uint64_t lost;		/* unpaired records (start without end and the reverse) */
+	uint64_t freq_hz;	/* counter frequency the driver reported (0: none) */
+	uint64_t clock_bound_ns; /* tightest clock-pair bound (+- ns; 0: no pair) */
 };
 
 struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_sink_fn sink,
 				      void *ctx);
+
+/* Whether device timing works for a target (pid; 0: this host's HAL), and why not. */
+struct asc_devtime_status {
+	int usable;
+	uint64_t freq_hz;
+	uint64_t clock_bound_ns;
+	char detail[320];	/* "channel 50, STARS acsq_task, counter ..." or the reason */
+};
+
+/*
+ * Loads the HAL as asc_devtime_start() does, reads the counter frequency and
+ * the counter, and starts and stops channel 50 once; fills *st.  0, or
+ * -ENOMEM (st->detail says so).
+ */
+int asc_devtime_check(pid_t pid, uint32_t dev_id, struct asc_devtime_status *st);
 
 /* Stops the reader (drains the channel once more, joins the thread); idempotent. */
 void asc_devtime_stop(struct asc_devtime *dt);

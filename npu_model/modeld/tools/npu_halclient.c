@@ -6,7 +6,7 @@
  *
  *   npu_halclient run [--dev N] [--streams S] [--tasks T] [--batch B]
  *                     [--flops F] [--bytes B] [--alloc BYTES] [--prof]
- *                     [--events] [--hold-ms MS] [--no-sync]
+ *                     [--events] [--hold-ms MS] [--no-sync] [--no-stars-config]
  *       allocate, create S streams (id + SQ/CQ), submit T kernels per stream
  *       in batches of B SQEs, synchronize, read channel 50 if --prof, free.
  *       --events: stream 0 records an event after its kernels, every other
@@ -16,7 +16,9 @@
  *       read channel 50 for MS ms (or until N records) and print the records;
  *       prints "prof: started" on stderr once the session is open; --delay-ms
  *       waits D ms before the first read (a reader that falls behind),
- *       --wait-stdin until a line arrives on stdin.
+ *       --wait-stdin until a line arrives on stdin.  Channel 50 is started as
+ *       msprof starts it (STARS configuration with acsq_task enabled);
+ *       --no-stars-config (run, prof) starts it without one: no task records.
  *   npu_halclient oom [--dev N] --size BYTES
  *       allocate BYTES once; print the return code.
  *   npu_halclient clock [--dev N]
@@ -51,6 +53,7 @@ struct opts {
 	int prof, events, no_sync;
 	uint32_t hold_ms, ms, expect, delay_ms;
 	int wait_stdin;
+	int no_stars_config;	/* start channel 50 without a StarsSocLogConfigT */
 };
 
 static uint64_t now_ns(void)
@@ -65,6 +68,25 @@ static int fail(const char *what, int ret)
 {
 	printf("{\"ok\": false, \"error\": \"%s\", \"ret\": %d}\n", what, ret);
 	return 1;
+}
+
+/*
+ * Channel 50 as msprof starts it: a zeroed StarsSocLogConfigT with acsq_task
+ * (and ffts_thread_task) enabled; --no-stars-config passes none.
+ */
+static int start_channel50(const struct opts *o)
+{
+	StarsSocLogConfigT cfg;
+	struct prof_start_para para = { .channel_type = PROF_CHANNEL_TYPE_TS, .real_time = 1 };
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.acsq_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
+	cfg.ffts_thread_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE;
+	if (!o->no_stars_config) {
+		para.user_data = &cfg;
+		para.user_data_size = sizeof(cfg);
+	}
+	return prof_drv_start(o->dev, PROF_CHANNEL_STARS_SOC_LOG, &para);
 }
 
 struct stream {
@@ -206,7 +228,7 @@ static int mode_run(const struct opts *o)
 	ret = halGetAPIVersion(&ver);
 	if (ret)
 		return fail("halGetAPIVersion", ret);
-	ret = halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, INFO_TYPE_SYS_COUNT_FREQ, &freq);
+	ret = halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, INFO_TYPE_DEV_OSC_FREQUE, &freq);
 	if (ret)
 		return fail("halGetDeviceInfo", ret);
 	if (o->alloc) {
@@ -215,10 +237,7 @@ static int mode_run(const struct opts *o)
 			return fail("halMemAlloc", ret);
 	}
 	if (o->prof) {
-		struct prof_start_para para = { .channel_type = PROF_CHANNEL_STARS_SOC_LOG,
-						.sample_period = 0, .real_time = 1 };
-
-		ret = prof_drv_start(o->dev, PROF_CHANNEL_STARS_SOC_LOG, &para);
+		ret = start_channel50(o);
 		if (ret)
 			return fail("prof_drv_start", ret);
 	}
@@ -330,7 +349,6 @@ static int mode_run(const struct opts *o)
 
 static int mode_prof(const struct opts *o)
 {
-	struct prof_start_para para = { .channel_type = PROF_CHANNEL_STARS_SOC_LOG };
 	uint32_t cap = o->expect ? o->expect : 1u << 20, n;
 	struct StarsAcsqLog *recs = calloc(cap, sizeof(*recs));
 	int64_t drops = 0;
@@ -339,7 +357,7 @@ static int mode_prof(const struct opts *o)
 
 	if (!recs)
 		return fail("calloc", -ENOMEM);
-	ret = prof_drv_start(o->dev, PROF_CHANNEL_STARS_SOC_LOG, &para);
+	ret = start_channel50(o);
 	if (ret)
 		return fail("prof_drv_start", ret);
 	/* Tell a test we are reading before it starts the work. */
@@ -385,7 +403,7 @@ static int mode_clock(const struct opts *o)
 	uint64_t before = now_ns(), after;
 	int ret;
 
-	ret = halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, INFO_TYPE_SYS_COUNT_FREQ, &freq);
+	ret = halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, INFO_TYPE_DEV_OSC_FREQUE, &freq);
 	if (!ret)
 		ret = halGetDeviceInfo(o->dev, MODULE_TYPE_SYSTEM, NPU_INFO_TYPE_SYS_COUNT, &cnt);
 	if (!ret)
@@ -417,7 +435,6 @@ static int mode_meminfo(const struct opts *o)
 
 static int mode_block(const struct opts *o)
 {
-	struct prof_start_para para = { .channel_type = PROF_CHANNEL_STARS_SOC_LOG };
 	struct halResourceIdInputInfo rin = { .type = DRV_STREAM_ID };
 	struct halResourceIdOutputInfo rout;
 	struct halSqCqInputInfo sin = { .type = DRV_NORMAL_TYPE, .sqeSize = 64, .cqeSize = 12,
@@ -430,7 +447,7 @@ static int mode_block(const struct opts *o)
 
 	ret = halMemAlloc(&mem, 1 << 20, MEM_DEV | MEM_TYPE_HBM | o->dev);
 	if (!ret)
-		ret = prof_drv_start(o->dev, PROF_CHANNEL_STARS_SOC_LOG, &para);
+		ret = start_channel50(o);
 	if (!ret)
 		ret = halResourceIdAlloc(o->dev, &rin, &rout);
 	if (!ret)
@@ -513,6 +530,7 @@ int main(int argc, char **argv)
 		{"expect", required_argument, NULL, 'x'},
 		{"delay-ms", required_argument, NULL, 'D'},
 		{"wait-stdin", no_argument, NULL, 'W'},
+		{"no-stars-config", no_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = { .streams = 1, .tasks = 10, .batch = 1, .flops = 1000000, .bytes = 4096,
@@ -529,8 +547,8 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		if (c == 'W') {
-			o.wait_stdin = 1;
+		if (c == 'W' || c == 'S') {
+			*(c == 'W' ? &o.wait_stdin : &o.no_stars_config) = 1;
 			continue;
 		}
 		if (c == 'p' || c == 'e' || c == 'n') {
