@@ -68,15 +68,15 @@ plant user/analysis/p.c 'unsigned c = IOWR('"'P'"', 2, 40);' "simulator-only: IO
 plant user/trace/i.c 'int t = NPU_INFO_TYPE_SYS_COUNT;' "simulator-only: NPU_INFO_TYPE_SYS_COUNT"
 
 # an allowed violation passes; once fixed, its entry fails until deleted
-echo '#include "convert/convert.h"' > "$r/user/trace/known.c"
-echo "user/trace/known.c include convert/convert.h	# issue N" > "$r/allow.txt"
+echo '#include "report/report.h"' > "$r/user/trace/known.c"
+echo "user/trace/known.c include report/report.h	# issue N" > "$r/allow.txt"
 o=$(run 2>&1) || { echo "$o"; fail "an allow-listed violation fails"; }
 rm "$r/user/trace/known.c"
 o=$(run 2>&1) && fail "a stale allow-list entry passes"
 grep -q "allow.txt:1: fixed, delete this entry" <<<"$o" ||
 	{ echo "$o"; fail "stale entry message"; }
 echo "ok: allow-listed violation passes, a stale entry fails"
-echo "user/trace/known.c include convert/convert.h" > "$r/allow.txt"
+echo "user/trace/known.c include report/report.h" > "$r/allow.txt"
 o=$(run 2>&1) && fail "an allow-list entry without its issue passes"
 echo "ok: an entry without its issue is refused"
 echo "PASS: the include rules and the simulator boundary are enforced"
