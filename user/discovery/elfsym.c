@@ -646,3 +646,54 @@ const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64
 	errno = ENOENT;
 	return NULL;
 }
+
+/* ---- path-based lookups (discovery/pytorch.c, pystack.c, seqnr.c, trace/env.c) ---- */
+
+/*
+ * Through elfsym's symbols-on-demand mode: a few names of libtorch_cpu / libc10 /
+ * python are looked up without loading and sorting their whole symbol tables.
+ * HELD_OPEN: a discovery step that makes many of these path-based calls on one
+ * file holds it open (asc_elf_open_lazy) meanwhile, so that each call finds the
+ * opened object in elfsym's cache instead of opening and parsing the file again.
+ */
+int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
+{
+	struct asc_elf_symbol s;
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
+
+	if (err)
+		return err;
+	err = asc_elf_scan_sym(elf, name, &s);
+	if (!err) {
+		sym->vaddr = s.vaddr;
+		sym->size = s.size;
+	}
+	asc_elf_close(elf);
+	return err;
+}
+
+int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
+{
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
+
+	if (err)
+		return err;
+	err = asc_elf_read_exact(elf, vaddr, buf, len);
+	asc_elf_close(elf);
+	return err;
+}
+
+int asc_elf_load_base(const char *path, uint64_t *vaddr)
+{
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
+
+	if (err)
+		return err;
+	/* the segment whose file part starts at offset 0 */
+	err = asc_elf_off_to_vaddr(elf, 0, vaddr);
+	asc_elf_close(elf);
+	return err;
+}

@@ -118,4 +118,24 @@ bool asc_glob_match(const char *pattern, const char *str);
 /* Whether s contains glob metacharacters (else it is an exact name). */
 bool asc_glob_is_pattern(const char *s);
 
+/*
+ * Path-based lookups for callers that need a few names of a large library:
+ * each opens the file lazily (asc_elf_open_lazy, so through the cache) and
+ * closes it again.  A caller that makes many of them on one file holds it
+ * open meanwhile (HELD_OPEN in discovery/pytorch.c).
+ */
+struct asc_elf_sym {
+	uint64_t vaddr;		/* st_value */
+	uint64_t size;		/* st_size */
+};
+
+/* Looks NAME up in .dynsym, then .symtab.  -ENOENT if absent, -ENOEXEC if not ELF. */
+int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym);
+
+/* Reads len bytes at virtual address vaddr of the file (through PT_LOAD). */
+int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len);
+
+/* Link-time address of the PT_LOAD segment that maps file offset 0. */
+int asc_elf_load_base(const char *path, uint64_t *vaddr);
+
 #endif /* __ASCBPF_ELFSYM_H */

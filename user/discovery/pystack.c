@@ -12,7 +12,8 @@
 
 #include "lib/log.h"
 #include "discovery/pystack.h"
-#include "discovery/pytorch.h"
+#include "arch/x86.h"
+#include "discovery/elfsym.h"
 
 #define MAX_INSNS 96
 

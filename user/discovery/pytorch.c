@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * pytorch.c - aten op names and schemas, the c10::TensorImpl layout of the
- * PyTorch build in the target, and the helpers both this file and pystack.c
- * use to read layouts out of machine code (ELF symbols, an x86-64 decoder for
- * the instructions small accessors consist of).
+ * pytorch.c - aten op names and schemas, and the c10::TensorImpl layout of
+ * the PyTorch build in the target, read out of machine code (ELF symbols
+ * through discovery/elfsym.h, the x86-64 decoder of arch/x86.h for the
+ * instructions small accessors consist of).
  *
  * Why machine code: Debian ships no debug data for libtorch or for this exact
  * python3.11 build, and layouts change between versions.  The exported
@@ -21,7 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "trace/attach.h"
+#include "arch/x86.h"
 #include "discovery/elfsym.h"
 #include "lib/log.h"
 #include "discovery/probes.h"
@@ -33,55 +33,6 @@
 #include "pytorch.skel.h"
 
 /* ---- ELF ---- */
-
-/*
- * Through elfsym's symbols-on-demand mode: a few names of libtorch_cpu / libc10 /
- * python are looked up without loading and sorting their whole symbol tables.
- * HELD_OPEN: a discovery step that makes many of these path-based calls on one
- * file holds it open (asc_elf_open_lazy) meanwhile, so that each call finds the
- * opened object in elfsym's cache instead of opening and parsing the file again.
- */
-int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
-{
-	struct asc_elf_symbol s;
-	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
-
-	if (err)
-		return err;
-	err = asc_elf_scan_sym(elf, name, &s);
-	if (!err) {
-		sym->vaddr = s.vaddr;
-		sym->size = s.size;
-	}
-	asc_elf_close(elf);
-	return err;
-}
-
-int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
-{
-	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
-
-	if (err)
-		return err;
-	err = asc_elf_read_exact(elf, vaddr, buf, len);
-	asc_elf_close(elf);
-	return err;
-}
-
-int asc_elf_load_base(const char *path, uint64_t *vaddr)
-{
-	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
-
-	if (err)
-		return err;
-	/* the segment whose file part starts at offset 0 */
-	err = asc_elf_off_to_vaddr(elf, 0, vaddr);
-	asc_elf_close(elf);
-	return err;
-}
 
 /* Reads the code of function NAME (at most cap bytes); *vaddr gets its address. */
 static int read_func(const char *path, const char *name, uint8_t *buf, size_t cap, size_t *len,
@@ -101,259 +52,6 @@ static int read_func(const char *path, const char *name, uint8_t *buf, size_t ca
 	}
 	asc_elf_close(elf);
 	return err;
-}
-
-/* ---- x86-64 decoder (subset) ---- */
-
-static int modrm_len(const uint8_t *p, size_t avail, uint8_t rex, struct asc_insn *in)
-{
-	uint8_t m, mod, rm;
-	int n = 1;
-
-	if (avail < 1)
-		return -EILSEQ;
-	m = p[0];
-	mod = m >> 6;
-	rm = m & 7;
-	in->has_modrm = 1;
-	in->reg = ((m >> 3) & 7) | ((rex & 4) << 1);
-	in->base = -1;
-	in->index = -1;
-	in->rm = -1;
-	if (mod == 3) {
-		in->rm = rm | ((rex & 1) << 3);
-		return 1;
-	}
-	in->mem = 1;
-	if (rm == 4) {
-		uint8_t sib, base, idx;
-
-		if (avail < 2)
-			return -EILSEQ;
-		sib = p[1];
-		n = 2;
-		base = sib & 7;
-		idx = ((sib >> 3) & 7) | ((rex & 2) << 2);
-		in->index = idx == 4 ? -1 : idx;
-		if (base == 5 && mod == 0) {
-			in->base = -1;
-			if (avail < (size_t)n + 4)
-				return -EILSEQ;
-			in->disp = (int32_t)(p[n] | p[n + 1] << 8 | p[n + 2] << 16 |
-					     (uint32_t)p[n + 3] << 24);
-			return n + 4;
-		}
-		in->base = base | ((rex & 1) << 3);
-	} else if (rm == 5 && mod == 0) {
-		in->base = ASC_X86_RIP;
-		if (avail < 5)
-			return -EILSEQ;
-		in->disp = (int32_t)(p[1] | p[2] << 8 | p[3] << 16 | (uint32_t)p[4] << 24);
-		return 5;
-	} else {
-		in->base = rm | ((rex & 1) << 3);
-	}
-	if (mod == 1) {
-		if (avail < (size_t)n + 1)
-			return -EILSEQ;
-		in->disp = (int8_t)p[n];
-		n += 1;
-	} else if (mod == 2) {
-		if (avail < (size_t)n + 4)
-			return -EILSEQ;
-		in->disp = (int32_t)(p[n] | p[n + 1] << 8 | p[n + 2] << 16 |
-				     (uint32_t)p[n + 3] << 24);
-		n += 4;
-	}
-	return n;
-}
-
-static int64_t read_imm(const uint8_t *p, int size)
-{
-	int64_t v = 0;
-	int i;
-
-	for (i = size - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	if (size == 1)
-		return (int8_t)v;
-	if (size == 2)
-		return (int16_t)v;
-	if (size == 4)
-		return (int32_t)v;
-	return v;
-}
-
-int asc_x86_decode(const uint8_t *code, size_t avail, uint64_t pc, struct asc_insn *in)
-{
-	const uint8_t *p = code;
-	uint8_t rex = 0, op;
-	int opsize16 = 0, n, imm = 0, rel = 0;
-	size_t left = avail;
-
-	memset(in, 0, sizeof(*in));
-	in->reg = in->base = in->index = in->rm = -1;
-	while (left) {
-		uint8_t b = *p;
-
-		if (b == 0x66)
-			opsize16 = 1;
-		else if (b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x3e || b == 0x26 ||
-			 b == 0x64 || b == 0x65 || b == 0x36 || b == 0xf0)
-			;
-		else
-			break;
-		p++;
-		left--;
-	}
-	if (left && (*p & 0xf0) == 0x40) {
-		rex = *p++;
-		left--;
-	}
-	if (!left)
-		return -EILSEQ;
-	op = *p++;
-	left--;
-	in->opcode = op;
-	in->opsize = (rex & 8) ? 8 : opsize16 ? 2 : 4;
-
-	if (op == 0x0f) {
-		uint8_t o2;
-
-		if (!left)
-			return -EILSEQ;
-		o2 = *p++;
-		left--;
-		in->op2 = 0x100 | o2;
-		if (o2 >= 0x80 && o2 <= 0x8f) {
-			rel = 4;
-		} else if (o2 == 0x05 || o2 == 0x0b || o2 == 0xa2) {
-			;
-		} else if (o2 == 0x1e || o2 == 0x1f || (o2 >= 0x40 && o2 <= 0x4f) ||
-			   (o2 >= 0x90 && o2 <= 0x9f) || o2 == 0xaf || o2 == 0xb6 || o2 == 0xb7 ||
-			   o2 == 0xbe || o2 == 0xbf || o2 == 0x10 || o2 == 0x11 || o2 == 0x28 ||
-			   o2 == 0x29 || o2 == 0x57 || o2 == 0xef || o2 == 0xd6 || o2 == 0x6f ||
-			   o2 == 0x7f || o2 == 0x6e || o2 == 0x7e || o2 == 0x2e || o2 == 0x2f ||
-			   o2 == 0x16 || o2 == 0x12 || o2 == 0x13 || o2 == 0x17 || o2 == 0xa3 ||
-			   o2 == 0xab || o2 == 0xb3 || o2 == 0xbb || o2 == 0xbc || o2 == 0xbd ||
-			   o2 == 0xb1 || o2 == 0xc1 || o2 == 0x6c || o2 == 0x6d || o2 == 0xd4 ||
-			   o2 == 0xfb || o2 == 0xfe || o2 == 0xd3) {
-			n = modrm_len(p, left, rex, in);
-			if (n < 0)
-				return n;
-			p += n;
-			left -= n;
-			if (o2 == 0xb6 || o2 == 0xbe)
-				in->opsize = 1;	/* source size */
-			else if (o2 == 0xb7 || o2 == 0xbf)
-				in->opsize = 2;
-		} else if (o2 == 0xba) {
-			n = modrm_len(p, left, rex, in);
-			if (n < 0)
-				return n;
-			p += n;
-			left -= n;
-			imm = 1;
-		} else {
-			return -EILSEQ;
-		}
-	} else if (op >= 0x50 && op <= 0x5f) {
-		in->reg = (op & 7) | ((rex & 1) << 3);
-		in->opsize = 8;
-	} else if (op == 0xc3 || op == 0x90 || op == 0xcc || op == 0xc9 || op == 0xf4 ||
-		   op == 0x99 || op == 0x98 || op == 0xfc) {
-		;
-	} else if (op == 0xc2) {
-		imm = 2;
-	} else if (op < 0x40 && (op & 7) < 4) {
-		n = modrm_len(p, left, rex, in);	/* ALU r/m, r and r, r/m */
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		if (!(op & 1))
-			in->opsize = 1;
-	} else if (op < 0x40 && (op & 7) == 4) {
-		imm = 1;
-		in->opsize = 1;
-	} else if (op < 0x40 && (op & 7) == 5) {
-		imm = opsize16 ? 2 : 4;
-	} else if (op == 0x63 || (op >= 0x84 && op <= 0x8b) || op == 0x8d || op == 0x8f ||
-		   (op >= 0xd0 && op <= 0xd3) || op == 0xfe || op == 0xff) {
-		n = modrm_len(p, left, rex, in);
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		if (op == 0x84 || op == 0x86 || op == 0x88 || op == 0x8a || op == 0xd0 ||
-		    op == 0xd2 || op == 0xfe)
-			in->opsize = 1;
-	} else if (op == 0xc0 || op == 0xc1 || op == 0xc6 || op == 0x80 || op == 0x83 ||
-		   op == 0x6b) {
-		n = modrm_len(p, left, rex, in);
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		imm = 1;
-		if (op == 0xc0 || op == 0xc6 || op == 0x80)
-			in->opsize = 1;
-	} else if (op == 0xc7 || op == 0x81 || op == 0x69) {
-		n = modrm_len(p, left, rex, in);
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		imm = opsize16 ? 2 : 4;
-	} else if (op == 0xf6 || op == 0xf7) {
-		n = modrm_len(p, left, rex, in);
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		if (((in->reg & 7) == 0 || (in->reg & 7) == 1))
-			imm = op == 0xf6 ? 1 : (opsize16 ? 2 : 4);
-		if (op == 0xf6)
-			in->opsize = 1;
-	} else if (op == 0xa8) {
-		imm = 1;
-		in->opsize = 1;
-	} else if (op == 0xa9) {
-		imm = opsize16 ? 2 : 4;
-	} else if (op >= 0xb0 && op <= 0xb7) {
-		in->reg = (op & 7) | ((rex & 1) << 3);
-		imm = 1;
-		in->opsize = 1;
-	} else if (op >= 0xb8 && op <= 0xbf) {
-		in->reg = (op & 7) | ((rex & 1) << 3);
-		imm = (rex & 8) ? 8 : opsize16 ? 2 : 4;
-	} else if ((op >= 0x70 && op <= 0x7f) || op == 0xeb) {
-		rel = 1;
-	} else if (op == 0xe8 || op == 0xe9) {
-		rel = 4;
-	} else {
-		return -EILSEQ;
-	}
-	if (imm) {
-		if (left < (size_t)imm)
-			return -EILSEQ;
-		in->imm = read_imm(p, imm);
-		p += imm;
-		left -= imm;
-	}
-	if (rel) {
-		if (left < (size_t)rel)
-			return -EILSEQ;
-		in->imm = read_imm(p, rel);
-		p += rel;
-		left -= rel;
-	}
-	in->len = p - code;
-	if (rel)
-		in->target = pc + in->len + in->imm;
-	else if (in->mem && in->base == ASC_X86_RIP)
-		in->target = pc + in->len + in->disp;
-	return in->len;
 }
 
 /* Decodes up to max instructions of a function body; returns how many. */
@@ -1283,10 +981,12 @@ int asc_pytorch_load(struct asc_pytorch *pt, int events_fd, int tgids_fd, int st
 	 */
 	pt->skel->rodata->wakeup_bytes = bpf_map__max_entries(pt->skel->maps.events) / 2;
 	/* -EOPNOTSUPP: the kernel has no uprobe_multi, the programs stay single */
-	asc_attach_prepare_multi(pt->skel->progs.asc_aten_enter);
-	asc_attach_prepare_multi(pt->skel->progs.asc_aten_exit);
-	asc_attach_prepare_multi(pt->skel->progs.asc_autograd_eval_enter);
-	asc_attach_prepare_multi(pt->skel->progs.asc_autograd_eval_exit);
+	if (pt->opts.prepare_prog) {
+		pt->opts.prepare_prog(pt->skel->progs.asc_aten_enter);
+		pt->opts.prepare_prog(pt->skel->progs.asc_aten_exit);
+		pt->opts.prepare_prog(pt->skel->progs.asc_autograd_eval_enter);
+		pt->opts.prepare_prog(pt->skel->progs.asc_autograd_eval_exit);
+	}
 	err = pytorch_bpf__load(pt->skel);
 	if (err) {
 		asc_err("pytorch: cannot load the BPF programs: %s\n", strerror(-err));

@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "lib/log.h"
-#include "discovery/pytorch.h"
+#include "arch/x86.h"
+#include "discovery/elfsym.h"
 #include "discovery/seqnr.h"
 
 int asc_seqnr_tls_decode(const uint8_t *code, size_t len, uint64_t vaddr,

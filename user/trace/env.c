@@ -10,7 +10,7 @@
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "discovery/pytorch.h"
+#include "discovery/elfsym.h"
 #include "lib/log.h"
 #include "trace/trace_priv.h"
 

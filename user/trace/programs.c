@@ -285,6 +285,7 @@ static int setup_pytorch(struct trace *t, struct target *tg, const struct asc_pr
 		.with_stack = t->o.with_stack,
 		.step_py = t->o.step_py,
 		.profile_memory = t->o.profile_memory,
+		.prepare_prog = asc_attach_prepare_multi,
 	};
 	struct asc_sched none = {};
 	struct asc_py_offsets off;
