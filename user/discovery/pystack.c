@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/procmaps.h"
 #include "discovery/pystack.h"
 #include "arch/x86.h"
 #include "discovery/elfsym.h"
@@ -324,42 +325,30 @@ int asc_py_offsets_discover(const char *path, struct asc_py_offsets *o)
 
 int asc_py_find_image(pid_t pid, char *path, size_t len, uint64_t *bias)
 {
-	char mp[64], line[4096];
-	FILE *f;
-	int err = -ENOENT;
+	static const char *const prefixes[] = { "python3", "libpython3", NULL };
+	struct asc_maps maps;
+	ssize_t i;
+	int err = asc_maps_read(pid, &maps);
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		char perms[8], file[4000];
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (i = asc_maps_next_image(&maps, 0, prefixes); i >= 0;
+	     i = asc_maps_next_image(&maps, i + 1, prefixes)) {
 		struct asc_elf_sym rt;
-		const char *base;
+		uint64_t base;
 
-		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %3999[^\n]", &start, &end, perms, &off,
-			   file) < 5 || file[0] != '/' || off != 0)
-			continue;
-		base = strrchr(file, '/') + 1;
-		if (strncmp(base, "python3", 7) && strncmp(base, "libpython3", 10))
-			continue;
-		snprintf(path, len, "/proc/%d/root%s", pid, file);
+		snprintf(path, len, "/proc/%d/root%s", pid, maps.entries[i].path);
 		if (asc_elf_lookup(path, "_PyRuntime", &rt))
 			continue;
-		{
-			/* bias: where file offset 0 is mapped minus its link-time address */
-			uint64_t base;
-
-			if (asc_elf_load_base(path, &base))
-				continue;
-			*bias = start - base;
-		}
+		/* bias: where file offset 0 is mapped minus its link-time address */
+		if (asc_elf_load_base(path, &base))
+			continue;
+		*bias = maps.entries[i].start - base;
 		err = 0;
 		break;
 	}
-	fclose(f);
+	asc_maps_free(&maps);
 	return err;
 }
 

@@ -24,6 +24,7 @@
 #include "arch/x86.h"
 #include "discovery/elfsym.h"
 #include "lib/log.h"
+#include "lib/procmaps.h"
 #include "discovery/probes.h"
 #include "discovery/pystack.h"
 #include "discovery/pytorch.h"
@@ -718,35 +719,26 @@ struct asc_pytorch {
 /* Host path and load bias of the first mapping of a file whose basename starts with prefix. */
 static int find_mapped(pid_t pid, const char *prefix, char *path, size_t len, uint64_t *bias)
 {
-	char mp[64], line[4400];
-	FILE *f;
-	int err = -ENOENT;
+	const char *const prefixes[] = { prefix, NULL };
+	struct asc_maps maps;
+	ssize_t i;
+	int err = asc_maps_read(pid, &maps);
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		char perms[8], file[4096];
-		const char *base;
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (i = asc_maps_next_image(&maps, 0, prefixes); i >= 0;
+	     i = asc_maps_next_image(&maps, i + 1, prefixes)) {
 		uint64_t lb;
 
-		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &off,
-			   file) < 5 || file[0] != '/' || off != 0)
-			continue;
-		base = strrchr(file, '/') + 1;
-		if (strncmp(base, prefix, strlen(prefix)))
-			continue;
-		snprintf(path, len, "/proc/%d/root%s", pid, file);
+		snprintf(path, len, "/proc/%d/root%s", pid, maps.entries[i].path);
 		if (asc_elf_load_base(path, &lb))
 			continue;
-		*bias = start - lb;
+		*bias = maps.entries[i].start - lb;
 		err = 0;
 		break;
 	}
-	fclose(f);
+	asc_maps_free(&maps);
 	return err;
 }
 

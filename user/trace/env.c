@@ -76,53 +76,52 @@ int read_file(const char *path, char *buf, size_t len)
  */
 int env_strs(pid_t pid, const char *const *names, size_t n, char (*vals)[256])
 {
-	char path[64], *buf, *p;
-	size_t i;
-	int len;
+	char *buf, *p;
+	size_t i, len;
+	int err;
 
 	for (i = 0; i < n; i++)
 		vals[i][0] = 0;
-	buf = malloc(1 << 16);
-	if (!buf)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	len = read_file(path, buf, 1 << 16);
-	if (len < 0) {
-		free(buf);
-		return len;
-	}
+	err = asc_proc_environ(pid, &buf, &len);
+	if (err)
+		return err;
 	for (p = buf; p < buf + len; p += strlen(p) + 1)
 		for (i = 0; i < n; i++) {
-			size_t nl = strlen(names[i]);
+			const char *v = asc_environ_value(p, names[i]);
 
-			if (!strncmp(p, names[i], nl) && p[nl] == '=')
-				snprintf(vals[i], sizeof(vals[i]), "%s", p + nl + 1);
+			if (v)
+				snprintf(vals[i], sizeof(vals[i]), "%s", v);
 		}
 	free(buf);
 	return 0;
 }
 
+/* s as a number in [0, INT32_MAX), else -1. */
+static int env_number(const char *s)
+{
+	char *end;
+	long x = strtol(s, &end, 10);
+
+	return end != s && !*end && x >= 0 && x < INT32_MAX ? (int)x : -1;
+}
+
 /* Value of NAME in /proc/PID/environ, as an int; -1 if absent. */
 int env_int(pid_t pid, const char *name)
 {
-	char path[64], *buf, *p;
-	size_t nl = strlen(name);
-	int n, v = -1;
+	char *buf, *p;
+	size_t len;
+	int v = -1;
 
-	buf = malloc(1 << 16);
-	if (!buf)
+	if (asc_proc_environ(pid, &buf, &len))
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	n = read_file(path, buf, 1 << 16);
-	for (p = buf; n > 0 && p < buf + n; p += strlen(p) + 1)
-		if (!strncmp(p, name, nl) && p[nl] == '=') {
-			char *end;
-			long x = strtol(p + nl + 1, &end, 10);
+	for (p = buf; p < buf + len; p += strlen(p) + 1) {
+		const char *s = asc_environ_value(p, name);
 
-			if (end != p + nl + 1 && !*end && x >= 0 && x < INT32_MAX)
-				v = x;
+		if (s) {
+			v = env_number(s);
 			break;
 		}
+	}
 	free(buf);
 	return v;
 }
@@ -138,25 +137,20 @@ int live_env_int(pid_t pid, const char *name)
 	char host[PATH_MAX], path[64], buf[256];
 	struct asc_elf_sym sym;
 	struct asc_maps maps;
-	const char *libc = NULL;
+	static const char *const libc_names[] = { "libc.so", "libc-", NULL };
+	const char *libc = NULL, *val;
 	uint64_t start = 0, lb, envp, p, addr;
-	size_t i, nl = strlen(name);
+	ssize_t i;
 	int fd, v = -1, k;
 
 	if (asc_maps_read(pid, &maps))
 		return -1;
-	for (i = 0; i < maps.nr && !libc; i++) {
-		const char *q = maps.entries[i].path, *b;
-
-		if (!q || q[0] != '/' || maps.entries[i].offset)
-			continue;
-		b = strrchr(q, '/') + 1;
-		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5)) {
-			libc = q;
-			start = maps.entries[i].start;
-			if (asc_maps_host_path(pid, q, maps.entries[i].inode, host, sizeof(host)))
-				libc = NULL;
-		}
+	for (i = asc_maps_next_image(&maps, 0, libc_names); i >= 0 && !libc;
+	     i = asc_maps_next_image(&maps, i + 1, libc_names)) {
+		libc = maps.entries[i].path;
+		start = maps.entries[i].start;
+		if (asc_maps_host_path(pid, libc, maps.entries[i].inode, host, sizeof(host)))
+			libc = NULL;
 	}
 	asc_maps_free(&maps);
 	if (!libc || asc_elf_lookup(host, "__environ", &sym) || asc_elf_load_base(host, &lb))
@@ -177,12 +171,9 @@ int live_env_int(pid_t pid, const char *name)
 		if (n <= 0)
 			continue;
 		buf[n] = 0;
-		if (!strncmp(buf, name, nl) && buf[nl] == '=') {
-			char *end;
-			long x = strtol(buf + nl + 1, &end, 10);
-
-			if (end != buf + nl + 1 && !*end && x >= 0 && x < INT32_MAX)
-				v = x;
+		val = asc_environ_value(buf, name);
+		if (val) {
+			v = env_number(val);
 			break;
 		}
 	}
