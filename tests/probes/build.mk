@@ -1,4 +1,4 @@
-# tests/probes/: fixtures of the attach-layer tests (engineer E).
+# tests/probes/: fixtures of the attach-layer tests.
 #   libasctest.so           test shared object (.dynsym + .symtab)
 #   libasctest-stripped.so  the same, strip --strip-all (.dynsym only)
 #   libasctest-offset.so    text segment at a virtual address != its file offset

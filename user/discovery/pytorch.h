@@ -5,16 +5,16 @@
  * in the target, and the BPF object (bpf/pytorch.bpf.c) that reads tensor
  * dims/dtypes and Python frames at ASC_PK_ATEN_OP sites.
  *
- * FOR D (user/trace/trace.c): the ATEN_OP hook API is the block "Trace hooks" at the
+ * For the tracer (user/trace/programs.c): the ATEN_OP hook API is the block "Trace hooks" at the
  * end of this header.  Sequence, when the plan has ASC_PK_ATEN_OP sites and
  * --record-shapes, --with-stack or --step-py is given:
  *
- *	pt = asc_pytorch_open(pid, &opts);		// discovery, before your load
- *	asc_pytorch_load(pt, events_fd, tgids_fd, stats_fd, &sched);  // after your load
+ *	pt = asc_pytorch_open(pid, &opts);	// discovery, before the main object's load
+ *	asc_pytorch_load(pt, events_fd, tgids_fd, stats_fd, &sched);	// after it
  *	asc_pytorch_add_sites(pt, plan);		// argument map per probe id
  *	select_fn: kind == ASC_PK_ATEN_OP -> *entry = asc_pytorch_aten_prog(pt),
- *		   *ret = your asc_call_exit (unchanged EXIT records)
- *	... drain: records ASC_REC_TENSOR / ASC_REC_PYSTACK arrive in your ring
+ *		   *ret = asc_pytorch_aten_ret_prog(pt) (EXIT + sequence number)
+ *	... drain: records ASC_REC_TENSOR / ASC_REC_PYSTACK arrive in the main ring
  *	    buffer right after the ENTER record they belong to (same tid);
  *	    for each PYSTACK call asc_pystack_resolve_rec() (user/discovery/pystack.h)
  *	    while the target is alive and append its ASC_REC_SYMBOL records.

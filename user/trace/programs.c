@@ -271,7 +271,7 @@ static int wants_pytorch(const struct asc_trace_opts *o)
 }
 
 /*
- * Real PyTorch (user/discovery/pytorch.h, F): when the plan has aten op sites and
+ * Real PyTorch (user/discovery/pytorch.h): when the plan has aten op sites and
  * shapes, Python stacks, PyTorch memory (--profile-memory) or --step-py are
  * asked for, the PyTorch BPF object is opened for this process and shares
  * our ring buffer, gates and stats.  Anything it cannot discover is switched
