@@ -311,6 +311,13 @@ def main():
         for pid, (recs, execs, tasks) in out.items():
             check(len({t["dev"] for t in tasks}) == 1, "multi-rank: pid %s on two cards" % pid)
 
+    # more ranks than cards: the failing rank names the missing card and the daemon option
+    with ModelDaemon(cards=3) as m:
+        p = run_train(m, ["--scenario", "multi-rank", "--ranks", "4", "--steps", "1"])
+        check(p.returncode != 0, "multi-rank on 3 cards with 4 ranks: exit 0")
+        check("rank 3 needs card 3, but npu-modeld has 3 cards (0..2): start it with --cards 4"
+              in p.stderr, "multi-rank 4 on 3 cards: message %r" % p.stderr[-400:])
+
     # ---- TASK_QUEUE_ENABLE=0 ---------------------------------------------------------------------
     with ModelDaemon(journal=True) as m:
         p = run_train(m, ["--scenario", "fused-optimizer", "--steps", "2"],
