@@ -11,6 +11,7 @@
 #include "capture/capture.h"
 #include "capture/records.h"
 #include "discovery/elfsym.h"
+#include "lib/hashmap.h"
 #include "lib/log.h"
 #include "trace/trace_priv.h"
 
@@ -236,45 +237,11 @@ void append_config(struct trace *t, struct target *tg)
 
 /* ---- --with-stack: distinct addresses, symbolised at the end ---- */
 
-static void ip_grow(struct target *tg)
-{
-	uint64_t *old = tg->ips;
-	size_t i, oldcap = tg->ips_cap;
-
-	tg->ips_cap = oldcap ? oldcap * 2 : 1024;
-	tg->ips = calloc(tg->ips_cap, sizeof(*tg->ips));
-	tg->nr_ips = 0;
-	if (!tg->ips) {
-		tg->ips = old;		/* keep what we have; new addresses are not added */
-		tg->ips_cap = oldcap;
-		return;
-	}
-	for (i = 0; i < oldcap; i++)
-		if (old[i])
-			ip_insert(tg, old[i]);
-	free(old);
-}
-
+/* Adds ip (not 0) to the set; without memory to grow, new addresses are not added. */
 void ip_insert(struct target *tg, uint64_t ip)
 {
-	size_t i, mask;
-
-	if (!ip)
-		return;
-	if ((tg->nr_ips + 1) * 2 > tg->ips_cap)
-		ip_grow(tg);
-	if ((tg->nr_ips + 1) * 2 > tg->ips_cap)
-		return;
-	mask = tg->ips_cap - 1;
-	for (i = (ip * 0x9e3779b97f4a7c15ull) >> 20 & mask;; i = (i + 1) & mask) {
-		if (tg->ips[i] == ip)
-			return;
-		if (!tg->ips[i]) {
-			tg->ips[i] = ip;
-			tg->nr_ips++;
-			return;
-		}
-	}
+	if (ip)
+		asc_u64map_put(&tg->ips, ip, 0);
 }
 
 void snapshot_maps(struct target *tg)
@@ -293,19 +260,18 @@ void snapshot_maps(struct target *tg)
 void write_symbols(struct target *tg)
 {
 	char host[PATH_MAX], text[512];
-	size_t i;
+	uint64_t ip, unused;
+	size_t pos = 0;
 
-	if (!tg->nr_ips || !tg->have_maps)
+	if (!tg->ips.nr || !tg->have_maps)
 		return;
-	for (i = 0; i < tg->ips_cap; i++) {
+	while (asc_u64map_next(&tg->ips, &pos, &ip, &unused)) {
 		const struct asc_map_entry *e;
 		const struct asc_elf_symbol *sym = NULL;
 		struct asc_elf *elf = NULL;
-		uint64_t ip = tg->ips[i], off, vaddr, delta = 0;
+		uint64_t off, vaddr, delta = 0;
 		const char *base;
 
-		if (!ip)
-			continue;
 		e = asc_maps_find(&tg->maps, ip);
 		if (!e || !e->path || e->path[0] != '/') {
 			snprintf(text, sizeof(text), "[unknown]+0x%llx", (unsigned long long)ip);

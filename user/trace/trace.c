@@ -33,6 +33,7 @@
 #include "trace/devtime.h"
 #include "discovery/pystack.h"
 #include "discovery/pytorch.h"
+#include "lib/hashmap.h"
 #include "lib/log.h"
 #include "trace/trace_priv.h"
 
@@ -150,7 +151,7 @@ static void trace_cleanup(struct trace *t, int failed)
 		prechan_free(&tg->pre);
 		asc_pystack_resolver_free(tg->pyres);
 		asc_pytorch_close(tg->pt);
-		free(tg->ips);
+		asc_u64map_free(&tg->ips);
 		if (tg->have_maps)
 			asc_maps_free(&tg->maps);
 	}

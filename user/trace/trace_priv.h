@@ -28,6 +28,7 @@
 #include "ascbpf_events.h"
 #include "schedule.h"
 #include "discovery/probes.h"
+#include "lib/hashmap.h"
 #include "lib/procmaps.h"
 #include "trace/attach.h"
 #include "trace/consumer.h"
@@ -115,9 +116,7 @@ struct prechan {
 	int ended_first;	/* the process was gone before a channel could start for it */
 	uint64_t open_ns;	/* CLOCK_MONOTONIC when the channel was open; 0: not yet */
 	int young_drains;	/* device records are inserted while > 0 */
-	uint64_t *keys;		/* key + 1 (0: empty slot) */
-	uint32_t *vals;		/* submissions kept | PRECHAN_SEEN */
-	size_t cap, nr;
+	struct asc_u64map kept;	/* key -> submissions kept | PRECHAN_SEEN */
 	uint64_t overflow;	/* submissions not kept (set full) */
 	struct prechan_stream {
 		uint32_t dev;
@@ -167,8 +166,7 @@ struct target {
 	struct asc_pytorch *pt;		/* real PyTorch hooks (shapes, stacks), or NULL */
 	int pt_failed;			/* tried once and could not: do not retry */
 	struct asc_pystack_resolver *pyres;	/* PYSTACK -> PYFRAME while the target lives */
-	uint64_t *ips;			/* --with-stack: distinct addresses (hash set) */
-	size_t ips_cap, nr_ips;
+	struct asc_u64map ips;		/* --with-stack: distinct addresses (a set) */
 };
 
 struct trace {
