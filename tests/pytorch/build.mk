@@ -4,7 +4,7 @@
 #                                attaches the aten programs alone, writes a capture file
 
 PT_TEST_OBJS := $(addprefix $(USER_OUT)/,discovery/pytorch.o discovery/seqnr.o discovery/pystack.o \
-		arch/x86.o lib/procmaps.o \
+		arch/x86.o lib/procmaps.o lib/hashmap.o \
 		trace/attach.o lib/log.o discovery/elfsym.o)
 TEST_OBJS_test_pytorch := $(PT_TEST_OBJS)
 TEST_OBJS_test_pystack := $(PT_TEST_OBJS)

@@ -23,6 +23,7 @@
 
 #include "arch/x86.h"
 #include "discovery/elfsym.h"
+#include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/procmaps.h"
 #include "discovery/probes.h"
@@ -220,19 +221,8 @@ struct asc_aten_schemas {
 	size_t data_len;
 	struct schema_ent *ents;
 	size_t nr, cap;
-	struct schema_ent **hash;
-	size_t hash_size;
+	struct asc_idxmap index;	/* head -> its entry in ents */
 };
-
-static uint64_t hash_str(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h;
-}
 
 static int is_ident(char c)
 {
@@ -295,47 +285,51 @@ static int scan_string(struct asc_aten_schemas *s, const char *str, size_t len)
 	return 0;
 }
 
+static int ent_is(const void *ctx, uint32_t idx, const void *head)
+{
+	const struct asc_aten_schemas *s = ctx;
+
+	return !strcmp(s->ents[idx].head, head);
+}
+
+/*
+ * Indexes one entry per head: the first, unless a later one is a whole
+ * string and the first a suffix (a whole string beats a suffix): then the
+ * two trade places in ents, so the indexed place holds the whole string.
+ */
 static int build_hash(struct asc_aten_schemas *s)
 {
 	size_t i;
 
-	s->hash_size = 1;
-	while (s->hash_size < s->nr * 2)
-		s->hash_size <<= 1;
-	s->hash = calloc(s->hash_size, sizeof(*s->hash));
-	if (!s->hash)
-		return -ENOMEM;
 	for (i = 0; i < s->nr; i++) {
 		struct schema_ent *e = &s->ents[i];
-		size_t h = hash_str(e->head, strlen(e->head)) & (s->hash_size - 1);
+		uint64_t h = asc_hash_str(e->head);
+		uint32_t at;
+		int err;
 
-		while (s->hash[h]) {
-			if (!strcmp(s->hash[h]->head, e->head)) {
-				if (e->full && !s->hash[h]->full)
-					s->hash[h] = e;	/* a whole string beats a suffix */
-				goto next;
+		if (asc_idxmap_find(&s->index, h, ent_is, s, e->head, &at)) {
+			if (e->full && !s->ents[at].full) {
+				struct schema_ent first = s->ents[at];
+
+				s->ents[at] = *e;
+				*e = first;
 			}
-			h = (h + 1) & (s->hash_size - 1);
+			continue;
 		}
-		s->hash[h] = e;
-next:;
+		err = asc_idxmap_add(&s->index, h, i);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
 static const struct schema_ent *find_ent(const struct asc_aten_schemas *s, const char *head)
 {
-	size_t h;
+	uint32_t at;
 
-	if (!s || !s->hash_size)
+	if (!s || !asc_idxmap_find(&s->index, asc_hash_str(head), ent_is, s, head, &at))
 		return NULL;
-	h = hash_str(head, strlen(head)) & (s->hash_size - 1);
-	while (s->hash[h]) {
-		if (!strcmp(s->hash[h]->head, head))
-			return s->hash[h];
-		h = (h + 1) & (s->hash_size - 1);
-	}
-	return NULL;
+	return &s->ents[at];
 }
 
 void asc_aten_schemas_free(struct asc_aten_schemas *s)
@@ -347,7 +341,7 @@ void asc_aten_schemas_free(struct asc_aten_schemas *s)
 	for (i = 0; i < s->nr; i++)
 		free(s->ents[i].head);
 	free(s->ents);
-	free(s->hash);
+	asc_idxmap_free(&s->index);
 	free(s->data);
 	free(s);
 }
