@@ -167,7 +167,8 @@ static void test_next_image(void **state)
 
 	assert_int_equal(asc_maps_parse(text, &m), 0);
 	assert_int_equal(asc_maps_next_image(&m, 0, libc), 0);
-	assert_int_equal(asc_maps_next_image(&m, 1, libc), -1);	/* offset 0x1000: not an image */
+	/* the second libc line maps from offset 0x1000: not an image */
+	assert_int_equal(asc_maps_next_image(&m, 1, libc), -1);
 	assert_int_equal(asc_maps_next_image(&m, 0, py), 4);	/* the deleted one is skipped */
 	assert_int_equal(asc_maps_next_image(&m, 5, py), 5);
 	assert_int_equal(asc_maps_next_image(&m, 6, py), -1);

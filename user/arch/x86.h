@@ -15,7 +15,7 @@ struct asc_prologue;
 /* One decoded x86-64 instruction. */
 struct asc_insn {
 	uint8_t len;
-	uint8_t opcode;		/* primary opcode byte; 0x0f-prefixed ones as 0x100 | second byte */
+	uint8_t opcode;		/* primary opcode byte (0x0f for the escapes: see op2) */
 	uint16_t op2;		/* 0x100 | second opcode byte for 0x0f escapes, else 0 */
 	uint8_t opsize;		/* operand size in bytes: 1, 2, 4 or 8 */
 	uint8_t has_modrm;

@@ -104,7 +104,8 @@ int asc_maps_entry_host_path(pid_t pid, const struct asc_map_entry *e, char *buf
 ssize_t asc_maps_next_image(const struct asc_maps *maps, size_t from,
 			    const char *const *prefixes);
 
-#define ASC_ENVIRON_MAX	(1 << 16)	/* bytes of /proc/PID/environ read at most, with the NUL */
+/* Bytes of /proc/PID/environ read at most, its final NUL included. */
+#define ASC_ENVIRON_MAX	(1 << 16)
 
 /*
  * The environment PID was exec'ed with (/proc/PID/environ; a later setenv()

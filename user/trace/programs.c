@@ -414,6 +414,14 @@ int attach_plan(struct trace *t, struct target *tg, size_t idx)
 	return n;
 }
 
+/* Appends lib to the ", "-separated list in buf (len bytes) unless it is there already. */
+void lib_list_add(char *buf, size_t len, size_t *pos, const char *lib)
+{
+	if (*pos >= len - 1 || strstr(buf, lib))
+		return;
+	*pos += snprintf(buf + *pos, len - *pos, "%s%s", *pos ? ", " : "", lib);
+}
+
 int plan_target(struct trace *t, struct target *tg, int quiet_enoent)
 {
 	struct asc_probe_plan *np;
@@ -431,14 +439,9 @@ int plan_target(struct trace *t, struct target *tg, int quiet_enoent)
 		char libs[512] = "";
 		size_t i, pos = 0;
 
-		for (i = 0; i < p->nr_missing && pos < sizeof(libs) - 1; i++) {
-			const char *lib = p->missing[i].spec ? p->missing[i].spec->lib : NULL;
-
-			if (!lib || strstr(libs, lib))
-				continue;
-			pos += snprintf(libs + pos, sizeof(libs) - pos, "%s%s", pos ? ", " : "",
-					lib);
-		}
+		for (i = 0; i < p->nr_missing && pos < sizeof(libs) - 1; i++)
+			if (p->missing[i].spec && p->missing[i].spec->lib)
+				lib_list_add(libs, sizeof(libs), &pos, p->missing[i].spec->lib);
 		asc_err("trace: pid %d (%s) has no Ascend libraries mapped; looked for: %s\n",
 			tg->pid, tg->comm, libs[0] ? libs : "(the probe table is empty)");
 	} else if (err == -ESRCH) {

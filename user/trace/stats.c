@@ -58,10 +58,8 @@ void finish_target(struct trace *t, struct target *tg, uint64_t drops, uint64_t 
 		size_t pos = 0, k;
 
 		for (k = 0; asc_probe_table[k].lib && pos < sizeof(libs) - 1; k++)
-			if ((asc_probe_table[k].family & t->families) &&
-			    !strstr(libs, asc_probe_table[k].lib))
-				pos += snprintf(libs + pos, sizeof(libs) - pos, "%s%s", pos ? ", " : "",
-						asc_probe_table[k].lib);
+			if (asc_probe_table[k].family & t->families)
+				lib_list_add(libs, sizeof(libs), &pos, asc_probe_table[k].lib);
 		asc_warn("trace: pid %d (%s): no Ascend library was loaded, nothing traced; "
 			 "looked for: %s\n", tg->pid, tg->comm, libs);
 	}

@@ -211,7 +211,7 @@ void adopt_new_tgids(struct trace *t)
 		attach_loader_hook(t, tg->pid, tg->pid);
 		tg->adopted = 1;
 		tg->from_adopt = 1;
-		tg->rescan = 1;		/* plan and attach now, and after each library load */
+		tg->rescan = 1;	/* plan and attach now, and after each library load */
 	}
 }
 

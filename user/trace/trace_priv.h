@@ -69,7 +69,8 @@ struct devreader {
 	struct asc_devtask *hist;
 	size_t hist_head, hist_nr;
 };
-#define POLL_MS			100	/* consumer timer: the ring is drained this often */
+/* The consumer timer: the ring is drained this often (ms). */
+#define POLL_MS			100
 
 /* What a probe id stands for (index = id). */
 struct probe_info {
@@ -224,6 +225,7 @@ int live_env_int(pid_t pid, const char *name);
 uint32_t families_of(const struct asc_trace_opts *o);
 int attach_plan(struct trace *t, struct target *tg, size_t idx);
 int plan_target(struct trace *t, struct target *tg, int quiet_enoent);
+void lib_list_add(char *buf, size_t len, size_t *pos, const char *lib);
 int attach_custom_step(struct trace *t, struct target *tg);
 int attach_loader_hook(struct trace *t, pid_t pid, pid_t maps_pid);
 void prefill_fds(struct trace *t, pid_t pid);
