@@ -304,6 +304,22 @@ int asc_x86_decode(const uint8_t *code, size_t avail, uint64_t pc, struct asc_in
 	return in->len;
 }
 
+int asc_x86_decode_all(const uint8_t *code, size_t len, uint64_t pc, struct asc_insn *out, int max)
+{
+	size_t off = 0;
+	int n = 0;
+
+	while (off < len && n < max) {
+		int l = asc_x86_decode(code + off, len - off, pc + off, &out[n]);
+
+		if (l < 0)
+			break;
+		off += l;
+		n++;
+	}
+	return n;
+}
+
 /* ---- uprobe placement ---- */
 
 static const char *const reg64[16] = {

@@ -45,6 +45,12 @@ struct asc_insn {
 int asc_x86_decode(const uint8_t *code, size_t avail, uint64_t pc, struct asc_insn *in);
 
 /*
+ * Decodes the instructions of code (len bytes at pc) into out, up to max,
+ * stopping at the first outside the subset.  Returns how many.
+ */
+int asc_x86_decode_all(const uint8_t *code, size_t len, uint64_t pc, struct asc_insn *out, int max);
+
+/*
  * asc_prologue_analyze() for EM_X86_64: code is len bytes of a function of
  * func_size bytes (0 if unknown), len already cut at func_size; out zeroed.
  */

@@ -27,26 +27,12 @@ struct fn {
 
 static int load_fn(const char *path, const char *name, struct fn *f)
 {
-	struct asc_elf_sym s;
-	size_t len, off = 0;
-	int err = asc_elf_lookup(path, name, &s);
+	size_t len;
+	int err = asc_elf_read_func(path, name, f->code, sizeof(f->code), &len, &f->va);
 
 	if (err)
 		return err;
-	len = s.size && s.size < sizeof(f->code) ? s.size : sizeof(f->code);
-	err = asc_elf_read_vaddr(path, s.vaddr, f->code, len);
-	if (err)
-		return err;
-	f->va = s.vaddr;
-	f->n = 0;
-	while (off < len && f->n < MAX_INSNS) {
-		int l = asc_x86_decode(f->code + off, len - off, s.vaddr + off, &f->in[f->n]);
-
-		if (l < 0)
-			break;
-		off += l;
-		f->n++;
-	}
+	f->n = asc_x86_decode_all(f->code, len, f->va, f->in, MAX_INSNS);
 	return f->n ? 0 : -EILSEQ;
 }
 
@@ -326,30 +312,8 @@ int asc_py_offsets_discover(const char *path, struct asc_py_offsets *o)
 int asc_py_find_image(pid_t pid, char *path, size_t len, uint64_t *bias)
 {
 	static const char *const prefixes[] = { "python3", "libpython3", NULL };
-	struct asc_maps maps;
-	ssize_t i;
-	int err = asc_maps_read(pid, &maps);
 
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (i = asc_maps_next_image(&maps, 0, prefixes); i >= 0;
-	     i = asc_maps_next_image(&maps, i + 1, prefixes)) {
-		struct asc_elf_sym rt;
-		uint64_t base;
-
-		snprintf(path, len, "/proc/%d/root%s", pid, maps.entries[i].path);
-		if (asc_elf_lookup(path, "_PyRuntime", &rt))
-			continue;
-		/* bias: where file offset 0 is mapped minus its link-time address */
-		if (asc_elf_load_base(path, &base))
-			continue;
-		*bias = maps.entries[i].start - base;
-		err = 0;
-		break;
-	}
-	asc_maps_free(&maps);
-	return err;
+	return asc_elf_find_image(pid, prefixes, "_PyRuntime", path, len, bias);
 }
 
 /* ---- location table (Objects/locations.md, 3.11) ---- */

@@ -34,45 +34,6 @@
 #include "pytorch_bpf.h"
 #include "pytorch.skel.h"
 
-/* ---- ELF ---- */
-
-/* Reads the code of function NAME (at most cap bytes); *vaddr gets its address. */
-static int read_func(const char *path, const char *name, uint8_t *buf, size_t cap, size_t *len,
-		     uint64_t *vaddr)
-{
-	struct asc_elf_symbol s;
-	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
-
-	if (err)
-		return err;
-	err = asc_elf_scan_sym(elf, name, &s);
-	if (!err) {
-		*len = s.size && s.size < cap ? s.size : cap;
-		*vaddr = s.vaddr;
-		err = asc_elf_read_exact(elf, s.vaddr, buf, *len);
-	}
-	asc_elf_close(elf);
-	return err;
-}
-
-/* Decodes up to max instructions of a function body; returns how many. */
-static int decode_all(const uint8_t *code, size_t len, uint64_t pc, struct asc_insn *out, int max)
-{
-	size_t off = 0;
-	int n = 0;
-
-	while (off < len && n < max) {
-		int l = asc_x86_decode(code + off, len - off, pc + off, &out[n]);
-
-		if (l < 0)
-			break;
-		off += l;
-		n++;
-	}
-	return n;
-}
-
 static int is_load(const struct asc_insn *in, int base)
 {
 	return in->opcode == 0x8b && !in->op2 && in->mem && in->base == base && in->index < 0;
@@ -162,15 +123,15 @@ int asc_tensor_layout_discover(const char *path, struct asc_tensor_layout *tl)
 	int n, err;
 
 	memset(tl, 0, sizeof(*tl));
-	err = read_func(path, SYM_DIM_CUSTOM, code, sizeof(code), &len, &va);
+	err = asc_elf_read_func(path, SYM_DIM_CUSTOM, code, sizeof(code), &len, &va);
 	if (!err) {
-		n = decode_all(code, len, va, in, MAX_INSNS);
+		n = asc_x86_decode_all(code, len, va, in, MAX_INSNS);
 		err = find_dim_off(in, n, &tl->dim_off);
 	}
 	if (!err) {
-		err = read_func(path, SYM_SIZES_CUSTOM, code, sizeof(code), &len, &va);
+		err = asc_elf_read_func(path, SYM_SIZES_CUSTOM, code, sizeof(code), &len, &va);
 		if (!err) {
-			n = decode_all(code, len, va, in, MAX_INSNS);
+			n = asc_x86_decode_all(code, len, va, in, MAX_INSNS);
 			err = find_sizes(in, n, tl->dim_off, &tl->sizes_off, &tl->inline_max);
 		}
 	}
@@ -179,11 +140,11 @@ int asc_tensor_layout_discover(const char *path, struct asc_tensor_layout *tl)
 	else
 		asc_dbg("%s: TensorImpl sizes layout not found (%d)\n", path, err);
 
-	err = read_func(path, SYM_CTOR_TYPEMETA, code, sizeof(code), &len, &va);
+	err = asc_elf_read_func(path, SYM_CTOR_TYPEMETA, code, sizeof(code), &len, &va);
 	if (err)
-		err = read_func(path, SYM_CTOR_TYPEMETA_C1, code, sizeof(code), &len, &va);
+		err = asc_elf_read_func(path, SYM_CTOR_TYPEMETA_C1, code, sizeof(code), &len, &va);
 	if (!err) {
-		n = decode_all(code, len, va, in, MAX_INSNS);
+		n = asc_x86_decode_all(code, len, va, in, MAX_INSNS);
 		err = find_dtype_off(in, n, &tl->dtype_off);
 	}
 	if (!err)
@@ -714,26 +675,8 @@ struct asc_pytorch {
 static int find_mapped(pid_t pid, const char *prefix, char *path, size_t len, uint64_t *bias)
 {
 	const char *const prefixes[] = { prefix, NULL };
-	struct asc_maps maps;
-	ssize_t i;
-	int err = asc_maps_read(pid, &maps);
 
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (i = asc_maps_next_image(&maps, 0, prefixes); i >= 0;
-	     i = asc_maps_next_image(&maps, i + 1, prefixes)) {
-		uint64_t lb;
-
-		snprintf(path, len, "/proc/%d/root%s", pid, maps.entries[i].path);
-		if (asc_elf_load_base(path, &lb))
-			continue;
-		*bias = maps.entries[i].start - lb;
-		err = 0;
-		break;
-	}
-	asc_maps_free(&maps);
-	return err;
+	return asc_elf_find_image(pid, prefixes, NULL, path, len, bias);
 }
 
 static void discover_shapes(struct asc_pytorch *pt)
@@ -793,6 +736,25 @@ static int discover_python(struct asc_pytorch *pt)
 	return err;
 }
 
+/* The CPython frame walk (thread states, frames, code objects) in the object's config. */
+static void set_frame_walk(struct asc_pytorch *pt)
+{
+	const struct asc_py_offsets *o = &pt->py;
+	volatile struct asc_pt_cfg *c = &pt->skel->rodata->cfg;
+
+	c->runtime_addr = o->runtime_vaddr + pt->py_bias;
+	c->rt_interp_head = o->rt_interp_head;
+	c->is_threads_head = o->is_threads_head;
+	c->ts_next = o->ts_next;
+	c->ts_thread_id = o->ts_thread_id;
+	c->ts_cframe = o->ts_cframe;
+	c->cf_current_frame = o->cf_current_frame;
+	c->fr_code = o->fr_code;
+	c->fr_previous = o->fr_previous;
+	c->fr_prev_instr = o->fr_prev_instr;
+	c->co_code_adaptive = o->co_code_adaptive;
+}
+
 static void discover_stack(struct asc_pytorch *pt)
 {
 	const struct asc_py_offsets *o = &pt->py;
@@ -806,17 +768,7 @@ static void discover_stack(struct asc_pytorch *pt)
 	}
 	if (!(o->valid & ASC_PYOFF_CODE))
 		asc_warn("pytorch: CPython code objects cannot be read; stacks stay unresolved\n");
-	c->runtime_addr = o->runtime_vaddr + pt->py_bias;
-	c->rt_interp_head = o->rt_interp_head;
-	c->is_threads_head = o->is_threads_head;
-	c->ts_next = o->ts_next;
-	c->ts_thread_id = o->ts_thread_id;
-	c->ts_cframe = o->ts_cframe;
-	c->cf_current_frame = o->cf_current_frame;
-	c->fr_code = o->fr_code;
-	c->fr_previous = o->fr_previous;
-	c->fr_prev_instr = o->fr_prev_instr;
-	c->co_code_adaptive = o->co_code_adaptive;
+	set_frame_walk(pt);
 	c->pystack = 1;
 	pt->pystack = 1;
 }
@@ -838,17 +790,7 @@ static void discover_step_py(struct asc_pytorch *pt)
 			 pt->pid);
 		return;
 	}
-	c->runtime_addr = o->runtime_vaddr + pt->py_bias;
-	c->rt_interp_head = o->rt_interp_head;
-	c->is_threads_head = o->is_threads_head;
-	c->ts_next = o->ts_next;
-	c->ts_thread_id = o->ts_thread_id;
-	c->ts_cframe = o->ts_cframe;
-	c->cf_current_frame = o->cf_current_frame;
-	c->fr_code = o->fr_code;
-	c->fr_previous = o->fr_previous;
-	c->fr_prev_instr = o->fr_prev_instr;
-	c->co_code_adaptive = o->co_code_adaptive;
+	set_frame_walk(pt);
 	c->co_name = o->co_name;
 	c->str_state = o->str_state;
 	c->str_ascii_data = o->str_ascii_data;

@@ -69,6 +69,7 @@ struct devreader {
 	struct asc_devtask *hist;
 	size_t hist_head, hist_nr;
 };
+
 /* The consumer timer: the ring is drained this often (ms). */
 #define POLL_MS			100
 
