@@ -20,7 +20,7 @@
  *    OPNAME of an Enqueue, ENTER + OPNAME), back to back in the order they
  *    would have had as separate samples, each with its own asc_hdr; their
  *    hdr.size values add up to the sample's size.  The consumer
- *    (user/trace/trace.consumer.h) splits them: the capture file holds the same records,
+ *    (user/trace/consumer.h) splits them: the capture file holds the same records,
  *    byte for byte, as if each had been a sample of its own.
  *  - All host times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns()).
  *    Device times are raw system-counter ticks; the capture's clock records

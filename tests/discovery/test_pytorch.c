@@ -22,6 +22,7 @@
 #include <libelf.h>
 #include <cmocka.h>
 
+#include "arch/x86.h"
 #include "discovery/pytorch.h"
 
 #define LIBDIR		"/usr/lib/x86_64-linux-gnu/"

@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 		{ "no-seqnr", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct asc_pytorch_opts po = { 0 };
+	struct asc_pytorch_opts po = { .prepare_prog = asc_attach_prepare_multi };
 	struct asc_probe_plan plan = { 0 };
 	struct asc_attach_set *set = NULL;
 	struct asc_attach_stats ast;

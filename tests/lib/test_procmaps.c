@@ -2,8 +2,9 @@
 /*
  * test_procmaps - /proc/PID/maps parsing on synthetic text (paths with
  * spaces, deleted files, anonymous and special mappings, malformed lines),
- * address <-> file offset, library name matching, and the live maps of this
- * process checked against dladdr().
+ * address <-> file offset, library name matching, the live maps of this
+ * process checked against dladdr(), images by basename prefix, and
+ * /proc/PID/environ against this process's own environment.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -148,6 +150,63 @@ static void test_missing_pid(void **state)
 	assert_int_equal(asc_maps_host_path(0x3ffffff0, "/x", 0, host, sizeof(host)), -ESRCH);
 }
 
+/* The first offset-0 mapping of a file, by basename prefix; deleted and special ones never. */
+static void test_next_image(void **state)
+{
+	static const char text[] =
+		"1000-2000 r--p 00000000 08:01 1 /usr/lib/libc.so.6\n"
+		"2000-3000 r-xp 00001000 08:01 1 /usr/lib/libc.so.6\n"
+		"3000-4000 r--p 00000000 08:01 2 /opt/py/libpython3.11.so.1.0 (deleted)\n"
+		"4000-5000 r--p 00000000 00:00 0 [vdso]\n"
+		"5000-6000 r--p 00000000 08:01 3 /usr/bin/python3.11\n"
+		"6000-7000 r--p 00000000 08:01 4 /opt/py/libpython3.11.so.1.0\n";
+	static const char *const py[] = { "python3", "libpython3", NULL };
+	static const char *const libc[] = { "libc.so", "libc-", NULL };
+	static const char *const none[] = { "libtorch", NULL };
+	struct asc_maps m;
+
+	assert_int_equal(asc_maps_parse(text, &m), 0);
+	assert_int_equal(asc_maps_next_image(&m, 0, libc), 0);
+	/* the second libc line maps from offset 0x1000: not an image */
+	assert_int_equal(asc_maps_next_image(&m, 1, libc), -1);
+	assert_int_equal(asc_maps_next_image(&m, 0, py), 4);	/* the deleted one is skipped */
+	assert_int_equal(asc_maps_next_image(&m, 5, py), 5);
+	assert_int_equal(asc_maps_next_image(&m, 6, py), -1);
+	assert_int_equal(asc_maps_next_image(&m, 0, none), -1);
+	asc_maps_free(&m);
+}
+
+static void test_environ_value(void **state)
+{
+	assert_string_equal(asc_environ_value("RANK=3", "RANK"), "3");
+	assert_string_equal(asc_environ_value("RANK=", "RANK"), "");
+	assert_string_equal(asc_environ_value("RANK==x", "RANK"), "=x");
+	assert_null(asc_environ_value("RANKS=3", "RANK"));
+	assert_null(asc_environ_value("RAN=3", "RANK"));
+	assert_null(asc_environ_value("RANK", "RANK"));
+}
+
+/* This process's exec-time environment: PATH as getenv sees it (the runner sets it, we do not). */
+static void test_environ_self(void **state)
+{
+	const char *want = getenv("PATH"), *got = NULL;
+	char *buf, *p;
+	size_t len;
+	int entries = 0;
+
+	assert_non_null(want);
+	assert_int_equal(asc_proc_environ(getpid(), &buf, &len), 0);
+	assert_true(len > 0 && len < ASC_ENVIRON_MAX && buf[len] == 0);
+	for (p = buf; p < buf + len; p += strlen(p) + 1, entries++)
+		if (!got)
+			got = asc_environ_value(p, "PATH");
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	assert_true(entries > 1);
+	free(buf);
+	assert_int_equal(asc_proc_environ(0x7ffffff0, &buf, &len), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +216,9 @@ int main(void)
 		cmocka_unit_test(test_lib_name),
 		cmocka_unit_test(test_live_self),
 		cmocka_unit_test(test_missing_pid),
+		cmocka_unit_test(test_next_image),
+		cmocka_unit_test(test_environ_value),
+		cmocka_unit_test(test_environ_self),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

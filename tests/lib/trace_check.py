@@ -41,7 +41,7 @@ TOLERANCE_NS = 20_000_000
 
 # The name (and so the comm) Target processes run under: unique per test run,
 # so `--comm` sees only this run's processes, never those of another test run
-# side by side (the tt of another engineer's test_trace_*).  build() makes it
+# side by side (the tt of another checkout's test_trace_*).  build() makes it
 # a copy of tt.
 TT_COMM = "tt%06d" % (os.getpid() % 1000000)
 

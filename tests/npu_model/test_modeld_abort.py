@@ -3,7 +3,7 @@
 
 test_modeld_errors.py kills npu-modeld at a moment chosen by the clock, so
 whether the client has an ioctl in flight then is down to scheduling (it
-failed once under load in session 2).  FUSE answers the two cases
+failed once under load).  FUSE answers the two cases
 differently: a request the daemon was serving when it died gets
 ECONNABORTED, every later one ENOTCONN.  Here the daemon is stopped
 (SIGSTOP) before it is killed, for longer than the HAL's 200 ms alive-check

@@ -9,12 +9,14 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "discovery/elfsym.h"
 #include "lib/log.h"
+#include "lib/procmaps.h"
 
 struct load_seg {
 	uint64_t vaddr;
@@ -452,22 +454,8 @@ int asc_elf_for_each_match(const struct asc_elf *elf, const char *pattern,
 	return count;
 }
 
-int asc_elf_vaddr_to_off(const struct asc_elf *elf, uint64_t vaddr, uint64_t *off)
-{
-	size_t i;
-
-	for (i = 0; i < elf->nr_segs; i++) {
-		const struct load_seg *s = &elf->segs[i];
-
-		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
-			*off = vaddr - s->vaddr + s->offset;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-bool asc_elf_vaddr_is_code(const struct asc_elf *elf, uint64_t vaddr)
+/* The first PT_LOAD segment whose file part holds vaddr, or NULL. */
+static const struct load_seg *seg_of_vaddr(const struct asc_elf *elf, uint64_t vaddr)
 {
 	size_t i;
 
@@ -475,9 +463,26 @@ bool asc_elf_vaddr_is_code(const struct asc_elf *elf, uint64_t vaddr)
 		const struct load_seg *s = &elf->segs[i];
 
 		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
-			return s->flags & PF_X;
+			return s;
 	}
-	return false;
+	return NULL;
+}
+
+int asc_elf_vaddr_to_off(const struct asc_elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	const struct load_seg *s = seg_of_vaddr(elf, vaddr);
+
+	if (!s)
+		return -ENOENT;
+	*off = vaddr - s->vaddr + s->offset;
+	return 0;
+}
+
+bool asc_elf_vaddr_is_code(const struct asc_elf *elf, uint64_t vaddr)
+{
+	const struct load_seg *s = seg_of_vaddr(elf, vaddr);
+
+	return s && (s->flags & PF_X);
 }
 
 int asc_elf_off_to_vaddr(const struct asc_elf *elf, uint64_t off, uint64_t *vaddr)
@@ -645,4 +650,103 @@ const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64
 	}
 	errno = ENOENT;
 	return NULL;
+}
+
+/* ---- path-based lookups (discovery/pytorch.c, pystack.c, seqnr.c, trace/env.c) ---- */
+
+/*
+ * Through elfsym's symbols-on-demand mode: a few names of libtorch_cpu / libc10 /
+ * python are looked up without loading and sorting their whole symbol tables.
+ * HELD_OPEN: a discovery step that makes many of these path-based calls on one
+ * file holds it open (asc_elf_open_lazy) meanwhile, so that each call finds the
+ * opened object in elfsym's cache instead of opening and parsing the file again.
+ */
+int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
+{
+	struct asc_elf_symbol s;
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
+
+	if (err)
+		return err;
+	err = asc_elf_scan_sym(elf, name, &s);
+	if (!err) {
+		sym->vaddr = s.vaddr;
+		sym->size = s.size;
+	}
+	asc_elf_close(elf);
+	return err;
+}
+
+int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
+{
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
+
+	if (err)
+		return err;
+	err = asc_elf_read_exact(elf, vaddr, buf, len);
+	asc_elf_close(elf);
+	return err;
+}
+
+int asc_elf_load_base(const char *path, uint64_t *vaddr)
+{
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
+
+	if (err)
+		return err;
+	/* the segment whose file part starts at offset 0 */
+	err = asc_elf_off_to_vaddr(elf, 0, vaddr);
+	asc_elf_close(elf);
+	return err;
+}
+
+int asc_elf_read_func(const char *path, const char *name, void *buf, size_t cap, size_t *len,
+		      uint64_t *vaddr)
+{
+	struct asc_elf_symbol s;
+	struct asc_elf *elf;
+	int err = asc_elf_open_lazy(path, &elf);
+
+	if (err)
+		return err;
+	err = asc_elf_scan_sym(elf, name, &s);
+	if (!err) {
+		*len = s.size && s.size < cap ? s.size : cap;
+		*vaddr = s.vaddr;
+		err = asc_elf_read_exact(elf, s.vaddr, buf, *len);
+	}
+	asc_elf_close(elf);
+	return err;
+}
+
+int asc_elf_find_image(pid_t pid, const char *const *prefixes, const char *sym, char *path,
+		       size_t len, uint64_t *bias)
+{
+	struct asc_maps maps;
+	ssize_t i;
+	int err = asc_maps_read(pid, &maps);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (i = asc_maps_next_image(&maps, 0, prefixes); i >= 0;
+	     i = asc_maps_next_image(&maps, i + 1, prefixes)) {
+		struct asc_elf_sym s;
+		uint64_t base;
+
+		snprintf(path, len, "/proc/%d/root%s", pid, maps.entries[i].path);
+		if (sym && asc_elf_lookup(path, sym, &s))
+			continue;
+		/* bias: where file offset 0 is mapped minus its link-time address */
+		if (asc_elf_load_base(path, &base))
+			continue;
+		*bias = maps.entries[i].start - base;
+		err = 0;
+		break;
+	}
+	asc_maps_free(&maps);
+	return err;
 }

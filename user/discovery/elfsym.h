@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define ASC_SYM_DYNSYM	0x1	/* present in .dynsym */
 #define ASC_SYM_SYMTAB	0x2	/* present in .symtab */
@@ -117,5 +118,42 @@ const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64
 bool asc_glob_match(const char *pattern, const char *str);
 /* Whether s contains glob metacharacters (else it is an exact name). */
 bool asc_glob_is_pattern(const char *s);
+
+/*
+ * Path-based lookups for callers that need a few names of a large library:
+ * each opens the file lazily (asc_elf_open_lazy, so through the cache) and
+ * closes it again.  A caller that makes many of them on one file holds it
+ * open meanwhile (HELD_OPEN in discovery/pytorch.c).
+ */
+struct asc_elf_sym {
+	uint64_t vaddr;		/* st_value */
+	uint64_t size;		/* st_size */
+};
+
+/* Looks NAME up in .dynsym, then .symtab.  -ENOENT if absent, -ENOEXEC if not ELF. */
+int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym);
+
+/* Reads len bytes at virtual address vaddr of the file (through PT_LOAD). */
+int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len);
+
+/* Link-time address of the PT_LOAD segment that maps file offset 0. */
+int asc_elf_load_base(const char *path, uint64_t *vaddr);
+
+/*
+ * Reads the code of function NAME: its st_size bytes, at most cap (cap when
+ * the size is unknown); *len gets how many, *vaddr its address.
+ */
+int asc_elf_read_func(const char *path, const char *name, void *buf, size_t cap, size_t *len,
+		      uint64_t *vaddr);
+
+/*
+ * The image of PID's first mapped file (asc_maps_next_image: offset 0, a
+ * basename starting with one of prefixes[]) that has symbol sym (NULL: any)
+ * and an ELF load base: path gets "/proc/PID/root" + its path, *bias where
+ * its file offset 0 is mapped minus its link-time address.  -ENOENT if none,
+ * -ESRCH if PID is gone.
+ */
+int asc_elf_find_image(pid_t pid, const char *const *prefixes, const char *sym, char *path,
+		       size_t len, uint64_t *bias);
 
 #endif /* __ASCBPF_ELFSYM_H */

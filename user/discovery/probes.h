@@ -123,7 +123,7 @@ struct asc_probe_plan {
 	size_t nr_missing;
 	char **libs_seen;		/* distinct library paths matched in the maps */
 	size_t nr_libs;
-	/* Added by the attach layer (E): what asc_probe_plan_update() rebuilds from. */
+	/* Added for the attach layer: what asc_probe_plan_update() rebuilds from. */
 	const struct asc_probe_spec *table;	/* the table the plan was built from */
 	uint32_t families;
 	uint32_t next_id;		/* id the next new site gets */

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/procmaps.h"
 #include "discovery/pystack.h"
-#include "discovery/pytorch.h"
+#include "arch/x86.h"
+#include "discovery/elfsym.h"
 
 #define MAX_INSNS 96
 
@@ -25,26 +27,12 @@ struct fn {
 
 static int load_fn(const char *path, const char *name, struct fn *f)
 {
-	struct asc_elf_sym s;
-	size_t len, off = 0;
-	int err = asc_elf_lookup(path, name, &s);
+	size_t len;
+	int err = asc_elf_read_func(path, name, f->code, sizeof(f->code), &len, &f->va);
 
 	if (err)
 		return err;
-	len = s.size && s.size < sizeof(f->code) ? s.size : sizeof(f->code);
-	err = asc_elf_read_vaddr(path, s.vaddr, f->code, len);
-	if (err)
-		return err;
-	f->va = s.vaddr;
-	f->n = 0;
-	while (off < len && f->n < MAX_INSNS) {
-		int l = asc_x86_decode(f->code + off, len - off, s.vaddr + off, &f->in[f->n]);
-
-		if (l < 0)
-			break;
-		off += l;
-		f->n++;
-	}
+	f->n = asc_x86_decode_all(f->code, len, f->va, f->in, MAX_INSNS);
 	return f->n ? 0 : -EILSEQ;
 }
 
@@ -323,43 +311,9 @@ int asc_py_offsets_discover(const char *path, struct asc_py_offsets *o)
 
 int asc_py_find_image(pid_t pid, char *path, size_t len, uint64_t *bias)
 {
-	char mp[64], line[4096];
-	FILE *f;
-	int err = -ENOENT;
+	static const char *const prefixes[] = { "python3", "libpython3", NULL };
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		char perms[8], file[4000];
-		struct asc_elf_sym rt;
-		const char *base;
-
-		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %3999[^\n]", &start, &end, perms, &off,
-			   file) < 5 || file[0] != '/' || off != 0)
-			continue;
-		base = strrchr(file, '/') + 1;
-		if (strncmp(base, "python3", 7) && strncmp(base, "libpython3", 10))
-			continue;
-		snprintf(path, len, "/proc/%d/root%s", pid, file);
-		if (asc_elf_lookup(path, "_PyRuntime", &rt))
-			continue;
-		{
-			/* bias: where file offset 0 is mapped minus its link-time address */
-			uint64_t base;
-
-			if (asc_elf_load_base(path, &base))
-				continue;
-			*bias = start - base;
-		}
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
+	return asc_elf_find_image(pid, prefixes, "_PyRuntime", path, len, bias);
 }
 
 /* ---- location table (Objects/locations.md, 3.11) ---- */

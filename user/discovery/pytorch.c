@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * pytorch.c - aten op names and schemas, the c10::TensorImpl layout of the
- * PyTorch build in the target, and the helpers both this file and pystack.c
- * use to read layouts out of machine code (ELF symbols, an x86-64 decoder for
- * the instructions small accessors consist of).
+ * pytorch.c - aten op names and schemas, and the c10::TensorImpl layout of
+ * the PyTorch build in the target, read out of machine code (ELF symbols
+ * through discovery/elfsym.h, the x86-64 decoder of arch/x86.h for the
+ * instructions small accessors consist of).
  *
  * Why machine code: Debian ships no debug data for libtorch or for this exact
  * python3.11 build, and layouts change between versions.  The exported
@@ -21,9 +21,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "trace/attach.h"
+#include "arch/x86.h"
 #include "discovery/elfsym.h"
+#include "lib/hashmap.h"
 #include "lib/log.h"
+#include "lib/procmaps.h"
 #include "discovery/probes.h"
 #include "discovery/pystack.h"
 #include "discovery/pytorch.h"
@@ -31,347 +33,6 @@
 #include "schedule.h"
 #include "pytorch_bpf.h"
 #include "pytorch.skel.h"
-
-/* ---- ELF ---- */
-
-/*
- * Through elfsym's symbols-on-demand mode: a few names of libtorch_cpu / libc10 /
- * python are looked up without loading and sorting their whole symbol tables.
- * HELD_OPEN: a discovery step that makes many of these path-based calls on one
- * file holds it open (asc_elf_open_lazy) meanwhile, so that each call finds the
- * opened object in elfsym's cache instead of opening and parsing the file again.
- */
-int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
-{
-	struct asc_elf_symbol s;
-	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
-
-	if (err)
-		return err;
-	err = asc_elf_scan_sym(elf, name, &s);
-	if (!err) {
-		sym->vaddr = s.vaddr;
-		sym->size = s.size;
-	}
-	asc_elf_close(elf);
-	return err;
-}
-
-int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
-{
-	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
-
-	if (err)
-		return err;
-	err = asc_elf_read_exact(elf, vaddr, buf, len);
-	asc_elf_close(elf);
-	return err;
-}
-
-int asc_elf_load_base(const char *path, uint64_t *vaddr)
-{
-	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
-
-	if (err)
-		return err;
-	/* the segment whose file part starts at offset 0 */
-	err = asc_elf_off_to_vaddr(elf, 0, vaddr);
-	asc_elf_close(elf);
-	return err;
-}
-
-/* Reads the code of function NAME (at most cap bytes); *vaddr gets its address. */
-static int read_func(const char *path, const char *name, uint8_t *buf, size_t cap, size_t *len,
-		     uint64_t *vaddr)
-{
-	struct asc_elf_symbol s;
-	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
-
-	if (err)
-		return err;
-	err = asc_elf_scan_sym(elf, name, &s);
-	if (!err) {
-		*len = s.size && s.size < cap ? s.size : cap;
-		*vaddr = s.vaddr;
-		err = asc_elf_read_exact(elf, s.vaddr, buf, *len);
-	}
-	asc_elf_close(elf);
-	return err;
-}
-
-/* ---- x86-64 decoder (subset) ---- */
-
-static int modrm_len(const uint8_t *p, size_t avail, uint8_t rex, struct asc_insn *in)
-{
-	uint8_t m, mod, rm;
-	int n = 1;
-
-	if (avail < 1)
-		return -EILSEQ;
-	m = p[0];
-	mod = m >> 6;
-	rm = m & 7;
-	in->has_modrm = 1;
-	in->reg = ((m >> 3) & 7) | ((rex & 4) << 1);
-	in->base = -1;
-	in->index = -1;
-	in->rm = -1;
-	if (mod == 3) {
-		in->rm = rm | ((rex & 1) << 3);
-		return 1;
-	}
-	in->mem = 1;
-	if (rm == 4) {
-		uint8_t sib, base, idx;
-
-		if (avail < 2)
-			return -EILSEQ;
-		sib = p[1];
-		n = 2;
-		base = sib & 7;
-		idx = ((sib >> 3) & 7) | ((rex & 2) << 2);
-		in->index = idx == 4 ? -1 : idx;
-		if (base == 5 && mod == 0) {
-			in->base = -1;
-			if (avail < (size_t)n + 4)
-				return -EILSEQ;
-			in->disp = (int32_t)(p[n] | p[n + 1] << 8 | p[n + 2] << 16 |
-					     (uint32_t)p[n + 3] << 24);
-			return n + 4;
-		}
-		in->base = base | ((rex & 1) << 3);
-	} else if (rm == 5 && mod == 0) {
-		in->base = ASC_X86_RIP;
-		if (avail < 5)
-			return -EILSEQ;
-		in->disp = (int32_t)(p[1] | p[2] << 8 | p[3] << 16 | (uint32_t)p[4] << 24);
-		return 5;
-	} else {
-		in->base = rm | ((rex & 1) << 3);
-	}
-	if (mod == 1) {
-		if (avail < (size_t)n + 1)
-			return -EILSEQ;
-		in->disp = (int8_t)p[n];
-		n += 1;
-	} else if (mod == 2) {
-		if (avail < (size_t)n + 4)
-			return -EILSEQ;
-		in->disp = (int32_t)(p[n] | p[n + 1] << 8 | p[n + 2] << 16 |
-				     (uint32_t)p[n + 3] << 24);
-		n += 4;
-	}
-	return n;
-}
-
-static int64_t read_imm(const uint8_t *p, int size)
-{
-	int64_t v = 0;
-	int i;
-
-	for (i = size - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	if (size == 1)
-		return (int8_t)v;
-	if (size == 2)
-		return (int16_t)v;
-	if (size == 4)
-		return (int32_t)v;
-	return v;
-}
-
-int asc_x86_decode(const uint8_t *code, size_t avail, uint64_t pc, struct asc_insn *in)
-{
-	const uint8_t *p = code;
-	uint8_t rex = 0, op;
-	int opsize16 = 0, n, imm = 0, rel = 0;
-	size_t left = avail;
-
-	memset(in, 0, sizeof(*in));
-	in->reg = in->base = in->index = in->rm = -1;
-	while (left) {
-		uint8_t b = *p;
-
-		if (b == 0x66)
-			opsize16 = 1;
-		else if (b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x3e || b == 0x26 ||
-			 b == 0x64 || b == 0x65 || b == 0x36 || b == 0xf0)
-			;
-		else
-			break;
-		p++;
-		left--;
-	}
-	if (left && (*p & 0xf0) == 0x40) {
-		rex = *p++;
-		left--;
-	}
-	if (!left)
-		return -EILSEQ;
-	op = *p++;
-	left--;
-	in->opcode = op;
-	in->opsize = (rex & 8) ? 8 : opsize16 ? 2 : 4;
-
-	if (op == 0x0f) {
-		uint8_t o2;
-
-		if (!left)
-			return -EILSEQ;
-		o2 = *p++;
-		left--;
-		in->op2 = 0x100 | o2;
-		if (o2 >= 0x80 && o2 <= 0x8f) {
-			rel = 4;
-		} else if (o2 == 0x05 || o2 == 0x0b || o2 == 0xa2) {
-			;
-		} else if (o2 == 0x1e || o2 == 0x1f || (o2 >= 0x40 && o2 <= 0x4f) ||
-			   (o2 >= 0x90 && o2 <= 0x9f) || o2 == 0xaf || o2 == 0xb6 || o2 == 0xb7 ||
-			   o2 == 0xbe || o2 == 0xbf || o2 == 0x10 || o2 == 0x11 || o2 == 0x28 ||
-			   o2 == 0x29 || o2 == 0x57 || o2 == 0xef || o2 == 0xd6 || o2 == 0x6f ||
-			   o2 == 0x7f || o2 == 0x6e || o2 == 0x7e || o2 == 0x2e || o2 == 0x2f ||
-			   o2 == 0x16 || o2 == 0x12 || o2 == 0x13 || o2 == 0x17 || o2 == 0xa3 ||
-			   o2 == 0xab || o2 == 0xb3 || o2 == 0xbb || o2 == 0xbc || o2 == 0xbd ||
-			   o2 == 0xb1 || o2 == 0xc1 || o2 == 0x6c || o2 == 0x6d || o2 == 0xd4 ||
-			   o2 == 0xfb || o2 == 0xfe || o2 == 0xd3) {
-			n = modrm_len(p, left, rex, in);
-			if (n < 0)
-				return n;
-			p += n;
-			left -= n;
-			if (o2 == 0xb6 || o2 == 0xbe)
-				in->opsize = 1;	/* source size */
-			else if (o2 == 0xb7 || o2 == 0xbf)
-				in->opsize = 2;
-		} else if (o2 == 0xba) {
-			n = modrm_len(p, left, rex, in);
-			if (n < 0)
-				return n;
-			p += n;
-			left -= n;
-			imm = 1;
-		} else {
-			return -EILSEQ;
-		}
-	} else if (op >= 0x50 && op <= 0x5f) {
-		in->reg = (op & 7) | ((rex & 1) << 3);
-		in->opsize = 8;
-	} else if (op == 0xc3 || op == 0x90 || op == 0xcc || op == 0xc9 || op == 0xf4 ||
-		   op == 0x99 || op == 0x98 || op == 0xfc) {
-		;
-	} else if (op == 0xc2) {
-		imm = 2;
-	} else if (op < 0x40 && (op & 7) < 4) {
-		n = modrm_len(p, left, rex, in);	/* ALU r/m, r and r, r/m */
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		if (!(op & 1))
-			in->opsize = 1;
-	} else if (op < 0x40 && (op & 7) == 4) {
-		imm = 1;
-		in->opsize = 1;
-	} else if (op < 0x40 && (op & 7) == 5) {
-		imm = opsize16 ? 2 : 4;
-	} else if (op == 0x63 || (op >= 0x84 && op <= 0x8b) || op == 0x8d || op == 0x8f ||
-		   (op >= 0xd0 && op <= 0xd3) || op == 0xfe || op == 0xff) {
-		n = modrm_len(p, left, rex, in);
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		if (op == 0x84 || op == 0x86 || op == 0x88 || op == 0x8a || op == 0xd0 ||
-		    op == 0xd2 || op == 0xfe)
-			in->opsize = 1;
-	} else if (op == 0xc0 || op == 0xc1 || op == 0xc6 || op == 0x80 || op == 0x83 ||
-		   op == 0x6b) {
-		n = modrm_len(p, left, rex, in);
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		imm = 1;
-		if (op == 0xc0 || op == 0xc6 || op == 0x80)
-			in->opsize = 1;
-	} else if (op == 0xc7 || op == 0x81 || op == 0x69) {
-		n = modrm_len(p, left, rex, in);
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		imm = opsize16 ? 2 : 4;
-	} else if (op == 0xf6 || op == 0xf7) {
-		n = modrm_len(p, left, rex, in);
-		if (n < 0)
-			return n;
-		p += n;
-		left -= n;
-		if (((in->reg & 7) == 0 || (in->reg & 7) == 1))
-			imm = op == 0xf6 ? 1 : (opsize16 ? 2 : 4);
-		if (op == 0xf6)
-			in->opsize = 1;
-	} else if (op == 0xa8) {
-		imm = 1;
-		in->opsize = 1;
-	} else if (op == 0xa9) {
-		imm = opsize16 ? 2 : 4;
-	} else if (op >= 0xb0 && op <= 0xb7) {
-		in->reg = (op & 7) | ((rex & 1) << 3);
-		imm = 1;
-		in->opsize = 1;
-	} else if (op >= 0xb8 && op <= 0xbf) {
-		in->reg = (op & 7) | ((rex & 1) << 3);
-		imm = (rex & 8) ? 8 : opsize16 ? 2 : 4;
-	} else if ((op >= 0x70 && op <= 0x7f) || op == 0xeb) {
-		rel = 1;
-	} else if (op == 0xe8 || op == 0xe9) {
-		rel = 4;
-	} else {
-		return -EILSEQ;
-	}
-	if (imm) {
-		if (left < (size_t)imm)
-			return -EILSEQ;
-		in->imm = read_imm(p, imm);
-		p += imm;
-		left -= imm;
-	}
-	if (rel) {
-		if (left < (size_t)rel)
-			return -EILSEQ;
-		in->imm = read_imm(p, rel);
-		p += rel;
-		left -= rel;
-	}
-	in->len = p - code;
-	if (rel)
-		in->target = pc + in->len + in->imm;
-	else if (in->mem && in->base == ASC_X86_RIP)
-		in->target = pc + in->len + in->disp;
-	return in->len;
-}
-
-/* Decodes up to max instructions of a function body; returns how many. */
-static int decode_all(const uint8_t *code, size_t len, uint64_t pc, struct asc_insn *out, int max)
-{
-	size_t off = 0;
-	int n = 0;
-
-	while (off < len && n < max) {
-		int l = asc_x86_decode(code + off, len - off, pc + off, &out[n]);
-
-		if (l < 0)
-			break;
-		off += l;
-		n++;
-	}
-	return n;
-}
 
 static int is_load(const struct asc_insn *in, int base)
 {
@@ -462,15 +123,15 @@ int asc_tensor_layout_discover(const char *path, struct asc_tensor_layout *tl)
 	int n, err;
 
 	memset(tl, 0, sizeof(*tl));
-	err = read_func(path, SYM_DIM_CUSTOM, code, sizeof(code), &len, &va);
+	err = asc_elf_read_func(path, SYM_DIM_CUSTOM, code, sizeof(code), &len, &va);
 	if (!err) {
-		n = decode_all(code, len, va, in, MAX_INSNS);
+		n = asc_x86_decode_all(code, len, va, in, MAX_INSNS);
 		err = find_dim_off(in, n, &tl->dim_off);
 	}
 	if (!err) {
-		err = read_func(path, SYM_SIZES_CUSTOM, code, sizeof(code), &len, &va);
+		err = asc_elf_read_func(path, SYM_SIZES_CUSTOM, code, sizeof(code), &len, &va);
 		if (!err) {
-			n = decode_all(code, len, va, in, MAX_INSNS);
+			n = asc_x86_decode_all(code, len, va, in, MAX_INSNS);
 			err = find_sizes(in, n, tl->dim_off, &tl->sizes_off, &tl->inline_max);
 		}
 	}
@@ -479,11 +140,11 @@ int asc_tensor_layout_discover(const char *path, struct asc_tensor_layout *tl)
 	else
 		asc_dbg("%s: TensorImpl sizes layout not found (%d)\n", path, err);
 
-	err = read_func(path, SYM_CTOR_TYPEMETA, code, sizeof(code), &len, &va);
+	err = asc_elf_read_func(path, SYM_CTOR_TYPEMETA, code, sizeof(code), &len, &va);
 	if (err)
-		err = read_func(path, SYM_CTOR_TYPEMETA_C1, code, sizeof(code), &len, &va);
+		err = asc_elf_read_func(path, SYM_CTOR_TYPEMETA_C1, code, sizeof(code), &len, &va);
 	if (!err) {
-		n = decode_all(code, len, va, in, MAX_INSNS);
+		n = asc_x86_decode_all(code, len, va, in, MAX_INSNS);
 		err = find_dtype_off(in, n, &tl->dtype_off);
 	}
 	if (!err)
@@ -521,19 +182,8 @@ struct asc_aten_schemas {
 	size_t data_len;
 	struct schema_ent *ents;
 	size_t nr, cap;
-	struct schema_ent **hash;
-	size_t hash_size;
+	struct asc_idxmap index;	/* head -> its entry in ents */
 };
-
-static uint64_t hash_str(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h;
-}
 
 static int is_ident(char c)
 {
@@ -596,47 +246,51 @@ static int scan_string(struct asc_aten_schemas *s, const char *str, size_t len)
 	return 0;
 }
 
+static int ent_is(const void *ctx, uint32_t idx, const void *head)
+{
+	const struct asc_aten_schemas *s = ctx;
+
+	return !strcmp(s->ents[idx].head, head);
+}
+
+/*
+ * Indexes one entry per head: the first, unless a later one is a whole
+ * string and the first a suffix (a whole string beats a suffix): then the
+ * two trade places in ents, so the indexed place holds the whole string.
+ */
 static int build_hash(struct asc_aten_schemas *s)
 {
 	size_t i;
 
-	s->hash_size = 1;
-	while (s->hash_size < s->nr * 2)
-		s->hash_size <<= 1;
-	s->hash = calloc(s->hash_size, sizeof(*s->hash));
-	if (!s->hash)
-		return -ENOMEM;
 	for (i = 0; i < s->nr; i++) {
 		struct schema_ent *e = &s->ents[i];
-		size_t h = hash_str(e->head, strlen(e->head)) & (s->hash_size - 1);
+		uint64_t h = asc_hash_str(e->head);
+		uint32_t at;
+		int err;
 
-		while (s->hash[h]) {
-			if (!strcmp(s->hash[h]->head, e->head)) {
-				if (e->full && !s->hash[h]->full)
-					s->hash[h] = e;	/* a whole string beats a suffix */
-				goto next;
+		if (asc_idxmap_find(&s->index, h, ent_is, s, e->head, &at)) {
+			if (e->full && !s->ents[at].full) {
+				struct schema_ent first = s->ents[at];
+
+				s->ents[at] = *e;
+				*e = first;
 			}
-			h = (h + 1) & (s->hash_size - 1);
+			continue;
 		}
-		s->hash[h] = e;
-next:;
+		err = asc_idxmap_add(&s->index, h, i);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
 static const struct schema_ent *find_ent(const struct asc_aten_schemas *s, const char *head)
 {
-	size_t h;
+	uint32_t at;
 
-	if (!s || !s->hash_size)
+	if (!s || !asc_idxmap_find(&s->index, asc_hash_str(head), ent_is, s, head, &at))
 		return NULL;
-	h = hash_str(head, strlen(head)) & (s->hash_size - 1);
-	while (s->hash[h]) {
-		if (!strcmp(s->hash[h]->head, head))
-			return s->hash[h];
-		h = (h + 1) & (s->hash_size - 1);
-	}
-	return NULL;
+	return &s->ents[at];
 }
 
 void asc_aten_schemas_free(struct asc_aten_schemas *s)
@@ -648,7 +302,7 @@ void asc_aten_schemas_free(struct asc_aten_schemas *s)
 	for (i = 0; i < s->nr; i++)
 		free(s->ents[i].head);
 	free(s->ents);
-	free(s->hash);
+	asc_idxmap_free(&s->index);
 	free(s->data);
 	free(s);
 }
@@ -1020,36 +674,9 @@ struct asc_pytorch {
 /* Host path and load bias of the first mapping of a file whose basename starts with prefix. */
 static int find_mapped(pid_t pid, const char *prefix, char *path, size_t len, uint64_t *bias)
 {
-	char mp[64], line[4400];
-	FILE *f;
-	int err = -ENOENT;
+	const char *const prefixes[] = { prefix, NULL };
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		char perms[8], file[4096];
-		const char *base;
-		uint64_t lb;
-
-		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &off,
-			   file) < 5 || file[0] != '/' || off != 0)
-			continue;
-		base = strrchr(file, '/') + 1;
-		if (strncmp(base, prefix, strlen(prefix)))
-			continue;
-		snprintf(path, len, "/proc/%d/root%s", pid, file);
-		if (asc_elf_load_base(path, &lb))
-			continue;
-		*bias = start - lb;
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
+	return asc_elf_find_image(pid, prefixes, NULL, path, len, bias);
 }
 
 static void discover_shapes(struct asc_pytorch *pt)
@@ -1109,6 +736,25 @@ static int discover_python(struct asc_pytorch *pt)
 	return err;
 }
 
+/* The CPython frame walk (thread states, frames, code objects) in the object's config. */
+static void set_frame_walk(struct asc_pytorch *pt)
+{
+	const struct asc_py_offsets *o = &pt->py;
+	volatile struct asc_pt_cfg *c = &pt->skel->rodata->cfg;
+
+	c->runtime_addr = o->runtime_vaddr + pt->py_bias;
+	c->rt_interp_head = o->rt_interp_head;
+	c->is_threads_head = o->is_threads_head;
+	c->ts_next = o->ts_next;
+	c->ts_thread_id = o->ts_thread_id;
+	c->ts_cframe = o->ts_cframe;
+	c->cf_current_frame = o->cf_current_frame;
+	c->fr_code = o->fr_code;
+	c->fr_previous = o->fr_previous;
+	c->fr_prev_instr = o->fr_prev_instr;
+	c->co_code_adaptive = o->co_code_adaptive;
+}
+
 static void discover_stack(struct asc_pytorch *pt)
 {
 	const struct asc_py_offsets *o = &pt->py;
@@ -1122,17 +768,7 @@ static void discover_stack(struct asc_pytorch *pt)
 	}
 	if (!(o->valid & ASC_PYOFF_CODE))
 		asc_warn("pytorch: CPython code objects cannot be read; stacks stay unresolved\n");
-	c->runtime_addr = o->runtime_vaddr + pt->py_bias;
-	c->rt_interp_head = o->rt_interp_head;
-	c->is_threads_head = o->is_threads_head;
-	c->ts_next = o->ts_next;
-	c->ts_thread_id = o->ts_thread_id;
-	c->ts_cframe = o->ts_cframe;
-	c->cf_current_frame = o->cf_current_frame;
-	c->fr_code = o->fr_code;
-	c->fr_previous = o->fr_previous;
-	c->fr_prev_instr = o->fr_prev_instr;
-	c->co_code_adaptive = o->co_code_adaptive;
+	set_frame_walk(pt);
 	c->pystack = 1;
 	pt->pystack = 1;
 }
@@ -1154,17 +790,7 @@ static void discover_step_py(struct asc_pytorch *pt)
 			 pt->pid);
 		return;
 	}
-	c->runtime_addr = o->runtime_vaddr + pt->py_bias;
-	c->rt_interp_head = o->rt_interp_head;
-	c->is_threads_head = o->is_threads_head;
-	c->ts_next = o->ts_next;
-	c->ts_thread_id = o->ts_thread_id;
-	c->ts_cframe = o->ts_cframe;
-	c->cf_current_frame = o->cf_current_frame;
-	c->fr_code = o->fr_code;
-	c->fr_previous = o->fr_previous;
-	c->fr_prev_instr = o->fr_prev_instr;
-	c->co_code_adaptive = o->co_code_adaptive;
+	set_frame_walk(pt);
 	c->co_name = o->co_name;
 	c->str_state = o->str_state;
 	c->str_ascii_data = o->str_ascii_data;
@@ -1283,10 +909,12 @@ int asc_pytorch_load(struct asc_pytorch *pt, int events_fd, int tgids_fd, int st
 	 */
 	pt->skel->rodata->wakeup_bytes = bpf_map__max_entries(pt->skel->maps.events) / 2;
 	/* -EOPNOTSUPP: the kernel has no uprobe_multi, the programs stay single */
-	asc_attach_prepare_multi(pt->skel->progs.asc_aten_enter);
-	asc_attach_prepare_multi(pt->skel->progs.asc_aten_exit);
-	asc_attach_prepare_multi(pt->skel->progs.asc_autograd_eval_enter);
-	asc_attach_prepare_multi(pt->skel->progs.asc_autograd_eval_exit);
+	if (pt->opts.prepare_prog) {
+		pt->opts.prepare_prog(pt->skel->progs.asc_aten_enter);
+		pt->opts.prepare_prog(pt->skel->progs.asc_aten_exit);
+		pt->opts.prepare_prog(pt->skel->progs.asc_autograd_eval_enter);
+		pt->opts.prepare_prog(pt->skel->progs.asc_autograd_eval_exit);
+	}
 	err = pytorch_bpf__load(pt->skel);
 	if (err) {
 		asc_err("pytorch: cannot load the BPF programs: %s\n", strerror(-err));

@@ -5,16 +5,16 @@
  * in the target, and the BPF object (bpf/pytorch.bpf.c) that reads tensor
  * dims/dtypes and Python frames at ASC_PK_ATEN_OP sites.
  *
- * FOR D (user/trace/trace.c): the ATEN_OP hook API is the block "Trace hooks" at the
+ * For the tracer (user/trace/programs.c): the ATEN_OP hook API is the block "Trace hooks" at the
  * end of this header.  Sequence, when the plan has ASC_PK_ATEN_OP sites and
  * --record-shapes, --with-stack or --step-py is given:
  *
- *	pt = asc_pytorch_open(pid, &opts);		// discovery, before your load
- *	asc_pytorch_load(pt, events_fd, tgids_fd, stats_fd, &sched);  // after your load
+ *	pt = asc_pytorch_open(pid, &opts);	// discovery, before the main object's load
+ *	asc_pytorch_load(pt, events_fd, tgids_fd, stats_fd, &sched);	// after it
  *	asc_pytorch_add_sites(pt, plan);		// argument map per probe id
  *	select_fn: kind == ASC_PK_ATEN_OP -> *entry = asc_pytorch_aten_prog(pt),
- *		   *ret = your asc_call_exit (unchanged EXIT records)
- *	... drain: records ASC_REC_TENSOR / ASC_REC_PYSTACK arrive in your ring
+ *		   *ret = asc_pytorch_aten_ret_prog(pt) (EXIT + sequence number)
+ *	... drain: records ASC_REC_TENSOR / ASC_REC_PYSTACK arrive in the main ring
  *	    buffer right after the ENTER record they belong to (same tid);
  *	    for each PYSTACK call asc_pystack_resolve_rec() (user/discovery/pystack.h)
  *	    while the target is alive and append its ASC_REC_SYMBOL records.
@@ -42,53 +42,7 @@
 
 #include "ascbpf_events.h"
 
-/* ---- ELF and x86-64 helpers (shared with user/discovery/pystack.c) ---- */
-
-struct asc_elf_sym {
-	uint64_t vaddr;		/* st_value */
-	uint64_t size;		/* st_size */
-};
-
-/* Looks NAME up in .dynsym, then .symtab.  -ENOENT if absent, -ENOEXEC if not ELF. */
-int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym);
-
-/* Reads len bytes at virtual address vaddr of the file (through PT_LOAD). */
-int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len);
-
-/* Link-time address of the PT_LOAD segment that maps file offset 0. */
-int asc_elf_load_base(const char *path, uint64_t *vaddr);
-
-/* One decoded x86-64 instruction (the subset compilers emit in small accessors). */
-struct asc_insn {
-	uint8_t len;
-	uint8_t opcode;		/* primary opcode byte; 0x0f-prefixed ones as 0x100 | second byte */
-	uint16_t op2;		/* 0x100 | second opcode byte for 0x0f escapes, else 0 */
-	uint8_t opsize;		/* operand size in bytes: 1, 2, 4 or 8 */
-	uint8_t has_modrm;
-	uint8_t mem;		/* r/m is a memory operand */
-	int8_t reg;		/* ModRM.reg (with REX.R), or the register of push/pop/mov-imm */
-	int8_t base;		/* memory base register, -1 none, 16 = RIP */
-	int8_t index;		/* SIB index register, -1 none */
-	int8_t rm;		/* register operand when !mem */
-	int64_t disp;
-	int64_t imm;
-	uint64_t target;	/* RIP-relative memory address or branch target (absolute) */
-};
-#define ASC_X86_RAX 0
-#define ASC_X86_RCX 1
-#define ASC_X86_RDX 2
-#define ASC_X86_RBX 3
-#define ASC_X86_RSP 4
-#define ASC_X86_RBP 5
-#define ASC_X86_RSI 6
-#define ASC_X86_RDI 7
-#define ASC_X86_RIP 16
-
-/*
- * Decodes one instruction at code (avail bytes, at address pc).  Returns its
- * length or -EILSEQ for an instruction outside the supported subset.
- */
-int asc_x86_decode(const uint8_t *code, size_t avail, uint64_t pc, struct asc_insn *in);
+struct bpf_program;
 
 /* ---- c10::TensorImpl layout ---- */
 
@@ -192,6 +146,12 @@ struct asc_pytorch_opts {
 	const char *libtorch_cpu_path;	/* host path of libtorch_cpu.so, NULL to find in maps */
 	const char *python_path;	/* host path of the interpreter binary, NULL: /proc/PID/exe */
 	int no_seqnr;			/* no sequence numbers (benchmarks: their cost) */
+	/*
+	 * Called on each uprobe program of the object before its load, e.g.
+	 * asc_attach_prepare_multi (trace/attach.h: uprobe_multi where the kernel
+	 * has it); NULL: the programs stay single uprobes.
+	 */
+	int (*prepare_prog)(struct bpf_program *prog);
 };
 
 /*

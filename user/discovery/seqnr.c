@@ -12,8 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/hashmap.h"
 #include "lib/log.h"
-#include "discovery/pytorch.h"
+#include "arch/x86.h"
+#include "discovery/elfsym.h"
 #include "discovery/seqnr.h"
 
 int asc_seqnr_tls_decode(const uint8_t *code, size_t len, uint64_t vaddr,
@@ -312,70 +314,66 @@ void asc_seqnr_names_free(struct asc_seqnr_names *nm)
 
 /* ---- fwdbwd pairing ---- */
 
+/* One sequence number: its latest forward and backward op. */
 struct slot {
-	int64_t seq;		/* -1: empty */
+	int64_t seq;
 	long fwd, bwd;		/* op indices, -1 none */
 	int64_t fwd_ts, bwd_ts;
 	uint32_t fwd_os_tid, bwd_os_tid;
-	size_t order;
 };
 
-static int cmp_order(const void *a, const void *b)
+/*
+ * The slot of seq in tab (*nr slots, in the order their numbers first
+ * appeared), a new one if seq has none; NULL without memory.
+ */
+static struct slot *slot_of(struct asc_u64map *idx, struct slot **tab, size_t *nr, size_t *cap,
+			    int64_t seq)
 {
-	const struct slot *x = a, *y = b;
+	uint64_t *at = asc_u64map_slot(idx, (uint64_t)seq, 1);
+	struct slot *s;
 
-	return x->order < y->order ? -1 : x->order > y->order;
+	if (!at)
+		return NULL;
+	if (*at)
+		return &(*tab)[*at - 1];
+	if (*nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct slot *nt = realloc(*tab, ncap * sizeof(*nt));
+
+		if (!nt) {
+			asc_u64map_del(idx, (uint64_t)seq);
+			return NULL;
+		}
+		*tab = nt;
+		*cap = ncap;
+	}
+	s = &(*tab)[*nr];
+	*at = ++*nr;		/* index + 1: 0 marks the slot just added */
+	s->seq = seq;
+	s->fwd = s->bwd = -1;
+	return s;
 }
 
 long asc_fwdbwd_pairs(size_t nr_ops, const struct asc_fwdbwd_op *(*op)(size_t i, void *ctx),
 		      void *ctx, struct asc_fwdbwd **out)
 {
-	size_t cap = 64, used = 0, i, k, n = 0;
-	struct slot *tab = malloc(cap * sizeof(*tab));
+	struct asc_u64map idx = { 0 };
+	struct slot *tab = NULL;
+	size_t cap = 0, used = 0, i, n = 0;
 	struct asc_fwdbwd *res;
 
 	*out = NULL;
-	if (!tab)
-		return -ENOMEM;
-	for (k = 0; k < cap; k++)
-		tab[k].seq = -1;
 	for (i = 0; i < nr_ops; i++) {
 		const struct asc_fwdbwd_op *o = op(i, ctx);
 		struct slot *s;
-		size_t h;
 
 		if (!o || o->seq < 0)
 			continue;
-		if ((used + 1) * 2 > cap) {	/* grow and rehash */
-			size_t ncap = cap * 2;
-			struct slot *nt = malloc(ncap * sizeof(*nt));
-
-			if (!nt) {
-				free(tab);
-				return -ENOMEM;
-			}
-			for (k = 0; k < ncap; k++)
-				nt[k].seq = -1;
-			for (k = 0; k < cap; k++) {
-				if (tab[k].seq < 0)
-					continue;
-				h = (uint64_t)tab[k].seq * 0x9e3779b97f4a7c15ull >> 7;
-				while (nt[h & (ncap - 1)].seq >= 0)
-					h++;
-				nt[h & (ncap - 1)] = tab[k];
-			}
+		s = slot_of(&idx, &tab, &used, &cap, o->seq);
+		if (!s) {
+			asc_u64map_free(&idx);
 			free(tab);
-			tab = nt;
-			cap = ncap;
-		}
-		h = (uint64_t)o->seq * 0x9e3779b97f4a7c15ull >> 7;
-		while (tab[h & (cap - 1)].seq >= 0 && tab[h & (cap - 1)].seq != o->seq)
-			h++;
-		s = &tab[h & (cap - 1)];
-		if (s->seq < 0) {
-			s->seq = o->seq;
-			s->fwd = s->bwd = -1;
-			s->order = used++;
+			return -ENOMEM;
 		}
 		if (o->fwd_tid == 0 && (s->fwd < 0 || s->fwd_ts < o->start_ns)) {
 			s->fwd = i;
@@ -387,16 +385,15 @@ long asc_fwdbwd_pairs(size_t nr_ops, const struct asc_fwdbwd_op *(*op)(size_t i,
 			s->bwd_os_tid = o->tid;
 		}
 	}
-	for (i = k = 0; i < cap; i++)
-		if (tab[i].seq >= 0 && tab[i].fwd >= 0 && tab[i].bwd >= 0 &&
-		    tab[i].fwd_os_tid != tab[i].bwd_os_tid)
-			tab[k++] = tab[i];
-	n = k;
+	asc_u64map_free(&idx);
+	/* pairs in the order their numbers first appeared */
+	for (i = 0; i < used; i++)
+		if (tab[i].fwd >= 0 && tab[i].bwd >= 0 && tab[i].fwd_os_tid != tab[i].bwd_os_tid)
+			tab[n++] = tab[i];
 	if (!n) {
 		free(tab);
 		return 0;
 	}
-	qsort(tab, n, sizeof(*tab), cmp_order);
 	res = malloc(n * sizeof(*res));
 	if (!res) {
 		free(tab);

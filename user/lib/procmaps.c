@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * procmaps.c - parsing /proc/PID/maps, container path view, address <->
- * file offset.  See procmaps.h for the contracts.
+ * file offset, /proc/PID/environ.  See procmaps.h for the contracts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "lib/log.h"
 #include "lib/procmaps.h"
 
@@ -301,4 +303,68 @@ int asc_maps_entry_host_path(pid_t pid, const struct asc_map_entry *e, char *buf
 	if (is_that_file(buf, e->inode))
 		return 0;
 	return -ENOENT;
+}
+
+ssize_t asc_maps_next_image(const struct asc_maps *maps, size_t from,
+			    const char *const *prefixes)
+{
+	size_t i, k;
+
+	for (i = from; i < maps->nr; i++) {
+		const struct asc_map_entry *e = &maps->entries[i];
+		const char *base;
+
+		if (!e->path || e->path[0] != '/' || e->offset || e->deleted)
+			continue;
+		base = strrchr(e->path, '/') + 1;
+		for (k = 0; prefixes[k]; k++)
+			if (!strncmp(base, prefixes[k], strlen(prefixes[k])))
+				return i;
+	}
+	return -1;
+}
+
+int asc_proc_environ(pid_t pid, char **buf, size_t *len)
+{
+	char path[64], *b;
+	size_t n = 0;
+	int fd, err = 0;
+
+	b = malloc(ASC_ENVIRON_MAX);
+	if (!b)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		free(b);
+		return err;
+	}
+	while (n < ASC_ENVIRON_MAX - 1) {
+		ssize_t r = read(fd, b + n, ASC_ENVIRON_MAX - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = -errno;
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (err) {
+		free(b);
+		return err;
+	}
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+const char *asc_environ_value(const char *entry, const char *name)
+{
+	size_t nl = strlen(name);
+
+	return !strncmp(entry, name, nl) && entry[nl] == '=' ? entry + nl + 1 : NULL;
 }

@@ -2,7 +2,8 @@
 /*
  * procmaps.h - /proc/PID/maps of a target process: which files are mapped
  * where, the /proc/PID/root view of those files for processes in other mount
- * namespaces (containers), and address <-> file offset conversion.
+ * namespaces (containers), and address <-> file offset conversion; and the
+ * environment a target was started with (/proc/PID/environ).
  *
  * Paths in a map entry are the target's view (what it sees under its root);
  * asc_maps_host_path() gives the path this process opens, the same file.
@@ -93,5 +94,30 @@ int asc_maps_host_path(pid_t pid, const char *path, uint64_t inode, char *buf, s
  * -ENOENT for anonymous entries or when none works, -ESRCH if PID is gone.
  */
 int asc_maps_entry_host_path(pid_t pid, const struct asc_map_entry *e, char *buf, size_t len);
+
+/*
+ * Index of the first entry at or after from that maps a file from its
+ * offset 0 (the file's first mapping: its image) whose path is absolute,
+ * not deleted, and whose basename starts with one of prefixes[]
+ * (NULL-terminated); -1 if none.
+ */
+ssize_t asc_maps_next_image(const struct asc_maps *maps, size_t from,
+			    const char *const *prefixes);
+
+/* Bytes of /proc/PID/environ read at most, its final NUL included. */
+#define ASC_ENVIRON_MAX	(1 << 16)
+
+/*
+ * The environment PID was exec'ed with (/proc/PID/environ; a later setenv()
+ * is not in it): NUL-separated NAME=value entries, at most
+ * ASC_ENVIRON_MAX - 1 bytes, NUL-terminated.  *buf is malloc'ed (the caller
+ * frees it), *len its length without the final NUL.  0 or -errno (-ENOENT:
+ * no such process, -EACCES).  Walk it with
+ *	for (p = buf; p < buf + len; p += strlen(p) + 1)
+ */
+int asc_proc_environ(pid_t pid, char **buf, size_t *len);
+
+/* The value in entry when it is "NAME=value", else NULL. */
+const char *asc_environ_value(const char *entry, const char *name);
 
 #endif /* __ASCBPF_PROCMAPS_H */

@@ -16,6 +16,7 @@
 #include "ascend/hal.h"
 #include "ascend/stars.h"
 #include "trace/devtime.h"
+#include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/procmaps.h"
 
@@ -37,6 +38,9 @@ struct asc_devtime_pairer {
 	size_t pending;
 	uint64_t overwritten;	/* a start replaced before its end arrived */
 	struct pair_slot slots[PAIR_SLOTS];
+	struct asc_u64map open;	/* key -> index in slots of its pending start */
+	uint32_t free_slots[PAIR_SLOTS];	/* indices an end released, reused first */
+	uint32_t nr_free, next_slot;	/* slots from next_slot on were never used */
 };
 
 struct asc_devtime_pairer *asc_devtime_pairer_new(uint32_t dev_id)
@@ -50,6 +54,8 @@ struct asc_devtime_pairer *asc_devtime_pairer_new(uint32_t dev_id)
 
 void asc_devtime_pairer_free(struct asc_devtime_pairer *p)
 {
+	if (p)
+		asc_u64map_free(&p->open);
 	free(p);
 }
 
@@ -58,41 +64,32 @@ size_t asc_devtime_pairer_pending(const struct asc_devtime_pairer *p)
 	return p ? p->pending : 0;
 }
 
+/*
+ * The slot of key's pending start; with insert, a new one if none (NULL when
+ * PAIR_SLOTS starts are pending or the map cannot grow).
+ */
 static struct pair_slot *slot_for(struct asc_devtime_pairer *p, uint32_t key, int insert)
 {
-	uint32_t h = (key * 2654435761u) & (PAIR_SLOTS - 1), i;
+	uint64_t *idx, i;	/* i: the index of a pending start */
 
-	for (i = 0; i < PAIR_SLOTS; i++) {
-		struct pair_slot *s = &p->slots[(h + i) & (PAIR_SLOTS - 1)];
-
-		if (s->used && s->key == key)
-			return s;
-		if (!s->used)
-			return insert ? s : NULL;
-	}
-	return NULL;
+	if (asc_u64map_get(&p->open, key, &i))
+		return &p->slots[i];
+	if (!insert || (!p->nr_free && p->next_slot == PAIR_SLOTS))
+		return NULL;
+	idx = asc_u64map_slot(&p->open, key, 1);
+	if (!idx)
+		return NULL;
+	*idx = p->nr_free ? p->free_slots[--p->nr_free] : p->next_slot++;
+	p->slots[*idx].used = 0;
+	return &p->slots[*idx];
 }
 
-/* Removes s keeping every probe chain intact (backward-shift deletion). */
+/* Ends the pending start in s. */
 static void slot_remove(struct asc_devtime_pairer *p, struct pair_slot *s)
 {
-	uint32_t i = s - p->slots, j = i;
-
 	s->used = 0;
-	for (;;) {
-		uint32_t home;
-
-		j = (j + 1) & (PAIR_SLOTS - 1);
-		if (!p->slots[j].used)
-			break;
-		home = (p->slots[j].key * 2654435761u) & (PAIR_SLOTS - 1);
-		/* move j back to i if its home is not in (i, j] (cyclically) */
-		if (((j - home) & (PAIR_SLOTS - 1)) >= ((j - i) & (PAIR_SLOTS - 1))) {
-			p->slots[i] = p->slots[j];
-			p->slots[j].used = 0;
-			i = j;
-		}
-	}
+	asc_u64map_del(&p->open, s->key);
+	p->free_slots[p->nr_free++] = s - p->slots;
 	p->pending--;
 }
 

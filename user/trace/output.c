@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * output.c - the output directory, one capture file per process, and the
+ * conversion of each finished capture.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "capture/capture.h"
+#include "convert/convert.h"
+#include "analysis/correlate.h"
+#include "lib/log.h"
+#include "trace/trace_priv.h"
+
+static int dir_is_empty(const char *path)
+{
+	struct dirent *de;
+	DIR *d = opendir(path);
+	int empty = 1;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(buf, 0755) && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int prepare_outdir(struct trace *t)
+{
+	struct stat st;
+	int err;
+
+	snprintf(t->outdir, sizeof(t->outdir), "%s", t->o.outdir);
+	if (stat(t->outdir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			asc_err("trace: output %s is not a directory\n", t->outdir);
+			return -ENOTDIR;
+		}
+		if (access(t->outdir, W_OK | X_OK)) {
+			asc_err("trace: output directory %s is not writable\n", t->outdir);
+			return -EACCES;
+		}
+		err = dir_is_empty(t->outdir);
+		if (err < 0) {
+			asc_err("trace: cannot read output directory %s: %s\n", t->outdir,
+				strerror(-err));
+			return err;
+		}
+		if (!err && !t->o.force) {
+			asc_err("trace: output directory %s is not empty (use --force to write "
+				"into it)\n", t->outdir);
+			return -EEXIST;
+		}
+		return 0;
+	}
+	err = mkdir_p(t->outdir);
+	if (err) {
+		asc_err("trace: cannot create output directory %s: %s\n", t->outdir,
+			strerror(-err));
+		return err == -EROFS ? -EACCES : err;
+	}
+	t->created_outdir = 1;
+	return 0;
+}
+
+int open_capture(struct trace *t, struct target *tg)
+{
+	int n;
+
+	if (t->o.capture)
+		n = snprintf(tg->capture_path, sizeof(tg->capture_path), "%s", t->o.capture);
+	else
+		n = snprintf(tg->capture_path, sizeof(tg->capture_path), "%.4000s/ascbpf-%d.cap",
+			     t->outdir, tg->pid);
+	if (n >= (int)sizeof(tg->capture_path)) {
+		asc_err("trace: capture path too long\n");
+		return -ENAMETOOLONG;
+	}
+	tg->w = asc_capture_create(tg->capture_path, t->o.force);
+	if (!tg->w) {
+		int err = -errno;
+
+		asc_err("trace: cannot create capture %s: %s\n", tg->capture_path,
+			strerror(-err));
+		return err == -EROFS ? -EACCES : err;
+	}
+	tg->pre.on = !!(t->o.activities & ASC_ACT_NPU);
+	append_clock(tg, ASC_CLOCK_START);
+	append_config(t, tg);
+	if (!tg->is_child)
+		write_process(t, tg);	/* a child is still ascbpf until it execs */
+	return 0;
+}
+
+/* Converts one finished capture into OUTDIR/{run}_ascend_pt (user/convert/convert.h). */
+int convert_target(struct trace *t, struct target *tg)
+{
+	struct asc_convert_opts co = {
+		.out_dir = t->outdir,
+		.worker_name = t->o.worker_name,
+		.level = (int)t->o.level,
+		.force = t->o.force,
+	};
+	struct asc_capture_reader *r;
+	struct asc_corr *c;
+	int err;
+
+	r = asc_capture_open(tg->capture_path);
+	if (!r) {
+		err = -errno;
+		asc_err("trace: cannot read back %s: %s\n", tg->capture_path, strerror(-err));
+		return err;
+	}
+	c = asc_corr_build(r);
+	if (!c) {
+		err = -errno;
+		asc_err("trace: cannot correlate %s: %s\n", tg->capture_path, strerror(-err));
+		asc_capture_free(r);
+		return err;
+	}
+	err = asc_convert(c, tg->capture_path, &co);
+	asc_corr_free(c);
+	asc_capture_free(r);
+	if (err == -ENODATA) {
+		asc_warn("trace: pid %d: no step was recorded: nothing to convert (the capture "
+			 "is kept: %s)\n", tg->pid, tg->capture_path);
+		return 0;
+	}
+	if (err)
+		asc_err("trace: pid %d: conversion failed: %s (the capture is kept: %s)\n",
+			tg->pid, strerror(-err), tg->capture_path);
+	return err;
+}

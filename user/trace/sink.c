@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sink.c - where records go: the ring consumer's and the device readers'
+ * records into the capture of their process (or kept until it is adopted),
+ * and the per-card device readers processes join.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "capture/capture.h"
+#include "capture/records.h"
+#include "discovery/pystack.h"
+#include "trace/devtime.h"
+#include "lib/log.h"
+#include "trace/trace_priv.h"
+
+static int emit_pyframe(const struct asc_pyframe *rec, size_t size, void *ctx)
+{
+	struct target *tg = ctx;
+
+	return asc_capture_append(tg->w, rec, size);
+}
+
+#define ASC_MAX_EARLY	65536	/* records kept for processes being adopted */
+
+/* Serialises capture appends: the ring-buffer consumer and the devtime threads. */
+pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Keeps a record of a process the BPF side traces but we have not adopted yet. */
+static int keep_early(struct trace *t, const void *rec, size_t size)
+{
+	void **ne, *copy;
+
+	if (!(t->o.comm || t->have_child) || t->nr_early >= ASC_MAX_EARLY) {
+		t->unrouted++;
+		return 0;
+	}
+	if (!(t->nr_early & (t->nr_early - 1)) || !t->early) {
+		size_t cap = t->nr_early ? t->nr_early * 2 : 64;
+
+		ne = realloc(t->early, cap * sizeof(*ne));
+		if (!ne) {
+			t->unrouted++;
+			return 0;
+		}
+		t->early = ne;
+	}
+	copy = malloc(size);
+	if (!copy) {
+		t->unrouted++;
+		return 0;
+	}
+	memcpy(copy, rec, size);
+	t->early[t->nr_early++] = copy;
+	return 0;
+}
+
+/* Hands the kept records of a just-adopted process to its capture, in order. */
+void flush_early(struct trace *t, uint32_t tgid)
+{
+	size_t i, j = 0;
+
+	pthread_mutex_lock(&capture_lock);
+	for (i = 0; i < t->nr_early; i++) {
+		const struct asc_hdr *h = t->early[i];
+
+		if (h->tgid == tgid) {
+			sink_record(t, h, h->size);
+			free(t->early[i]);
+		} else {
+			t->early[j++] = t->early[i];
+		}
+	}
+	t->nr_early = j;
+	pthread_mutex_unlock(&capture_lock);
+}
+
+int sink_record(void *ctx, const void *rec, size_t size)
+{
+	struct trace *t = ctx;
+	const struct asc_hdr *h = rec;
+	struct target *tg = target_of(t, h->tgid);
+
+	if (!tg || !tg->w)
+		return keep_early(t, rec, size);
+	tg->records++;
+	if (h->type == ASC_REC_SQE) {
+		const struct asc_sqe *q = rec;
+
+		if (tg->pre.on)
+			prechan_on_sqe(&tg->pre, q);
+		/*
+		 * A process that started later joins its card's reader at its TSDRV
+		 * bind; below Level2 the bind is not seen (no ioctl tracepoints), so
+		 * its first submission names the card (joined from the main loop).
+		 */
+		if (!tg->dev_started && !tg->bind_dev)
+			tg->bind_dev = q->dev_id + 1;
+		if (q->sqe_num > 1 && tg->launch_marks == LAUNCH_MARKS_OFF && t->o.level == 0)
+			tg->launch_marks = LAUNCH_MARKS_WANTED;
+	}
+	if (h->type == ASC_REC_FDBIND) {
+		const struct asc_fdbind *b = rec;
+
+		/* a TSDRV bind names the card the process uses (joined from the main loop) */
+		if (!strncmp(b->module_name, "TSDRV", sizeof(b->module_name)) && b->device_id >= 0)
+			tg->bind_dev = b->device_id + 1;
+	}
+	if (h->type == ASC_REC_PYSTACK && tg->pyres) {
+		int err = asc_capture_append(tg->w, rec, size);
+
+		asc_pystack_resolve_rec(tg->pyres, rec, emit_pyframe, tg);
+		return err;
+	}
+	if (h->type == ASC_REC_STACK) {
+		const struct asc_stack *st = rec;
+		uint32_t i;
+
+		for (i = 0; i < st->nr && i < ASC_STACK_DEPTH; i++)
+			ip_insert(tg, st->ips[i]);
+	}
+	return asc_capture_append(tg->w, rec, size);
+}
+
+/* devtime hands its records (DEVTASK, DEVCLOCK, LOST) here, from its thread. */
+
+static int sink_devtime(void *ctx, const void *rec, size_t size)
+{
+	struct devreader *r = ctx;
+	const struct asc_hdr *rh = rec;
+	int i, err = 0;
+
+	pthread_mutex_lock(&capture_lock);
+	if (rh->type == ASC_REC_DEVCLOCK && !r->have_clock && size == sizeof(r->start_clock)) {
+		memcpy(&r->start_clock, rec, size);
+		r->have_clock = 1;
+	} else if (rh->type == ASC_REC_DEVTASK && size == sizeof(*r->hist)) {
+		if (!r->hist)
+			r->hist = malloc(DEVREADER_HISTORY * sizeof(*r->hist));
+		if (r->hist) {
+			size_t at = (r->hist_head + r->hist_nr) % DEVREADER_HISTORY;
+
+			memcpy(&r->hist[at], rec, size);
+			if (r->hist_nr < DEVREADER_HISTORY)
+				r->hist_nr++;
+			else
+				r->hist_head = (r->hist_head + 1) % DEVREADER_HISTORY;
+		}
+	}
+	for (i = 0; i < r->nr_members; i++) {
+		struct target *tg = r->members[i];
+		struct asc_hdr *h = (struct asc_hdr *)rec;
+
+		if (!tg->w)
+			continue;
+		if (h->type == ASC_REC_DEVTASK && tg->pre.on)
+			prechan_on_devtask(&tg->pre, rec);
+		h->tgid = tg->pid;	/* the copy in each capture names its process */
+		if (asc_capture_append(tg->w, rec, size) && !err)
+			err = -EIO;
+	}
+	pthread_mutex_unlock(&capture_lock);
+	return err;
+}
+
+/*
+ * Makes tg a member of dev's reader, starting the reader if needed (through
+ * tg's HAL).  Called from the main loop only: a reader's first records go
+ * through sink_devtime, which takes capture_lock.
+ */
+void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
+{
+	struct devreader *r = NULL;
+	int i;
+
+	if (!(t->o.activities & ASC_ACT_NPU) || !tg->w)
+		return;
+	for (i = 0; i < t->nr_readers; i++)
+		if (t->readers[i]->dev == dev)
+			r = t->readers[i];
+	if (!r) {
+		if (t->nr_readers >= ASC_MAX_DEVREADERS)
+			return;
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return;
+		r->dev = dev;
+		t->readers[t->nr_readers++] = r;
+	}
+	for (i = 0; i < r->nr_members; i++)
+		if (r->members[i] == tg)
+			return;
+	if (r->nr_members < MAX_TARGETS) {
+		size_t k;
+
+		pthread_mutex_lock(&capture_lock);
+		r->members[r->nr_members++] = tg;
+		tg->pre.young_drains = 2;	/* its records flow from now on */
+		/* a reader that already runs: what it delivered before, as if a member */
+		if (r->have_clock) {
+			r->start_clock.hdr.tgid = tg->pid;
+			asc_capture_append(tg->w, &r->start_clock, sizeof(r->start_clock));
+		}
+		for (k = 0; k < r->hist_nr; k++) {
+			struct asc_devtask *d = &r->hist[(r->hist_head + k) % DEVREADER_HISTORY];
+
+			d->hdr.tgid = tg->pid;
+			if (tg->pre.on)
+				prechan_on_devtask(&tg->pre, d);
+			asc_capture_append(tg->w, d, sizeof(*d));
+		}
+		pthread_mutex_unlock(&capture_lock);
+	}
+	tg->dev_started = 1;
+	/*
+	 * The reader loads the HAL the process mapped; a short-lived process (a
+	 * rank done in 0.1 s) may be gone by then: then through a live traced
+	 * process that reads a card (the same HAL).
+	 */
+	if (!r->dt && !process_gone(tg->pid))
+		r->dt = asc_devtime_start(tg->pid, dev, sink_devtime, r);
+	for (i = 0; !r->dt && process_gone(tg->pid) && i < t->nr_targets; i++)
+		if (&t->targets[i] != tg && t->targets[i].dev_started &&
+		    !process_gone(t->targets[i].pid))
+			r->dt = asc_devtime_start(t->targets[i].pid, dev, sink_devtime, r);
+	/*
+	 * From here on every task it submits completes with the channel open.
+	 * Without a channel no submission has a device record: nothing to tell.
+	 */
+	pthread_mutex_lock(&capture_lock);
+	if (r->dt && tg->pre.on && !tg->pre.open_ns)
+		tg->pre.open_ns = now_ns(CLOCK_MONOTONIC);
+	else if (!r->dt && tg->pre.on && process_gone(tg->pid))
+		tg->pre.ended_first = 1;	/* every submission it made came before a channel */
+	else if (!r->dt)
+		prechan_free(&tg->pre);
+	pthread_mutex_unlock(&capture_lock);
+}
+
+int ring_cb(void *ctx, void *data, size_t size)
+{
+	struct trace *t = ctx;
+
+	pthread_mutex_lock(&capture_lock);
+	asc_consumer_handle(&t->cons, data, size);
+	pthread_mutex_unlock(&capture_lock);
+	return 0;	/* a bad record never stops the drain */
+}
+
+void on_loader(void *ctx, uint32_t tgid)
+{
+	struct trace *t = ctx;
+	struct target *tg = target_of(t, tgid);
+
+	if (tg)
+		tg->rescan = 1;
+	else
+		t->adopt_pending = 1;	/* a new process from the exec / fork programs */
+}
