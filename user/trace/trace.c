@@ -43,6 +43,7 @@
 #include "commands.h"
 #include "trace/consumer.h"
 #include "convert/convert.h"
+#include "convert/db_export.h"
 #include "analysis/correlate.h"
 #include "trace/devtime.h"
 #include "discovery/elfsym.h"
@@ -413,6 +414,7 @@ static void trace_usage(FILE *f)
 "      --no-convert         keep only the capture file\n"
 "      --force              write into a non-empty output directory\n"
 "      --worker-name NAME   worker name of the *_ascend_pt directory\n"
+"      --export-type T      text (default), db or text,db: torch_npu's export_type\n"
 "      --rank-env NAME      environment variable of the target holding its rank (RANK)\n"
 "  -v, --verbose            debug messages\n");
 }
@@ -524,7 +526,7 @@ int asc_trace_parse_activities(const char *list, uint32_t *act)
 enum {
 	OPT_COMM = 256, OPT_ACT, OPT_LEVEL, OPT_SHAPES, OPT_MEM, OPT_STACK, OPT_SCHED, OPT_STEP,
 	OPT_DURATION, OPT_RINGBUF, OPT_CAPTURE, OPT_NOCONV, OPT_FORCE, OPT_WORKER, OPT_RANKENV,
-	OPT_STEPPY, OPT_HELP,
+	OPT_STEPPY, OPT_HELP, OPT_EXPORT_TYPE,
 };
 
 static const struct option long_opts[] = {
@@ -544,6 +546,7 @@ static const struct option long_opts[] = {
 	{ "no-convert", no_argument, NULL, OPT_NOCONV },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "worker-name", required_argument, NULL, OPT_WORKER },
+	{ "export-type", required_argument, NULL, OPT_EXPORT_TYPE },
 	{ "rank-env", required_argument, NULL, OPT_RANKENV },
 	{ "step-py", required_argument, NULL, OPT_STEPPY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -671,6 +674,14 @@ int asc_trace_parse_args(int argc, char **argv, struct asc_trace_opts *o)
 			break;
 		case OPT_RANKENV:
 			o->rank_env = optarg;
+			break;
+		case OPT_EXPORT_TYPE:
+			o->export_type = asc_export_type_parse(optarg);
+			if (o->export_type < 0) {
+				asc_err("trace: --export-type must be text, db or text,db (got '%s')\n",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_STEPPY:
 			if (!*optarg) {
@@ -2834,6 +2845,7 @@ static int convert_target(struct trace *t, struct target *tg)
 	struct asc_convert_opts co = {
 		.out_dir = t->outdir,
 		.worker_name = t->o.worker_name,
+		.export_type = t->o.export_type,
 		.level = (int)t->o.level,
 		.force = t->o.force,
 	};
