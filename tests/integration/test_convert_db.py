@@ -28,6 +28,8 @@ Python's sqlite3 and checked against:
   PYTORCH_API -> CONNECTION_IDS -> TASK join msprof-analyze uses;
 * real PyTorch with --record-shapes --with-stack: every cpu_op is its
   PYTORCH_API row, shapes, types and call stack (PYTORCH_CALLCHAINS) alike;
+* tests/lib/mkcapture's rank-0 capture against its truth file: the rank's
+  file name, every kernel's TASK row and its op through CONNECTION_IDS;
 * `ascbpf convert --export-type db` of the capture writes the same rows and
   no text file; profiler_info records the export type; bad values exit 2.
 """
@@ -36,6 +38,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sqlite3
 import sys
 
@@ -195,6 +198,15 @@ def check_text(S, db, ids, po, level):
     for g, r in zip(got, srows):
         check(g[1] == r[0] and all(abs(float(a) - float(b)) < 1e-6 for a, b in zip(g[2:], r[1:])),
               S + "StepTraceTime %s vs csv %s" % (g, r))
+
+    # META_DATA's ENV_VARIABLES: profiler_metadata.json's, when the capture has them
+    meta = os.path.join(os.path.dirname(po), "profiler_metadata.json")
+    env = db.execute("SELECT value FROM META_DATA WHERE name = 'ENV_VARIABLES'").fetchall()
+    if os.path.exists(meta):
+        check(len(env) == 1 and json.loads(env[0][0]) ==
+              json.load(open(meta))["ENV_VARIABLES"], S + "ENV_VARIABLES %s" % env)
+    else:
+        check(not env, S + "ENV_VARIABLES without profiler_metadata.json")
 
     ev = trace_events(po)
     cpu = [e for e in ev if e.get("cat") == "cpu_op"]
@@ -379,15 +391,58 @@ def run_pytorch(d, doc):
                                         list(got - want)[:2], list(want - got)[:2]))
 
 
+def run_synthetic(d, doc):
+    """tests/lib/mkcapture's capture of rank 0 (its truth file is the ground truth): the
+    file is ascend_pytorch_profiler_0.db, RANK_DEVICE_MAP says rank 0, and every kernel
+    is its TASK row (start, end, stream, task id, type) joined to its aten op through
+    PYTORCH_API -> CONNECTION_IDS."""
+    S = "synthetic: "
+    cap, truth = os.path.join(d, "c.ascb"), os.path.join(d, "truth.json")
+    r = subprocess.run([os.path.join(tc.OUTPUT, "tests", "lib", "mkcapture"), "-o", cap,
+                           "--truth", truth, "--events", "20000", "--ops", "20"],
+                          capture_output=True, text=True)
+    if not check(r.returncode == 0, S + "mkcapture exited %d" % r.returncode):
+        return
+    out = os.path.join(d, "out")
+    r = tc.run_ascbpf(["convert", "--export-type", "db", "--level", "1", "-o", out, cap])
+    if not check(r.returncode == 0, S + "convert exited %d: %s" % (r.returncode, r.stderr)):
+        return
+    t = json.load(open(truth))
+    runs = os.listdir(out)
+    po = os.path.join(out, runs[0], "ASCEND_PROFILER_OUTPUT")
+    check(sorted(os.listdir(po)) == ["analysis.db", "ascend_pytorch_profiler_0.db"],
+          S + "files %s" % sorted(os.listdir(po)))
+    path = os.path.join(po, "ascend_pytorch_profiler_0.db")
+    if not os.path.exists(path):
+        return
+    db = check_schema(S, path, doc, {"TASK", "COMPUTE_TASK_INFO", "CANN_API", "PYTORCH_API"})
+    ids = check_strings(S, db, doc)
+    check(db.execute("SELECT DISTINCT rankId FROM RANK_DEVICE_MAP").fetchall() == [(0,)],
+          S + "RANK_DEVICE_MAP %s" % db.execute("SELECT * FROM RANK_DEVICE_MAP").fetchall())
+    got = sorted((a, b, st, tk, ids[tt]) for a, b, st, tk, tt in db.execute(
+        "SELECT startNs, endNs, streamId, taskId, taskType FROM TASK"))
+    want = sorted((k["start"], k["end"], k["stream"], k["task_id"], k["task_type"])
+                  for k in t["kernels"])
+    check(got == want and len(want) == t["kernel_count"],
+          S + "TASK %d rows, truth %d kernels" % (len(got), len(want)))
+    got = sorted((a, ids[n]) for a, n in db.execute(
+        "SELECT t.startNs, p.name FROM PYTORCH_API p JOIN CONNECTION_IDS c ON "
+        "c.id = p.connectionId JOIN TASK t ON t.connectionId = c.connectionId"))
+    want = sorted((k["start"], k["op"]) for k in t["kernels"] if k.get("op"))
+    check(got == want and want, S + "op -> task pairs %d, truth %d" % (len(got), len(want)))
+
+
 def main():
     doc, enum_rows = parse_doc()
     check(len(doc.get("ascend_pytorch_profiler.db", {})) >= 20 and
           len(doc.get("analysis.db", {})) == 4, "docs/db_schema.md parsed: %s" %
           {k: len(v) for k, v in doc.items()})
-    for level in (1, 0, "pytorch"):
+    for level in ("synthetic", 1, 0, "pytorch"):
         d = tc.workdir()
         try:
-            if level == "pytorch":
+            if level == "synthetic":
+                run_synthetic(d, doc)
+            elif level == "pytorch":
                 run_pytorch(d, doc)
             else:
                 run(level, d, doc, enum_rows)

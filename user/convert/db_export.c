@@ -883,7 +883,7 @@ static void small_tables(struct dbx *x)
 	uint32_t devs = 0, d;
 	char key[64], env[2048];
 	size_t i, n;
-	int k, any = 0;
+	int k, any = 0, trunc = 0;
 
 	tab_begin(w, "META_DATA", ASC_DBT_META_DATA, 0);
 	b_text(w, "SCHEMA_VERSION");
@@ -900,16 +900,28 @@ static void small_tables(struct dbx *x)
 	row_end(w);
 	/* ENV_VARIABLES (json.dumps of the dict) only when traced: unknown is not "" */
 	n = (size_t)snprintf(env, sizeof(env), "{");
-	for (k = 0; env_names[k] && n < sizeof(env); k++) {
+	for (k = 0; env_names[k] && n + 16 < sizeof(env); k++) {
 		const char *val;
 
 		snprintf(key, sizeof(key), "env.%s", env_names[k]);
 		val = asc_corr_config(c, key);
 		any |= val != NULL;
-		n += (size_t)snprintf(env + n, sizeof(env) - n, "%s\"%s\": \"%s\"", k ? ", " : "",
-				      env_names[k], val ? val : "");
+		n += (size_t)snprintf(env + n, sizeof(env) - n, "%s\"%s\": \"", k ? ", " : "",
+				      env_names[k]);
+		for (; val && *val && n + 16 < sizeof(env); val++) {
+			unsigned char ch = (unsigned char)*val;
+
+			if (ch == '"' || ch == '\\')
+				n += (size_t)snprintf(env + n, sizeof(env) - n, "\\%c", ch);
+			else if (ch < 0x20)
+				n += (size_t)snprintf(env + n, sizeof(env) - n, "\\u%04x", ch);
+			else
+				env[n++] = (char)ch;
+		}
+		trunc |= val && *val;
+		env[n++] = '"';
 	}
-	if (any && n + 2 < sizeof(env) && !strpbrk(env, "\\\n")) {
+	if (any && !trunc && n + 2 < sizeof(env) && !env_names[k]) {
 		strcpy(env + n, "}");
 		b_text(w, "ENV_VARIABLES");
 		b_text(w, env);
