@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """`--export-type db` (issue 17): torch_npu's database output, end to end.
 
-`ascbpf trace --export-type text,db` of npu_train on a private npu-modeld,
-at Level1 and at Level0, the databases opened with
+`ascbpf trace --export-type text,db` of npu_train on a private npu-modeld
+(baseline at Level1 and Level0; test_convert_db_scenarios.py runs the same
+checks on multi-stream at Level2, launch-storm's batched submissions at
+Level1, transdata at Level0, and a --schedule of two cycles: one pair of
+databases per *_ascend_pt), the databases opened with
 Python's sqlite3 and checked against:
 
 * the schema written down from torch_npu's and msprof's sources,
@@ -87,6 +90,16 @@ def ns_of_us(s):
     return int(whole) * 1000 + int((frac + "000")[:3])
 
 
+def q(db, sql):
+    """The rows of sql, [] when its table does not exist (created with rows only)."""
+    try:
+        return db.execute(sql).fetchall()
+    except sqlite3.OperationalError as e:
+        if "no such table" not in str(e):
+            raise
+        return []
+
+
 def tables(db):
     return {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
@@ -150,11 +163,11 @@ def check_text(S, db, ids, po, level):
     """The database against the text files of the same capture."""
     _, hdr, rows = tc.read_csv(os.path.join(po, "kernel_details.csv"))
     col = {h: i for i, h in enumerate(hdr)}
-    q = ("SELECT c.name, c.opType, c.taskType, t.streamId, t.taskId, c.blockNum, t.startNs, "
-         "t.endNs FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
-         "ORDER BY t.startNs, t.globalTaskId")
+    sql = ("SELECT c.name, c.opType, c.taskType, t.streamId, t.taskId, c.blockNum, t.startNs, "
+           "t.endNs FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
+           "ORDER BY t.startNs, t.globalTaskId")
     got = [(ids[n], ids[o], ids[tt], s, tk, b, t0, t1 - t0)
-           for n, o, tt, s, tk, b, t0, t1 in db.execute(q)]
+           for n, o, tt, s, tk, b, t0, t1 in db.execute(sql)]
     want = []
     for r in rows:
         want.append((r[col["Name"]], r[col["Type"]], r[col["Accelerator Core"]],
@@ -168,23 +181,24 @@ def check_text(S, db, ids, po, level):
                                    next(((a, b) for a, b in zip(want, got) if a != b), None)))
 
     # memory_record.csv (bytes = MB * 2^20, exactly) without its APP rows
-    _, mh, mrows = tc.read_csv(os.path.join(po, "memory_record.csv"))
+    mpath = os.path.join(po, "memory_record.csv")
+    mrows = tc.read_csv(mpath)[2] if os.path.exists(mpath) else []
 
     def mb(s):
         return None if s == "" else round(float(s) * (1 << 20))
     want = [(r[0], ns_of_us(r[1]), mb(r[2]), mb(r[3]), mb(r[4]) or 0,
              None if r[5] == "" else int(r[5])) for r in mrows if r[0] != "APP"]
-    got = [(ids[c], ts, a, rs, ac, sp) for c, ts, a, rs, ac, sp in db.execute(
+    got = [(ids[c], ts, a, rs, ac, sp) for c, ts, a, rs, ac, sp in q(db,
         "SELECT component, timestamp, totalAllocated, totalReserved, totalActive, streamPtr "
         "FROM MEMORY_RECORD")]
-    check(len(got) == len(want) and want, S + "MEMORY_RECORD %d rows, memory_record.csv %d" %
+    check(len(got) == len(want), S + "MEMORY_RECORD %d rows, memory_record.csv %d" %
           (len(got), len(want)))
     # the CSV's MB values have 6 decimals at most: compare allocated/reserved to 1 KB
     diff = [(a, b) for a, b in zip(want, got) if a[:2] != b[:2] or
             any(x is not None and abs(x - y) > 1024 for x, y in zip(a[2:4], b[2:4]))]
     check(not diff, S + "MEMORY_RECORD vs memory_record.csv: %s" % diff[:3])
     app = [round(float(r[3]) * (1 << 20)) for r in mrows if r[0] == "APP"]
-    hbm = [h for (h,) in db.execute("SELECT hbm FROM NPU_MEM ORDER BY timestampNs")]
+    hbm = [h for (h,) in q(db, "SELECT hbm FROM NPU_MEM ORDER BY timestampNs")]
     check(len(app) == len(hbm) and all(abs(a - b) <= 1024 for a, b in zip(app, hbm)),
           S + "NPU_MEM %d rows vs %d APP rows" % (len(hbm), len(app)))
 
@@ -226,6 +240,11 @@ def check_text(S, db, ids, po, level):
         if "CANN_API" in have else 0
     check(n_acl == acl and n_node == node and (level == 0) == (acl == 0),
           S + "CANN_API acl %d node %d, AscendCL@ %d Node@launch %d" % (n_acl, n_node, acl, node))
+    rt = sum(1 for e in ev if e.get("name", "").startswith("Runtime@"))
+    n_rt = db.execute("SELECT count(*) FROM CANN_API WHERE type = 5000").fetchone()[0] \
+        if "CANN_API" in have else 0
+    check(n_rt == rt and (level == 2) == (rt > 0),
+          S + "CANN_API runtime rows %d, Runtime@ events %d" % (n_rt, rt))
     # torch_to_npu flows = the PYTORCH_API -> CONNECTION_IDS -> TASK join
     s_ends = {e["id"]: e for e in ev if e.get("cat") == "async_npu" and e["ph"] == "s"}
     f_ends = {e["id"]: e for e in ev if e.get("cat") == "async_npu" and e["ph"] == "f"}
@@ -272,20 +291,23 @@ def check_journal(S, db, ids, t):
             "SELECT name, globalTid, startNs FROM CANN_API WHERE type = 20000"))
         check(len(dapi) == len(japi) and dapi, S + "CANN_API acl rows %d, journal acl calls %d" %
               (len(dapi), len(japi)))
+        # trace_check's stated tolerance: 99% within 1 ms, every call within 200 ms
         bad = [(a, b) for a, b in zip(dapi, japi) if a[:2] != b[:2] or
-               abs(a[2] - b[2]) > tc.TOLERANCE_NS]
-        check(not bad, S + "CANN_API vs journal: %s" % bad[:3])
+               abs(a[2] - b[2]) > tc.TOLERANCE_MAX_NS]
+        loose = sum(1 for a, b in zip(dapi, japi) if abs(a[2] - b[2]) > tc.TOLERANCE_TIGHT_NS)
+        check(not bad and loose <= len(dapi) * (1 - tc.TOLERANCE_SHARE),
+              S + "CANN_API vs journal: %d beyond 1 ms, %s" % (loose, bad[:3]))
     pid = db.execute("SELECT DISTINCT globalPid FROM TASK").fetchall()
     check(pid == [(t.pid,)], S + "TASK.globalPid %s, pid %d" % (pid, t.pid))
     jm = [x for k, x in jl if k == "mem" and int(x["t"]) >= t0]
     app = sorted(int(x["total_reserved"]) for x in jm if x["component"] == "APP")
-    hbm = sorted(int(h) for (h,) in db.execute("SELECT hbm FROM NPU_MEM"))
-    check(app == hbm and app, S + "NPU_MEM %d rows, journal APP events %d" % (len(hbm), len(app)))
+    hbm = sorted(int(h) for (h,) in q(db, "SELECT hbm FROM NPU_MEM"))
+    check(app == hbm, S + "NPU_MEM %d rows, journal APP events %d" % (len(hbm), len(app)))
     pta = sorted((int(x["total_allocated"]), int(x["total_reserved"])) for x in jm
                  if x["component"] == "PTA")
-    dpta = sorted(db.execute("SELECT totalAllocated, totalReserved FROM MEMORY_RECORD WHERE "
-                             "component = (SELECT id FROM STRING_IDS WHERE value = 'PTA')"))
-    check(dpta == pta and pta, S + "MEMORY_RECORD PTA rows %d, journal PTA events %d" %
+    dpta = sorted(q(db, "SELECT totalAllocated, totalReserved FROM MEMORY_RECORD WHERE "
+                        "component = (SELECT id FROM STRING_IDS WHERE value = 'PTA')"))
+    check(dpta == pta, S + "MEMORY_RECORD PTA rows %d, journal PTA events %d" %
           (len(dpta), len(pta)))
     nst = db.execute("SELECT count(*) FROM STEP_TIME").fetchone()[0]
     check(nst == len(steps), S + "STEP_TIME %d rows, journal steps %d" % (nst, len(steps)))
@@ -296,10 +318,10 @@ def dump(path):
     return {t: sorted(db.execute("SELECT * FROM %s" % t), key=repr) for t in tables(db)}
 
 
-def run(level, d, doc, enum_rows):
-    S = "L%d: " % level
+def run(level, d, doc, enum_rows, scenario="baseline"):
+    S = "%s L%d: " % (scenario, level)
     args = ["--level", str(level), "--profile-memory", "--export-type", "text,db"]
-    t = tc.trace_model(d, S, args, ["npu_train", "--scenario", "baseline", "--steps", 3], check)
+    t = tc.trace_model(d, S, args, ["npu_train", "--scenario", scenario, "--steps", 3], check)
     if not t:
         return
     info = [f for f in os.listdir(t.run_dir) if f.startswith("profiler_info")]
@@ -308,10 +330,19 @@ def run(level, d, doc, enum_rows):
           S + "profiler_info _export_type %s" % cfg["config"]["experimental_config"])
     dbname = "ascend_pytorch_profiler.db"
     present = {"STRING_IDS", "META_DATA", "SESSION_TIME_INFO", "RANK_DEVICE_MAP", "TASK",
-               "COMPUTE_TASK_INFO", "PYTORCH_API", "CONNECTION_IDS", "MEMORY_RECORD",
-               "OP_MEMORY", "NPU_MEM", "STEP_TIME", "ENUM_API_TYPE"}
+               "COMPUTE_TASK_INFO", "PYTORCH_API", "CONNECTION_IDS", "STEP_TIME",
+               "ENUM_API_TYPE"}
     if level:
         present.add("CANN_API")
+    # the memory tables exist where the text has their rows (and baseline has them all)
+    if scenario == "baseline" or os.path.exists(os.path.join(t.po, "operator_memory.csv")):
+        present.add("OP_MEMORY")
+    mpath = os.path.join(t.po, "memory_record.csv")
+    kinds = {r[0] for r in tc.read_csv(mpath)[2]} if os.path.exists(mpath) else set()
+    if scenario == "baseline" or "APP" in kinds:
+        present.add("NPU_MEM")
+    if scenario == "baseline" or kinds - {"APP"}:
+        present.add("MEMORY_RECORD")
     db = check_schema(S, os.path.join(t.po, dbname), doc, present)
     check_schema(S, os.path.join(t.po, "analysis.db"), doc, {"StepTraceTime"})
     if level == 0:
@@ -321,6 +352,8 @@ def run(level, d, doc, enum_rows):
     ids = check_strings(S, db, doc)
     check_text(S, db, ids, t.po, level)
     check_journal(S, db, ids, t)
+    if scenario != "baseline":
+        return
 
     # convert the same capture with db only: the same rows, no text file
     out = os.path.join(d, "conv")
@@ -432,20 +465,50 @@ def run_synthetic(d, doc):
     check(got == want and want, S + "op -> task pairs %d, truth %d" % (len(got), len(want)))
 
 
-def main():
+def run_schedule(d, doc):
+    """--schedule with two RECORD_AND_SAVE cycles: each *_ascend_pt has its own databases
+    holding that cycle's rows, the same as its text files."""
+    S = "schedule: "
+    t = tc.trace_model(d, S, ["--level", "1", "--profile-memory", "--export-type", "text,db",
+                              "--schedule", "wait=1,warmup=1,active=2,repeat=2"],
+                       ["npu_train", "--scenario", "dispatch-bound", "--steps", "10"], check,
+                       runs=None)
+    if not t or not check(len(t.runs) == 2, S + "runs %s" % t.runs):
+        return
+    steps = []
+    for run_dir in t.runs:
+        po = os.path.join(t.out, run_dir, "ASCEND_PROFILER_OUTPUT")
+        db = check_schema(S, os.path.join(po, "ascend_pytorch_profiler.db"), doc,
+                          {"TASK", "CANN_API", "STEP_TIME", "PYTORCH_API"})
+        ids = check_strings(S, db, doc)
+        check_text(S + run_dir + ": ", db, ids, po, 1)
+        steps.append(sorted(i for (i,) in db.execute("SELECT id FROM STEP_TIME")))
+    check(steps == [[2, 3], [6, 7]], S + "STEP_TIME ids per cycle %s" % steps)
+
+
+# test_convert_db_scenarios.py runs SCENARIO_PARTS (split for the suite's 300 s per test)
+MAIN_PARTS = ("synthetic", 1, 0, "pytorch")
+SCENARIO_PARTS = (("multi-stream", 2), ("launch-storm", 1), ("transdata", 0), "schedule")
+
+
+def main(parts=MAIN_PARTS):
     doc, enum_rows = parse_doc()
     check(len(doc.get("ascend_pytorch_profiler.db", {})) >= 20 and
           len(doc.get("analysis.db", {})) == 4, "docs/db_schema.md parsed: %s" %
           {k: len(v) for k, v in doc.items()})
-    for level in ("synthetic", 1, 0, "pytorch"):
+    for part in parts:
         d = tc.workdir()
         try:
-            if level == "synthetic":
+            if part == "synthetic":
                 run_synthetic(d, doc)
-            elif level == "pytorch":
+            elif part == "schedule":
+                run_schedule(d, doc)
+            elif part == "pytorch":
                 run_pytorch(d, doc)
+            elif isinstance(part, tuple):
+                run(part[1], d, doc, enum_rows, part[0])
             else:
-                run(level, d, doc, enum_rows)
+                run(part, d, doc, enum_rows)
         finally:
             shutil.rmtree(d, ignore_errors=True)
     print("%d checks failed" % len(failures))
