@@ -340,6 +340,7 @@ struct dbx {
 	uint64_t gpid;			/* pid << 32, globalTid / globalPid base */
 	uint32_t na;			/* msprof "N/A" */
 	int32_t *op_conn;		/* per op: its CONNECTION_IDS id, -1 none */
+	int32_t *node_first;		/* per call: the first task it launched (its Node@launch) */
 };
 
 /* Step index (in c->steps) of a step id, or -1. */
@@ -386,6 +387,41 @@ static int64_t kconn(const struct asc_corr *c, const struct asc_corr_kernel *k)
 	return (int64_t)(k - c->kernels) + 1;
 }
 
+/*
+ * The task whose connection id a task's launch carries: the text output writes
+ * one Node@launch per launch call, for the first task it made (with a
+ * launching API, Level1+); every task of that launch links to it.
+ */
+static int node_init(struct dbx *x)
+{
+	const struct asc_corr *c = x->c;
+	size_t i;
+
+	if (!x->o->level || !c->nr_calls)
+		return 0;
+	x->node_first = malloc(c->nr_calls * sizeof(*x->node_first));
+	if (!x->node_first)
+		return -ENOMEM;
+	for (i = 0; i < c->nr_calls; i++)
+		x->node_first[i] = -1;
+	for (i = 0; i < c->nr_kernels; i++) {
+		const struct asc_corr_kernel *k = &c->kernels[i];
+
+		if (k->node_call >= 0 && k->api >= 0 && in_cycle(x, k->step) &&
+		    x->node_first[k->node_call] < 0)
+			x->node_first[k->node_call] = (int32_t)i;
+	}
+	return 0;
+}
+
+/* TASK.connectionId: that of its launch's first task, else its own. */
+static int64_t tconn(const struct dbx *x, const struct asc_corr_kernel *k)
+{
+	if (x->node_first && k->node_call >= 0 && x->node_first[k->node_call] >= 0)
+		return (int64_t)x->node_first[k->node_call] + 1;
+	return kconn(x->c, k);
+}
+
 /* CANN_API.connectionId of an acl/rt call: after every kernel's (primary key). */
 static int64_t cconn(const struct asc_corr *c, size_t call)
 {
@@ -408,7 +444,7 @@ static void tasks(struct dbx *x)
 		b_int(w, k->start_ns);
 		b_int(w, k->end_ns);
 		b_int(w, k->device);
-		b_int(w, kconn(c, k));
+		b_int(w, tconn(x, k));
 		b_int(w, gtid++);			/* globalTaskId: dense, as msprof's IdPool */
 		b_int(w, c->info.pid);
 		b_int(w, pool_id(&x->cann, asc_corr_task_type_name(k->task_type)));
@@ -466,12 +502,13 @@ static void cann_api(struct dbx *x)
 		b_int(w, pool_sid(&x->cann, c, k->name));
 		row_end(w);
 	}
-	/* node level: one "launch" per kernel made by a traced launch (the text's Node@launch) */
+	/* node level: one "launch" per traced launch call (the text's Node@launch) */
 	for (i = 0; i < c->nr_kernels && !w->err; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
 		const struct asc_corr_call *a;
 
-		if (k->node_call < 0 || !in_cycle(x, k->step) || x->o->level == 0)
+		if (!x->node_first || k->node_call < 0 ||
+		    x->node_first[k->node_call] != (int32_t)i)
 			continue;
 		a = &c->calls[k->node_call];
 		b_int(w, a->start_ns);
@@ -596,7 +633,9 @@ static void pytorch_api(struct dbx *x)
 	for (i = 0; i < c->nr_kernels && !w->err; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
 
-		if (k->op < 0 || x->op_conn[k->op] < 0 || !in_cycle(x, k->step))
+		/* a task sharing its launch's connection id is found through the first's */
+		if (k->op < 0 || x->op_conn[k->op] < 0 || !in_cycle(x, k->step) ||
+		    tconn(x, k) != kconn(c, k))
 			continue;
 		b_int(w, x->op_conn[k->op]);
 		b_int(w, kconn(c, k));
@@ -1137,6 +1176,10 @@ static int torch_db(struct dbx *x, const char *path)
 	if (err)
 		return err;
 	x->na = pool_id(&x->cann, "N/A");
+	if (node_init(x)) {
+		db_close(w);
+		return finish(tmp, path, -ENOMEM);
+	}
 	small_tables(x);
 	tasks(x);
 	cann_api(x);
@@ -1206,6 +1249,7 @@ out:
 	if (err == -ENOMEM)
 		asc_err("convert: out of memory writing the database\n");
 	free(x.op_conn);
+	free(x.node_first);
 	pool_free(&x.cann);
 	pool_free(&x.fwk);
 	pool_free(&x.mem);
