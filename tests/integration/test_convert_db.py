@@ -29,7 +29,9 @@ Python's sqlite3 and checked against:
   cpu_op / Enqueue / Dequeue / AscendCL@ / Node@launch events the PYTORCH_API
   and CANN_API rows, and its torch_to_npu flows the op -> task pairs of the
   PYTORCH_API -> CONNECTION_IDS -> TASK join msprof-analyze uses;
-* real PyTorch with --record-shapes --with-stack: every cpu_op is its
+* real PyTorch (framework only) with --record-shapes --with-stack: only
+  torch_npu's own tables (no msprof table, no primary keys, no analysis.db,
+  ENUM_API_TYPE with torch_npu's four types), and every cpu_op is its
   PYTORCH_API row, shapes, types and call stack (PYTORCH_CALLCHAINS) alike;
 * tests/lib/mkcapture's rank-0 capture against its truth file: the rank's
   file name, every kernel's TASK row and its op through CONNECTION_IDS;
@@ -318,10 +320,11 @@ def dump(path):
     return {t: sorted(db.execute("SELECT * FROM %s" % t), key=repr) for t in tables(db)}
 
 
-def run(level, d, doc, enum_rows, scenario="baseline"):
+def run(level, d, doc, enum_rows, scenario="baseline", steps=3):
     S = "%s L%d: " % (scenario, level)
     args = ["--level", str(level), "--profile-memory", "--export-type", "text,db"]
-    t = tc.trace_model(d, S, args, ["npu_train", "--scenario", scenario, "--steps", 3], check)
+    t = tc.trace_model(d, S, args, ["npu_train", "--scenario", scenario, "--steps", steps],
+                       check)
     if not t:
         return
     info = [f for f in os.listdir(t.run_dir) if f.startswith("profiler_info")]
@@ -380,7 +383,7 @@ def run(level, d, doc, enum_rows, scenario="baseline"):
           S + "trace --export-type txt exited %d" % r.returncode)
 
 
-def run_pytorch(d, doc):
+def run_pytorch(d, doc, enum_rows):
     """Real PyTorch (framework only) with --record-shapes --with-stack: every cpu_op of
     trace_view.json is its PYTORCH_API row (start, end, thread, name, sequence number,
     Input type / Input Dims, and the Call stack frame by frame in PYTORCH_CALLCHAINS); an
@@ -393,9 +396,29 @@ def run_pytorch(d, doc):
     if not check(len(runs) == 1, S + "runs %s" % runs):
         return
     po = os.path.join(outdir, runs[0], "ASCEND_PROFILER_OUTPUT")
-    db = check_schema(S, os.path.join(po, "ascend_pytorch_profiler.db"), doc,
-                      {"STRING_IDS", "PYTORCH_API", "PYTORCH_CALLCHAINS"})
+    # framework only: torch_npu's tables alone, as its own CREATE TABLE makes them (no
+    # primary key), no msprof table and no analysis.db
+    check(not os.path.exists(os.path.join(po, "analysis.db")), S + "analysis.db written")
+    db = sqlite3.connect(os.path.join(po, "ascend_pytorch_profiler.db"))
+    spec = doc["ascend_pytorch_profiler.db"]
+    have = tables(db)
+    check({"STRING_IDS", "META_DATA", "RANK_DEVICE_MAP", "ENUM_API_TYPE", "PYTORCH_API",
+           "PYTORCH_CALLCHAINS"} <= have <= {"STRING_IDS", "META_DATA", "RANK_DEVICE_MAP",
+                                            "ENUM_API_TYPE", "PYTORCH_API", "PYTORCH_CALLCHAINS",
+                                            "CONNECTION_IDS", "STEP_TIME", "MEMORY_RECORD",
+                                            "OP_MEMORY"}, S + "tables %s" % sorted(have))
+    for t in have & set(spec):
+        info = [(r[1], r[2], r[5]) for r in db.execute("PRAGMA table_info(%s)" % t)]
+        check(info == [(c, ty, 0) for c, ty, _ in spec[t][1]],
+              S + "%s columns %s, documented %s (no primary key)" % (t, info, spec[t][1]))
+    got = sorted(db.execute("SELECT id, name FROM ENUM_API_TYPE"))
+    check(got == [r for r in sorted(enum_rows) if r[0] > 50000] and got,
+          S + "ENUM_API_TYPE %s" % got)
+    rdm = db.execute("SELECT deviceId FROM RANK_DEVICE_MAP").fetchall()
+    check(rdm == [(-1,)], S + "RANK_DEVICE_MAP devices %s" % rdm)
     ids = check_strings(S, db, doc)
+    check(all(i >= FWK for i in ids), S + "msprof-range strings %s" %
+          [v for i, v in ids.items() if i < FWK][:5])
     chains = collections.defaultdict(list)
     for i, fr, depth in db.execute("SELECT id, stack, stackDepth FROM PYTORCH_CALLCHAINS "
                                    "ORDER BY id, stackDepth"):
@@ -488,7 +511,8 @@ def run_schedule(d, doc):
 
 # test_convert_db_scenarios.py runs SCENARIO_PARTS (split for the suite's 300 s per test)
 MAIN_PARTS = ("synthetic", 1, 0, "pytorch")
-SCENARIO_PARTS = (("multi-stream", 2), ("launch-storm", 1), ("transdata", 0), "schedule")
+# launch-storm: 20000 launches per step, one step is plenty
+SCENARIO_PARTS = (("multi-stream", 2, 3), ("launch-storm", 1, 1), ("transdata", 0, 3), "schedule")
 
 
 def main(parts=MAIN_PARTS):
@@ -504,9 +528,9 @@ def main(parts=MAIN_PARTS):
             elif part == "schedule":
                 run_schedule(d, doc)
             elif part == "pytorch":
-                run_pytorch(d, doc)
+                run_pytorch(d, doc, enum_rows)
             elif isinstance(part, tuple):
-                run(part[1], d, doc, enum_rows, part[0])
+                run(part[1], d, doc, enum_rows, part[0], part[2])
             else:
                 run(part, d, doc, enum_rows)
         finally:

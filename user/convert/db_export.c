@@ -166,6 +166,7 @@ struct dbw {
 	sqlite3_stmt *st;
 	const char *table;
 	enum asc_db_table_id id;
+	int nopk;			/* torch_npu's own CREATE TABLE: no primary keys */
 	size_t in_batch;
 	int col;
 	int err;
@@ -196,7 +197,7 @@ static int tab_create(struct dbw *w)
 	for (i = 0; i < t->nr_cols && n < sizeof(sql); i++)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s %s%s", i ? ", " : "",
 				      t->cols[i].name, t->cols[i].type,
-				      t->cols[i].pk ? " PRIMARY KEY" : "");
+				      t->cols[i].pk && !w->nopk ? " PRIMARY KEY" : "");
 	if (n + 2 >= sizeof(sql))
 		return w->err = -E2BIG;
 	strcpy(sql + n, ")");
@@ -341,6 +342,7 @@ struct dbx {
 	uint32_t na;			/* msprof "N/A" */
 	int32_t *op_conn;		/* per op: its CONNECTION_IDS id, -1 none */
 	int32_t *node_first;		/* per call: the first task it launched (its Node@launch) */
+	int fwk_only;			/* framework only (no npu activity): no msprof tables */
 };
 
 /* Step index (in c->steps) of a step id, or -1. */
@@ -485,9 +487,12 @@ static void cann_api(struct dbx *x)
 {
 	const struct asc_corr *c = x->c;
 	struct dbw *w = &x->w;
-	uint32_t launch = pool_id(&x->cann, "launch");
+	uint32_t launch = 0;
 	size_t i;
 
+	if (x->fwk_only)
+		return;
+	launch = pool_id(&x->cann, "launch");
 	tab_begin(w, "CANN_API", ASC_DBT_CANN_API, 0);
 	for (i = 0; i < c->nr_calls && !w->err; i++) {
 		const struct asc_corr_call *k = &c->calls[i];
@@ -924,19 +929,18 @@ static void small_tables(struct dbx *x)
 	size_t i, n;
 	int k, any = 0, trunc = 0;
 
-	tab_begin(w, "META_DATA", ASC_DBT_META_DATA, 0);
-	b_text(w, "SCHEMA_VERSION");
-	b_text(w, "1.2.0");
-	row_end(w);
-	b_text(w, "SCHEMA_VERSION_MAJOR");
-	b_text(w, "1");
-	row_end(w);
-	b_text(w, "SCHEMA_VERSION_MINOR");
-	b_text(w, "2");
-	row_end(w);
-	b_text(w, "SCHEMA_VERSION_MICRO");
-	b_text(w, "0");
-	row_end(w);
+	/* torch_npu creates META_DATA before its rows; msprof's have the schema version */
+	tab_begin(w, "META_DATA", ASC_DBT_META_DATA, 1);
+	for (k = 0; !x->fwk_only && k < 4; k++) {
+		static const char *const ver[4][2] = {
+			{ "SCHEMA_VERSION", "1.2.0" }, { "SCHEMA_VERSION_MAJOR", "1" },
+			{ "SCHEMA_VERSION_MINOR", "2" }, { "SCHEMA_VERSION_MICRO", "0" },
+		};
+
+		b_text(w, ver[k][0]);
+		b_text(w, ver[k][1]);
+		row_end(w);
+	}
 	/* ENV_VARIABLES (json.dumps of the dict) only when traced: unknown is not "" */
 	n = (size_t)snprintf(env, sizeof(env), "{");
 	for (k = 0; env_names[k] && n + 16 < sizeof(env); k++) {
@@ -967,15 +971,17 @@ static void small_tables(struct dbx *x)
 		row_end(w);
 	}
 	tab_end(w);
-	tab_begin(w, "SESSION_TIME_INFO", ASC_DBT_SESSION_TIME_INFO, 0);
-	b_int(w, c->info.start_wall_ns);
-	b_int(w, c->info.end_wall_ns ? c->info.end_wall_ns : c->info.last_ts_ns);
-	row_end(w);
-	tab_end(w);
+	if (!x->fwk_only) {
+		tab_begin(w, "SESSION_TIME_INFO", ASC_DBT_SESSION_TIME_INFO, 0);
+		b_int(w, c->info.start_wall_ns);
+		b_int(w, c->info.end_wall_ns ? c->info.end_wall_ns : c->info.last_ts_ns);
+		row_end(w);
+		tab_end(w);
+	}
 	for (i = 0; i < c->nr_kernels; i++)
 		if (in_cycle(x, c->kernels[i].step))
 			devs |= 1u << (c->kernels[i].device & 31);
-	if (!devs && c->info.device >= 0)
+	if (!devs && c->info.device >= 0 && !x->fwk_only)
 		devs = 1u << (c->info.device & 31);
 	tab_begin(w, "RANK_DEVICE_MAP", ASC_DBT_RANK_DEVICE_MAP, 0);
 	for (d = 0; d < 32; d++) {
@@ -995,8 +1001,13 @@ static void small_tables(struct dbx *x)
 		const struct asc_db_enum_table *e = &asc_db_enums[k];
 		int r;
 
+		/* framework only: torch_npu's own ENUM_API_TYPE, its four types */
+		if (x->fwk_only && strcmp(e->table, "ENUM_API_TYPE"))
+			continue;
 		tab_begin(w, e->table, ASC_DBT_ENUM, 0);
 		for (r = 0; r < e->nr_rows; r++) {
+			if (x->fwk_only && e->rows[r].id < ASC_DB_API_TORCH_OP)
+				continue;
 			b_int(w, e->rows[r].id);
 			b_text(w, e->rows[r].name);
 			row_end(w);
@@ -1175,7 +1186,9 @@ static int torch_db(struct dbx *x, const char *path)
 	err = db_open(w, tmp);
 	if (err)
 		return err;
-	x->na = pool_id(&x->cann, "N/A");
+	w->nopk = x->fwk_only;
+	if (!x->fwk_only)
+		x->na = pool_id(&x->cann, "N/A");
 	if (node_init(x)) {
 		db_close(w);
 		return finish(tmp, path, -ENOMEM);
@@ -1226,10 +1239,13 @@ static int analysis_db(struct dbx *x, const char *path)
 int asc_db_export(const struct asc_corr *c, const struct asc_db_opts *o)
 {
 	struct dbx x = { .c = c, .o = o };
+	const char *acts;
 	char path[PATH_MAX];
 	int err;
 
 	x.gpid = (uint64_t)c->info.pid << 32;
+	acts = asc_corr_config(c, "activities");
+	x.fwk_only = acts && !strstr(acts, "npu");
 	if (pool_init(&x.cann, 0) || pool_init(&x.fwk, ASC_DB_STR_FWK) ||
 	    pool_init(&x.mem, ASC_DB_STR_MEM)) {
 		err = -ENOMEM;
@@ -1241,7 +1257,8 @@ int asc_db_export(const struct asc_corr *c, const struct asc_db_opts *o)
 	else
 		snprintf(path, sizeof(path), "%s/ascend_pytorch_profiler.db", o->out);
 	err = torch_db(&x, path);
-	if (!err) {
+	/* framework only: torch_npu runs no analysis.db parser and creates no file */
+	if (!err && !x.fwk_only) {
 		snprintf(path, sizeof(path), "%s/analysis.db", o->out);
 		err = analysis_db(&x, path);
 	}
