@@ -12,12 +12,13 @@ set -u
 # Build and test dependencies, one Debian package each (README: Dependencies).
 PACKAGES=(
 	make gcc clang llvm pkg-config
-	libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev zstd
+	libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev
 	libcmocka-dev libfuse3-dev fuse3
 	python3 python3-torch bpftrace strace
 	binutils man-db time clang-format
 )
 # binutils: nm/readelf/c++filt, the tests' independent ELF oracle (gcc pulls it in today);
+# libsqlite3-dev: --export-type db (torch_npu's database output, user/convert/db_export.c);
 # man-db: test_docs renders the man page; time: /usr/bin/time, the benchmarks' peak RSS;
 # clang-format: make lint / make format (.clang-format).
 # util-linux (unshare, setpriv: error and container tests) is Essential, always there.

@@ -12,7 +12,7 @@ USER_OBJS	:= $(patsubst user/%.c,$(USER_OUT)/%.o,$(USER_SRCS))
 OUTPUT_DIRS	+= $(addprefix $(USER_OUT)/,$(USER_ROOMS))
 USER_LIB_OBJS	:= $(filter-out $(USER_OUT)/main.o,$(USER_OBJS))
 
-USER_PKGS	:= libbpf libelf libzstd zlib
+USER_PKGS	:= libbpf libelf libzstd zlib sqlite3
 USER_CFLAGS	:= $(COMMON_CFLAGS) -Iuser -Ibpf -I$(BPF_OUT) \
 		   -DASCBPF_VERSION='"$(VERSION)"' \
 		   $(shell $(PKG_CONFIG) --cflags $(USER_PKGS) 2>/dev/null)

@@ -33,6 +33,7 @@
 #include "capture/capture.h"
 #include "commands.h"
 #include "convert/convert.h"
+#include "convert/db_export.h"
 #include "analysis/correlate.h"
 #include "lib/csv_writer.h"
 #include "lib/json_writer.h"
@@ -100,6 +101,7 @@ struct conv {
 	char out[PATH_MAX];		/* its ASCEND_PROFILER_OUTPUT */
 	int err;
 	int64_t last_stamp_ms;		/* run directory stamps stay unique within one convert */
+	int export_type;		/* ASC_EXPORT_* */
 };
 
 /* ---- small helpers ---- */
@@ -1531,9 +1533,12 @@ static void profiler_info(struct conv *v)
 		       "            \"_l2_cache\": false,\n            \"_msprof_tx\": false,\n"
 		       "            \"_data_simplification\": true,\n"
 		       "            \"record_op_args\": false,\n"
-		       "            \"_export_type\": \"text\",\n            \"_op_attr\": false,\n"
+		       "            \"_export_type\": %s,\n            \"_op_attr\": false,\n"
 		       "            \"_gc_detect_threshold\": null\n        }\n    },\n",
-		       v->level, v->level == 0 ? "ACL_AICORE_NONE" : "ACL_AICORE_PIPE_UTILIZATION");
+		       v->level, v->level == 0 ? "ACL_AICORE_NONE" : "ACL_AICORE_PIPE_UTILIZATION",
+		       v->export_type == ASC_EXPORT_DB ? "\"db\"" :
+		       v->export_type == ASC_EXPORT_TEXT ? "\"text\"" :
+		       "[\n                \"text\",\n                \"db\"\n            ]");
 	asc_out_printf(&o, "    \"start_info\": {\n        \"syscnt_enable\": %s,\n"
 		       "        \"freq\": %llu,\n        \"start_cnt\": %llu,\n"
 		       "        \"start_monotonic\": %lld\n    },\n",
@@ -1709,18 +1714,27 @@ static int convert_cycle(struct conv *v, const char *capture)
 		return err;
 	}
 	profiler_info(v);
-	profiler_metadata(v);
-	join(sub, sizeof(sub), v->out, "trace_view.json");
-	if (write_trace(v, sub) && !v->err)
-		v->err = -EIO;
-	kernel_details(v);
-	operator_details(v);
-	step_trace_time(v);
-	memory_record(v);
-	operator_memory(v);
-	if (v->level >= 1) {
-		op_statistic(v);
-		api_statistic(v);
+	if (v->export_type & ASC_EXPORT_TEXT) {
+		profiler_metadata(v);
+		join(sub, sizeof(sub), v->out, "trace_view.json");
+		if (write_trace(v, sub) && !v->err)
+			v->err = -EIO;
+		kernel_details(v);
+		operator_details(v);
+		step_trace_time(v);
+		memory_record(v);
+		operator_memory(v);
+		if (v->level >= 1) {
+			op_statistic(v);
+			api_statistic(v);
+		}
+	}
+	if (v->export_type & ASC_EXPORT_DB) {
+		struct asc_db_opts dbo = { .out = v->out, .cycle = v->cycle, .level = v->level };
+
+		err = asc_db_export(v->c, &dbo);
+		if (err && !v->err)
+			v->err = err;
 	}
 	/* the capture itself, for `ascbpf report DIR` (a hard link when on one file system) */
 	join(sub, sizeof(sub), v->dir, "ascbpf");
@@ -1855,6 +1869,7 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 	v.pid = c->info.pid;
 	v.has_steps = c->nr_steps > 0;
 	v.last_stamp_ms = INT64_MIN;
+	v.export_type = opts->export_type ? opts->export_type : ASC_EXPORT_TEXT;
 	lv = asc_corr_config(c, "level");
 	v.level = opts->level >= 0 ? opts->level : lv ? atoi(lv) : 0;
 	if (v.level < 0 || v.level > 2)
@@ -1885,7 +1900,8 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 static void convert_usage(FILE *f)
 {
 	fprintf(f, "Usage: ascbpf convert CAPTURE [-o DIR] [--level 0|1|2] [--worker-name NAME]\n"
-		   "                      [--export text|chrome] [--force]\n"
+		   "                      [--export text|chrome] [--export-type text|db|text,db]\n"
+		   "                      [--force]\n"
 		   "  Writes DIR/{worker}_{pid}_{YYYYmmddHHMMSSmmm}_ascend_pt/ (default DIR ./result)\n"
 		   "  as torch_npu.profiler does, one per RECORD_AND_SAVE cycle.\n"
 		   "  -o DIR            output directory (with --export chrome: the output file)\n"
@@ -1893,6 +1909,8 @@ static void convert_usage(FILE *f)
 		   "  --worker-name S   worker name instead of the host name\n"
 		   "  --export chrome   one Chrome trace JSON file (as export_chrome_trace;\n"
 		   "                    gzip-compressed when the -o name ends in .gz)\n"
+		   "  --export-type T   text (default), db (ascend_pytorch_profiler[_RANK].db and\n"
+		   "                    analysis.db, as torch_npu's export_type db) or text,db\n"
 		   "  --force           overwrite an existing output directory\n"
 		   "  --gzip            refused: the TensorBoard plugin does not read trace_view.json.gz\n");
 }
@@ -1904,6 +1922,7 @@ int cmd_convert(int argc, char **argv)
 		{ "level", required_argument, NULL, 'l' },
 		{ "worker-name", required_argument, NULL, 'w' },
 		{ "export", required_argument, NULL, 'e' },
+		{ "export-type", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "gzip", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1944,6 +1963,14 @@ int cmd_convert(int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
+		case 't':
+			o.export_type = asc_export_type_parse(optarg);
+			if (o.export_type < 0) {
+				asc_err("convert: --export-type must be text, db or text,db "
+					"(got '%s')\n", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'f':
 			o.force = 1;
 			break;
@@ -1962,6 +1989,10 @@ int cmd_convert(int argc, char **argv)
 	if (optind != argc - 1) {
 		asc_err("convert: expected exactly one capture file\n");
 		convert_usage(stderr);
+		return -EINVAL;
+	}
+	if (o.chrome && (o.export_type & ASC_EXPORT_DB)) {
+		asc_err("convert: --export chrome writes one trace file: no --export-type db\n");
 		return -EINVAL;
 	}
 	if (!o.out_dir)

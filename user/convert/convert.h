@@ -15,6 +15,7 @@ struct asc_convert_opts {
 	int level;			/* 0..2, or -1: the capture's "level" config, else 0 */
 	int chrome;			/* --export chrome */
 	int force;			/* overwrite existing output */
+	int export_type;		/* ASC_EXPORT_* (convert/db_export.h), 0 = text */
 };
 
 /*

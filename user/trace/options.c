@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include "convert/db_export.h"
 #include "lib/log.h"
 #include "trace/trace_priv.h"
 
@@ -38,6 +39,7 @@ void trace_usage(FILE *f)
 "      --no-convert         keep only the capture file\n"
 "      --force              write into a non-empty output directory\n"
 "      --worker-name NAME   worker name of the *_ascend_pt directory\n"
+"      --export-type T      text (default), db or text,db: torch_npu's export_type\n"
 "      --rank-env NAME      environment variable of the target holding its rank (RANK)\n"
 "  -v, --verbose            debug messages\n");
 }
@@ -149,7 +151,7 @@ int asc_trace_parse_activities(const char *list, uint32_t *act)
 enum {
 	OPT_COMM = 256, OPT_ACT, OPT_LEVEL, OPT_SHAPES, OPT_MEM, OPT_STACK, OPT_SCHED, OPT_STEP,
 	OPT_DURATION, OPT_RINGBUF, OPT_CAPTURE, OPT_NOCONV, OPT_FORCE, OPT_WORKER, OPT_RANKENV,
-	OPT_STEPPY, OPT_HELP,
+	OPT_STEPPY, OPT_HELP, OPT_EXPORT_TYPE,
 };
 
 static const struct option long_opts[] = {
@@ -169,6 +171,7 @@ static const struct option long_opts[] = {
 	{ "no-convert", no_argument, NULL, OPT_NOCONV },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "worker-name", required_argument, NULL, OPT_WORKER },
+	{ "export-type", required_argument, NULL, OPT_EXPORT_TYPE },
 	{ "rank-env", required_argument, NULL, OPT_RANKENV },
 	{ "step-py", required_argument, NULL, OPT_STEPPY },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -294,6 +297,14 @@ static int parse_opt(int c, char **argv, struct asc_trace_opts *o)
 		break;
 	case OPT_WORKER:
 		o->worker_name = optarg;
+		break;
+	case OPT_EXPORT_TYPE:
+		o->export_type = asc_export_type_parse(optarg);
+		if (o->export_type < 0) {
+			asc_err("trace: --export-type must be text, db or text,db (got '%s')\n",
+				optarg);
+			return -EINVAL;
+		}
 		break;
 	case OPT_RANKENV:
 		o->rank_env = optarg;

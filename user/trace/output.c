@@ -122,6 +122,7 @@ int convert_target(struct trace *t, struct target *tg)
 	struct asc_convert_opts co = {
 		.out_dir = t->outdir,
 		.worker_name = t->o.worker_name,
+		.export_type = t->o.export_type,
 		.level = (int)t->o.level,
 		.force = t->o.force,
 	};

@@ -43,6 +43,7 @@ struct asc_trace_opts {
 	const char *rank_env;		/* default RANK */
 	int verbose;
 	int help;
+	int export_type;		/* ASC_EXPORT_* (convert/db_export.h), 0 = text */
 };
 
 /* Parses argv (argv[0] = "trace").  0 or -EINVAL with a message through asc_log. */
