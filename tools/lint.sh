@@ -22,7 +22,10 @@ shrink=0
 bad=0
 
 # FILE COUNT for every source with lines over 100 columns, and the lines themselves
-counts=$(git ls-files -z -- '*.c' '*.h' '*.py' '*.sh' | xargs -0 awk -v report="$top/.lint.$$" '
+# (into a report outside the tree, so an interrupted run leaves nothing in it)
+report=$(mktemp "${TMPDIR:-/tmp}/ascbpf-lint.XXXXXX") || exit 2
+trap 'rm -f "$report"' EXIT
+counts=$(git ls-files -z -- '*.c' '*.h' '*.py' '*.sh' | xargs -0 awk -v report="$report" '
 	FNR == 1 && NR > 1 { if (n) print prev, n; n = 0 }
 	{ prev = FILENAME; w = 0
 	  for (i = 1; i <= length($0); i++) w = substr($0, i, 1) == "\t" ? w + 8 - w % 8 : w + 1
@@ -41,12 +44,11 @@ while read -r f c; do
 	now[$f]=$c
 	a=${allowed[$f]:-0}
 	if [ "$c" -gt "$a" ]; then
-		grep "^$f:" "$top/.lint.$$"
+		grep "^$f:" "$report"
 		echo "$f: $c lines over 100 columns (allowed: $a)"
 		bad=1
 	fi
 done <<<"$counts"
-rm -f "$top/.lint.$$"
 lower=()
 for f in "${!allowed[@]}"; do
 	c=${now[$f]:-0}
