@@ -1795,16 +1795,6 @@ static int on_stack(struct priv *p, const struct asc_stack *s)
 	return 0;
 }
 
-/* The checks asc_rec_check() makes for fixed-size records with a name: -EBADMSG or 0. */
-static int funcname_check(const void *rec, size_t size)
-{
-	const struct asc_funcname *f = rec;
-
-	if (size != sizeof(*f) || f->hdr.size != sizeof(*f) || f->len > ASC_NAME_LEN)
-		return -EBADMSG;
-	return 0;
-}
-
 /* A kernel function handle -> name; a later record for the same handle wins. */
 static int on_funcname(struct priv *p, const struct asc_funcname *f)
 {
@@ -1815,14 +1805,142 @@ static int on_funcname(struct priv *p, const struct asc_funcname *f)
 	return hmap_put(&p->funcnames, f->handle, strtab_add(&p->strs, f->name, n));
 }
 
+static int on_pyframe(struct priv *p, const struct asc_pyframe *pf)
+{
+	return hmap_put(&p->pyframes, pyframe_key(pf->code, pf->lasti),
+			strtab_cstr(&p->strs, pf->text));
+}
+
+static int on_step(struct asc_corr *c, struct priv *p, const struct asc_step *s)
+{
+	struct asc_corr_step *st;
+
+	if (PUSH(c->steps, c->nr_steps, p->steps_cap, st))
+		return -ENOMEM;
+	st->step = s->step;
+	st->state = s->state;
+	st->cycle = -1;
+	st->start_ns = s->hdr.ts_ns;
+	st->tid = s->hdr.tid;
+	/*
+	 * Launch marks: the gate closes for this step, so the sends of the
+	 * launches pending now go unseen; kept, they would stand for the
+	 * first tasks of the next recorded batch (launched unmarked).
+	 */
+	if (p->have_marks && !asc_sched_recording(s->state))
+		for (size_t i = 0; i < p->nr_threads; i++)
+			p->threads[i].nlaunches = 0;
+	return 0;
+}
+
+static int on_devtask(struct priv *p, const struct asc_devtask *d)
+{
+	struct devt *dt;
+
+	if (PUSH(p->devts, p->nr_devts, p->devts_cap, dt))
+		return -ENOMEM;
+	dt->start_cnt = d->start_cnt;
+	dt->end_cnt = d->end_cnt;
+	dt->dev = d->dev_id;
+	dt->stream = d->stream_id;
+	dt->task = d->task_id;
+	dt->type = d->task_type;
+	dt->wrap = count_wrap(p, &p->dev_wraps, d->dev_id, d->stream_id, d->task_id);
+	return 0;
+}
+
+static int on_clock(struct asc_corr *c, struct priv *p, const struct asc_clock *k)
+{
+	if (k->which == ASC_CLOCK_START || !c->info.have_clock) {
+		c->info.start_wall_ns = k->realtime_ns;
+		c->info.start_mono_ns = k->hdr.ts_ns;
+		c->info.utc_offset_s = k->utc_offset_s;
+		p->wall_off = (int64_t)(k->realtime_ns - k->hdr.ts_ns);
+	}
+	if (k->which == ASC_CLOCK_END) {
+		c->info.end_wall_ns = k->realtime_ns;
+		c->info.end_mono_ns = k->hdr.ts_ns;
+	}
+	c->info.have_clock = 1;
+	return 0;
+}
+
+static int on_devclock(struct asc_corr *c, const struct asc_devclock *d)
+{
+	if (!c->info.have_devclock) {
+		c->info.have_devclock = 1;
+		c->info.devclock_counter = d->counter;
+		c->info.devclock_freq_hz = d->freq_hz;
+		c->info.devclock_mono_ns = d->hdr.ts_ns;
+	}
+	return 0;
+}
+
+static int on_process(struct asc_corr *c, const struct asc_process *pr)
+{
+	c->info.pid = pr->hdr.tgid;
+	c->info.rank = pr->rank;
+	c->info.device = pr->device;
+	return 0;
+}
+
+static int on_thread(struct asc_corr *c, struct priv *p, const struct asc_thread *th)
+{
+	struct asc_corr_thread *o;
+	size_t i;
+
+	for (i = 0; i < c->nr_threads; i++)
+		if (c->threads[i].tid == th->hdr.tid)
+			break;
+	if (i == c->nr_threads && PUSH(c->threads, c->nr_threads, p->thr_cap, o))
+		return -ENOMEM;
+	c->threads[i].tid = th->hdr.tid;
+	memcpy(c->threads[i].comm, th->comm, sizeof(th->comm));
+	c->threads[i].comm[15] = '\0';
+	return 0;
+}
+
+static int on_stats(struct asc_corr *c, const struct asc_stats *s)
+{
+	c->info.bpf_events = s->events;
+	c->info.bpf_drops = s->drops;
+	c->info.devtask_drops = s->devtask_drops;
+	c->info.ended = 1;
+	return 0;
+}
+
+static int on_config(struct asc_corr *c, struct priv *p, const struct asc_text *tx)
+{
+	char **slot;
+
+	if (PUSH(c->config, c->nr_config, p->cfg_cap, slot))
+		return -ENOMEM;
+	*slot = strdup(tx->text);
+	return *slot ? 0 : -ENOMEM;
+}
+
+static int on_symbol(struct priv *p, const struct asc_text *tx)
+{
+	return hmap_put(&p->symbols, tx->value, strtab_cstr(&p->strs, tx->text));
+}
+
+static int on_lost(struct asc_corr *c, const struct asc_text *tx)
+{
+	/* tasks that ran with the device channel closed: not lost records */
+	if (tx->hdr.probe_id == ASC_LOST_BEFORE_DEVCHANNEL)
+		c->info.before_devchannel += tx->value;
+	else
+		c->info.lost += tx->value;
+	return 0;
+}
+
+/* One record, checked by asc_rec_check(), to its handler; 0 or -ENOMEM. */
 static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t size)
 {
 	const struct asc_hdr *h = rec;
 	int ret;
 
 	ret = asc_rec_check(rec, size, NULL, 0);
-	if (ret == 1 && h->type == ASC_REC_FUNCNAME)
-		ret = funcname_check(rec, size);	/* until records.c knows the type */
 	c->info.records++;
 	if (ret < 0) {
 		c->info.bad_records++;
@@ -1839,161 +1957,31 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 			p->min_mono = h->ts_ns;
 	}
 	switch (h->type) {
-	case ASC_REC_ENTER:
-		return on_enter(c, p, h);
-	case ASC_REC_EXIT:
-		on_exit_rec(c, p, rec);
-		return 0;
-	case ASC_REC_OPNAME:
-		on_opname(c, p, rec);
-		return 0;
-	case ASC_REC_SEQNR:
-		return on_seqnr(c, p, rec);
-	case ASC_REC_QUEUE:
-		return on_queue(c, p, rec);
-	case ASC_REC_SQE:
-		return on_sqe(c, p, rec);
-	case ASC_REC_LAUNCH:
-		return on_launch(c, p, rec);
-	case ASC_REC_MEM:
-		return on_mem(c, p, rec);
-	case ASC_REC_STACK:
-		return on_stack(p, rec);
-	case ASC_REC_TENSOR:
-		return on_tensor(c, p, rec);
-	case ASC_REC_PYSTACK:
-		return on_pystack(p, rec);
-	case ASC_REC_PYFRAME: {
-		const struct asc_pyframe *pf = rec;
-
-		return hmap_put(&p->pyframes, pyframe_key(pf->code, pf->lasti),
-				strtab_cstr(&p->strs, pf->text));
-	}
-	case ASC_REC_STEP: {
-		const struct asc_step *s = rec;
-		struct asc_corr_step *st;
-
-		if (PUSH(c->steps, c->nr_steps, p->steps_cap, st))
-			return -ENOMEM;
-		st->step = s->step;
-		st->state = s->state;
-		st->cycle = -1;
-		st->start_ns = s->hdr.ts_ns;
-		st->tid = s->hdr.tid;
-		/*
-		 * Launch marks: the gate closes for this step, so the sends of the
-		 * launches pending now go unseen; kept, they would stand for the
-		 * first tasks of the next recorded batch (launched unmarked).
-		 */
-		if (p->have_marks && !asc_sched_recording(s->state))
-			for (size_t i = 0; i < p->nr_threads; i++)
-				p->threads[i].nlaunches = 0;
-		return 0;
-	}
-	case ASC_REC_DEVTASK: {
-		const struct asc_devtask *d = rec;
-		struct devt *dt;
-
-		if (PUSH(p->devts, p->nr_devts, p->devts_cap, dt))
-			return -ENOMEM;
-		dt->start_cnt = d->start_cnt;
-		dt->end_cnt = d->end_cnt;
-		dt->dev = d->dev_id;
-		dt->stream = d->stream_id;
-		dt->task = d->task_id;
-		dt->type = d->task_type;
-		dt->wrap = count_wrap(p, &p->dev_wraps, d->dev_id, d->stream_id, d->task_id);
-		return 0;
-	}
-	case ASC_REC_PROBE:
-		return add_probe(c, p, rec);
-	case ASC_REC_CLOCK: {
-		const struct asc_clock *k = rec;
-
-		if (k->which == ASC_CLOCK_START || !c->info.have_clock) {
-			c->info.start_wall_ns = k->realtime_ns;
-			c->info.start_mono_ns = k->hdr.ts_ns;
-			c->info.utc_offset_s = k->utc_offset_s;
-			p->wall_off = (int64_t)(k->realtime_ns - k->hdr.ts_ns);
-		}
-		if (k->which == ASC_CLOCK_END) {
-			c->info.end_wall_ns = k->realtime_ns;
-			c->info.end_mono_ns = k->hdr.ts_ns;
-		}
-		c->info.have_clock = 1;
-		return 0;
-	}
-	case ASC_REC_DEVCLOCK: {
-		const struct asc_devclock *d = rec;
-
-		if (!c->info.have_devclock) {
-			c->info.have_devclock = 1;
-			c->info.devclock_counter = d->counter;
-			c->info.devclock_freq_hz = d->freq_hz;
-			c->info.devclock_mono_ns = d->hdr.ts_ns;
-		}
-		return 0;
-	}
-	case ASC_REC_PROCESS: {
-		const struct asc_process *pr = rec;
-
-		c->info.pid = pr->hdr.tgid;
-		c->info.rank = pr->rank;
-		c->info.device = pr->device;
-		return 0;
-	}
-	case ASC_REC_THREAD: {
-		const struct asc_thread *th = rec;
-		struct asc_corr_thread *o;
-		size_t i;
-
-		for (i = 0; i < c->nr_threads; i++)
-			if (c->threads[i].tid == th->hdr.tid)
-				break;
-		if (i == c->nr_threads && PUSH(c->threads, c->nr_threads, p->thr_cap, o))
-			return -ENOMEM;
-		c->threads[i].tid = th->hdr.tid;
-		memcpy(c->threads[i].comm, th->comm, sizeof(th->comm));
-		c->threads[i].comm[15] = '\0';
-		return 0;
-	}
-	case ASC_REC_STATS: {
-		const struct asc_stats *s = rec;
-
-		c->info.bpf_events = s->events;
-		c->info.bpf_drops = s->drops;
-		c->info.devtask_drops = s->devtask_drops;
-		c->info.ended = 1;
-		return 0;
-	}
-	case ASC_REC_CONFIG: {
-		const struct asc_text *tx = rec;
-		char **slot;
-
-		if (PUSH(c->config, c->nr_config, p->cfg_cap, slot))
-			return -ENOMEM;
-		*slot = strdup(tx->text);
-		return *slot ? 0 : -ENOMEM;
-	}
-	case ASC_REC_SYMBOL: {
-		const struct asc_text *tx = rec;
-
-		return hmap_put(&p->symbols, tx->value, strtab_cstr(&p->strs, tx->text));
-	}
-	case ASC_REC_LOST: {
-		const struct asc_text *tx = rec;
-
-		/* tasks that ran with the device channel closed: not lost records */
-		if (tx->hdr.probe_id == ASC_LOST_BEFORE_DEVCHANNEL)
-			c->info.before_devchannel += tx->value;
-		else
-			c->info.lost += tx->value;
-		return 0;
-	}
-	case ASC_REC_FUNCNAME:
-		return on_funcname(p, rec);
-	default:
-		return 0;
+	case ASC_REC_ENTER:	return on_enter(c, p, h);
+	case ASC_REC_EXIT:	on_exit_rec(c, p, rec); return 0;
+	case ASC_REC_OPNAME:	on_opname(c, p, rec); return 0;
+	case ASC_REC_SEQNR:	return on_seqnr(c, p, rec);
+	case ASC_REC_QUEUE:	return on_queue(c, p, rec);
+	case ASC_REC_SQE:	return on_sqe(c, p, rec);
+	case ASC_REC_LAUNCH:	return on_launch(c, p, rec);
+	case ASC_REC_MEM:	return on_mem(c, p, rec);
+	case ASC_REC_STACK:	return on_stack(p, rec);
+	case ASC_REC_TENSOR:	return on_tensor(c, p, rec);
+	case ASC_REC_PYSTACK:	return on_pystack(p, rec);
+	case ASC_REC_PYFRAME:	return on_pyframe(p, rec);
+	case ASC_REC_STEP:	return on_step(c, p, rec);
+	case ASC_REC_DEVTASK:	return on_devtask(p, rec);
+	case ASC_REC_PROBE:	return add_probe(c, p, rec);
+	case ASC_REC_CLOCK:	return on_clock(c, p, rec);
+	case ASC_REC_DEVCLOCK:	return on_devclock(c, rec);
+	case ASC_REC_PROCESS:	return on_process(c, rec);
+	case ASC_REC_THREAD:	return on_thread(c, p, rec);
+	case ASC_REC_STATS:	return on_stats(c, rec);
+	case ASC_REC_CONFIG:	return on_config(c, p, rec);
+	case ASC_REC_SYMBOL:	return on_symbol(p, rec);
+	case ASC_REC_LOST:	return on_lost(c, rec);
+	case ASC_REC_FUNCNAME:	return on_funcname(p, rec);
+	default:		return 0;
 	}
 }
 
@@ -2292,16 +2280,19 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 	free(buf);
 }
 
-static int finish(struct asc_corr *c, struct priv *p)
+/*
+ * finish() below runs these phases in order; each returns 0 or -ENOMEM.  The
+ * remaps are old index -> new index of the arrays sorted by start time.
+ */
+struct remaps {
+	int32_t *op, *call, *queue;
+};
+
+/* steps: sorted by start, end = next start; ProfilerStep#N ops of the recorded ones */
+static int finish_steps(struct asc_corr *c, struct priv *p)
 {
-	int32_t *opmap = NULL, *callmap = NULL, *qmap = NULL;
 	size_t i;
-	int err = -ENOMEM;
 
-	for (i = 0; i < p->nr_threads; i++)
-		flush_tensors(c, p, &p->threads[i]);
-
-	/* steps: sorted by start, end = next start; ProfilerStep#N ops */
 	qsort(c->steps, c->nr_steps, sizeof(*c->steps), cmp_step);
 	for (i = 0; i < c->nr_steps; i++) {
 		struct asc_corr_op *o;
@@ -2314,7 +2305,7 @@ static int finish(struct asc_corr *c, struct priv *p)
 		if (!asc_sched_recording(c->steps[i].state))
 			continue;
 		if (PUSH(c->ops, c->nr_ops, p->ops_cap, o))
-			goto out;
+			return -ENOMEM;
 		snprintf(name, sizeof(name), "ProfilerStep#%llu",
 			 (unsigned long long)c->steps[i].step);
 		o->start_ns = c->steps[i].start_ns;
@@ -2325,117 +2316,203 @@ static int finish(struct asc_corr *c, struct priv *p)
 		o->parent = -1;
 		o->flags = ASC_CORR_O_STEP;
 	}
-	/* cycles: warmup/record steps up to a RECORD_AND_SAVE (or the last recorded step) */
-	{
-		int32_t first = -1, last_rec = -1;
+	return 0;
+}
 
-		for (i = 0; i <= c->nr_steps; i++) {
-			uint32_t st = i < c->nr_steps ? c->steps[i].state : ASC_SCHED_NONE;
-			int end_cycle = 0;
+/* cycles: warmup/record steps up to a RECORD_AND_SAVE (or the last recorded step) */
+static int finish_cycles(struct asc_corr *c, struct priv *p)
+{
+	int32_t first = -1, last_rec = -1;
+	size_t i;
 
-			if (st != ASC_SCHED_NONE && first < 0)
-				first = i;
-			if (asc_sched_recording(st))
-				last_rec = i;
-			if (st == ASC_SCHED_RECORD_AND_SAVE)
-				end_cycle = 1;
-			else if (first >= 0 && (i == c->nr_steps || st == ASC_SCHED_NONE ||
-						(st == ASC_SCHED_WARMUP && last_rec >= first)))
-				end_cycle = 2;	/* cycle interrupted: keep it if it recorded */
-			if (!end_cycle)
-				continue;
-			if (last_rec >= first && first >= 0) {
-				struct asc_corr_cycle *cy;
-				int32_t lastidx = end_cycle == 1 ? (int32_t)i : last_rec;
-				int32_t j;
+	for (i = 0; i <= c->nr_steps; i++) {
+		uint32_t st = i < c->nr_steps ? c->steps[i].state : ASC_SCHED_NONE;
+		int end_cycle = 0;
 
-				if (PUSH(c->cycles, c->nr_cycles, p->cycles_cap, cy))
-					goto out;
-				cy->first_step = first;
-				cy->last_step = lastidx;
-				cy->start_ns = c->steps[first].start_ns;
-				cy->end_ns = c->steps[lastidx].end_ns;
-				for (j = first; j <= lastidx; j++)
-					c->steps[j].cycle = (int32_t)c->nr_cycles - 1;
-			}
-			first = st == ASC_SCHED_WARMUP && end_cycle == 2 ? (int32_t)i : -1;
-			last_rec = -1;
+		if (st != ASC_SCHED_NONE && first < 0)
+			first = i;
+		if (asc_sched_recording(st))
+			last_rec = i;
+		if (st == ASC_SCHED_RECORD_AND_SAVE)
+			end_cycle = 1;
+		else if (first >= 0 && (i == c->nr_steps || st == ASC_SCHED_NONE ||
+					(st == ASC_SCHED_WARMUP && last_rec >= first)))
+			end_cycle = 2;	/* cycle interrupted: keep it if it recorded */
+		if (!end_cycle)
+			continue;
+		if (last_rec >= first && first >= 0) {
+			struct asc_corr_cycle *cy;
+			int32_t lastidx = end_cycle == 1 ? (int32_t)i : last_rec;
+			int32_t j;
+
+			if (PUSH(c->cycles, c->nr_cycles, p->cycles_cap, cy))
+				return -ENOMEM;
+			cy->first_step = first;
+			cy->last_step = lastidx;
+			cy->start_ns = c->steps[first].start_ns;
+			cy->end_ns = c->steps[lastidx].end_ns;
+			for (j = first; j <= lastidx; j++)
+				c->steps[j].cycle = (int32_t)c->nr_cycles - 1;
 		}
+		first = st == ASC_SCHED_WARMUP && end_cycle == 2 ? (int32_t)i : -1;
+		last_rec = -1;
 	}
+	return 0;
+}
 
-	/* ops: nesting per thread (sort by tid, start, -end; stack walk) */
-	opmap = sort_remap(c->ops, c->nr_ops, sizeof(*c->ops), key_op);
-	if (!opmap)
-		goto out;
+/* ops: sorted by (start, -end), then nesting per thread with a stack walk */
+static int finish_ops(struct asc_corr *c, struct remaps *m)
+{
+	struct hmap last = { 0 };	/* tid -> innermost open op index */
+	size_t i;
+
+	m->op = sort_remap(c->ops, c->nr_ops, sizeof(*c->ops), key_op);
+	if (!m->op)
+		return -ENOMEM;
 	for (i = 0; i < c->nr_ops; i++)
 		c->ops[i].parent = -1;
-	/* ops are sorted by start: walk per thread with a stack of open ops */
-	{
-		struct hmap last = { 0 };	/* tid -> innermost open op index */
+	for (i = 0; i < c->nr_ops; i++) {
+		struct asc_corr_op *o = &c->ops[i];
+		uint64_t v;
+		int32_t par = -1;
 
-		for (i = 0; i < c->nr_ops; i++) {
-			struct asc_corr_op *o = &c->ops[i];
-			uint64_t v;
-			int32_t par = -1;
-
-			if (hmap_get(&last, o->tid, &v))
-				par = (int32_t)v;
-			/* sorted by start: an earlier op encloses o iff it ends no earlier */
-			while (par >= 0 && c->ops[par].end_ns < o->end_ns)
-				par = c->ops[par].parent;
-			o->parent = par;
-			o->depth = par >= 0 ? c->ops[par].depth + 1 : 0;
-			if (hmap_put(&last, o->tid, i)) {
-				hmap_free(&last);
-				goto out;
-			}
+		if (hmap_get(&last, o->tid, &v))
+			par = (int32_t)v;
+		/* sorted by start: an earlier op encloses o iff it ends no earlier */
+		while (par >= 0 && c->ops[par].end_ns < o->end_ns)
+			par = c->ops[par].parent;
+		o->parent = par;
+		o->depth = par >= 0 ? c->ops[par].depth + 1 : 0;
+		if (hmap_put(&last, o->tid, i)) {
+			hmap_free(&last);
+			return -ENOMEM;
 		}
-		hmap_free(&last);
 	}
+	hmap_free(&last);
+	return 0;
+}
 
-	/* calls */
-	callmap = sort_remap(c->calls, c->nr_calls, sizeof(*c->calls), key_call);
-	if (!callmap)
-		goto out;
-	{
-		int32_t *cq = malloc((c->nr_calls ? c->nr_calls : 1) * sizeof(*cq));
+/* calls sorted, their call_queue entries moved along; then queues, which name calls' ops */
+static int finish_calls_queues(struct asc_corr *c, struct priv *p, struct remaps *m)
+{
+	int32_t *cq;
+	size_t i;
 
-		if (!cq)
-			goto out;
-		for (i = 0; i < c->nr_calls; i++)
-			cq[callmap[i]] = p->call_queue ? p->call_queue[i] : -1;
-		free(p->call_queue);
-		p->call_queue = cq;
-		p->call_queue_cap = c->nr_calls;
-	}
+	m->call = sort_remap(c->calls, c->nr_calls, sizeof(*c->calls), key_call);
+	if (!m->call)
+		return -ENOMEM;
+	cq = malloc((c->nr_calls ? c->nr_calls : 1) * sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	for (i = 0; i < c->nr_calls; i++)
+		cq[m->call[i]] = p->call_queue ? p->call_queue[i] : -1;
+	free(p->call_queue);
+	p->call_queue = cq;
+	p->call_queue_cap = c->nr_calls;
 	for (i = 0; i < c->nr_calls; i++) {
-		c->calls[i].parent = remap(callmap, c->calls[i].parent);
-		c->calls[i].op = remap(opmap, c->calls[i].op);
+		c->calls[i].parent = remap(m->call, c->calls[i].parent);
+		c->calls[i].op = remap(m->op, c->calls[i].op);
 	}
 
-	/* queues */
 	for (i = 0; i < c->nr_queues; i++)
-		c->queues[i].op = remap(opmap, c->queues[i].op);
-	qmap = sort_remap(c->queues, c->nr_queues, sizeof(*c->queues), key_queue);
-	if (!qmap)
-		goto out;
+		c->queues[i].op = remap(m->op, c->queues[i].op);
+	m->queue = sort_remap(c->queues, c->nr_queues, sizeof(*c->queues), key_queue);
+	if (!m->queue)
+		return -ENOMEM;
 	for (i = 0; i < c->nr_calls; i++) {
-		int32_t q = remap(qmap, p->call_queue[i]);
+		int32_t q = remap(m->queue, p->call_queue[i]);
 
 		if (q >= 0 && c->calls[i].op < 0)
 			c->calls[i].op = c->queues[q].op;
 	}
+	return 0;
+}
 
-	/* kernels: one per device task, joined to its submission */
+/* A matched kernel takes the context of the submission sb. */
+static void kernel_from_sub(struct asc_corr *c, struct priv *p, const struct remaps *m,
+			    const struct devt *d, const struct sub *sb, struct asc_corr_kernel *k)
+{
+	struct lctx x = {
+		.api = sb->api, .launch_call = sb->launch_call, .op = sb->op,
+		.queue = sb->queue, .node_call = sb->node_call,
+		.handle = sb->handle, .kname = sb->kname,
+	};
+	uint64_t si;
+
+	/* batched capture: the launch that made the task, if it is known */
+	if (p->saw_batch && sb->use_alt) {
+		if (sb->alt >= 0) {
+			x = p->alts[sb->alt];
+		} else {
+			memset(&x, 0, sizeof(x));
+			x.api = x.launch_call = x.op = x.queue = x.node_call = -1;
+		}
+		if (x.op < 0 && x.queue < 0)
+			c->info.batch_unattributed++;
+	}
+	k->flags |= ASC_CORR_K_MATCHED;
+	k->submit_ns = sb->ts;
+	k->submit_tid = sb->tid;
+	k->block_dim = sb->block_dim;
+	k->api = remap(m->call, x.api);
+	k->launch_call = remap(m->call, x.launch_call);
+	if (d->type == 0 || d->type == 1 || d->type == 2)
+		k->node_call = remap(m->call, x.node_call);
+	k->queue = remap(m->queue, x.queue);
+	k->op = k->queue >= 0 && c->queues[k->queue].op >= 0 ?
+		c->queues[k->queue].op : remap(m->op, x.op);
+	if (k->queue >= 0)
+		k->correlation_id = c->queues[k->queue].correlation_id;
+	k->kernel_name = x.kname;
+	/* a handle named only after the launch */
+	if (!k->kernel_name && x.handle && hmap_get(&p->funcnames, x.handle, &si))
+		k->kernel_name = (uint32_t)si;
+	if (x.qname && (k->flags & ASC_CORR_K_COMPUTE))
+		k->name = x.qname;
+}
+
+/* A kernel's name and type: its API's op name, the aclnn call, the queue slot's, ... */
+static void name_kernel(struct asc_corr *c, struct priv *p, const struct devt *d,
+			struct asc_corr_kernel *k)
+{
+	const char *nm = NULL;
+
+	if (k->api >= 0 && c->calls[k->api].opname)
+		k->name = c->calls[k->api].opname;
+	else if (k->api >= 0 &&
+		 !strncmp(asc_corr_str(c, c->calls[k->api].name), "aclnn", 5))
+		k->name = c->calls[k->api].name;
+	else if (k->queue >= 0 && c->queues[k->queue].name)
+		k->name = c->queues[k->queue].name;
+	else if (k->api >= 0)
+		k->name = c->calls[k->api].name;
+	if (!(k->flags & ASC_CORR_K_COMPUTE))
+		k->name = 0;	/* event / copy tasks are named by kind, not by their API */
+	if (k->name)
+		nm = asc_corr_str(c, k->name);
+	else
+		k->name = strtab_cstr(&p->strs, task_default_name(d->type));
+	k->type = nm ? type_from_name(p, nm) : k->name;
+	/* the real kernel name, where the launch's function handle was named */
+	if (k->kernel_name && (k->flags & ASC_CORR_K_COMPUTE)) {
+		k->name = k->kernel_name;
+		k->flags |= ASC_CORR_K_KERNEL_NAME;
+	}
+}
+
+/* kernels: one per device task, joined to its submission */
+static int finish_kernels(struct asc_corr *c, struct priv *p, const struct remaps *m)
+{
+	size_t i;
+
 	c->kernels = calloc(p->nr_devts ? p->nr_devts : 1, sizeof(*c->kernels));
 	if (!c->kernels)
-		goto out;
+		return -ENOMEM;
 	c->nr_kernels = p->nr_devts;
 	for (i = 0; i < p->nr_devts; i++) {
 		const struct devt *d = &p->devts[i];
 		struct asc_corr_kernel *k = &c->kernels[i];
 		uint64_t si;
-		const char *nm = NULL;
 
 		k->start_ns = dev_to_mono(c, d->start_cnt);
 		k->end_ns = dev_to_mono(c, d->end_cnt);
@@ -2449,74 +2526,22 @@ static int finish(struct asc_corr *c, struct priv *p)
 		if (d->type == 0 || d->type == 1 || d->type == 2)
 			k->flags |= ASC_CORR_K_COMPUTE;
 		k->node_call = -1;
-		if (hmap_get(&p->sub_index, task_key(d->dev, d->stream, d->task, d->wrap), &si)) {
-			const struct sub *sb = &p->subs[si];
-			struct lctx x = {
-				.api = sb->api, .launch_call = sb->launch_call, .op = sb->op,
-				.queue = sb->queue, .node_call = sb->node_call,
-				.handle = sb->handle, .kname = sb->kname,
-			};
-
-			/* batched capture: the launch that made the task, if it is known */
-			if (p->saw_batch && sb->use_alt) {
-				if (sb->alt >= 0) {
-					x = p->alts[sb->alt];
-				} else {
-					memset(&x, 0, sizeof(x));
-					x.api = x.launch_call = x.op = x.queue = x.node_call = -1;
-				}
-				if (x.op < 0 && x.queue < 0)
-					c->info.batch_unattributed++;
-			}
-			k->flags |= ASC_CORR_K_MATCHED;
-			k->submit_ns = sb->ts;
-			k->submit_tid = sb->tid;
-			k->block_dim = sb->block_dim;
-			k->api = remap(callmap, x.api);
-			k->launch_call = remap(callmap, x.launch_call);
-			if (d->type == 0 || d->type == 1 || d->type == 2)
-				k->node_call = remap(callmap, x.node_call);
-			k->queue = remap(qmap, x.queue);
-			k->op = k->queue >= 0 && c->queues[k->queue].op >= 0 ?
-				c->queues[k->queue].op : remap(opmap, x.op);
-			if (k->queue >= 0)
-				k->correlation_id = c->queues[k->queue].correlation_id;
-			k->kernel_name = x.kname;
-			/* a handle named only after the launch */
-			if (!k->kernel_name && x.handle &&
-			    hmap_get(&p->funcnames, x.handle, &si))
-				k->kernel_name = (uint32_t)si;
-			if (x.qname && (k->flags & ASC_CORR_K_COMPUTE))
-				k->name = x.qname;
-		} else {
-			c->info.unmatched_kernels++;
-		}
-		if (k->api >= 0 && c->calls[k->api].opname)
-			k->name = c->calls[k->api].opname;
-		else if (k->api >= 0 &&
-			 !strncmp(asc_corr_str(c, c->calls[k->api].name), "aclnn", 5))
-			k->name = c->calls[k->api].name;
-		else if (k->queue >= 0 && c->queues[k->queue].name)
-			k->name = c->queues[k->queue].name;
-		else if (k->api >= 0)
-			k->name = c->calls[k->api].name;
-		if (!(k->flags & ASC_CORR_K_COMPUTE))
-			k->name = 0;	/* event / copy tasks are named by kind, not by their API */
-		if (k->name)
-			nm = asc_corr_str(c, k->name);
+		if (hmap_get(&p->sub_index, task_key(d->dev, d->stream, d->task, d->wrap), &si))
+			kernel_from_sub(c, p, m, d, &p->subs[si], k);
 		else
-			k->name = strtab_cstr(&p->strs, task_default_name(d->type));
-		k->type = nm ? type_from_name(p, nm) : k->name;
-		/* the real kernel name, where the launch's function handle was named */
-		if (k->kernel_name && (k->flags & ASC_CORR_K_COMPUTE)) {
-			k->name = k->kernel_name;
-			k->flags |= ASC_CORR_K_KERNEL_NAME;
-		}
+			c->info.unmatched_kernels++;
+		name_kernel(c, p, d, k);
 	}
 	c->info.unmatched_sqes = p->nr_subs > c->nr_kernels - c->info.unmatched_kernels ?
 				 p->nr_subs - (c->nr_kernels - c->info.unmatched_kernels) : 0;
+	return 0;
+}
 
-	/* steps of everything (mono times still) */
+/* steps of everything (mono times still), memory events' ops remapped */
+static void finish_step_ids(struct asc_corr *c, const struct remaps *m)
+{
+	size_t i;
+
 	for (i = 0; i < c->nr_ops; i++)
 		c->ops[i].step = step_id_at(c, c->ops[i].start_ns);
 	for (i = 0; i < c->nr_calls; i++)
@@ -2526,7 +2551,7 @@ static int finish(struct asc_corr *c, struct priv *p)
 					       c->queues[i].enq_start_ns :
 					       c->queues[i].deq_start_ns);
 	for (i = 0; i < c->nr_mems; i++) {
-		c->mems[i].op = remap(opmap, c->mems[i].op);
+		c->mems[i].op = remap(m->op, c->mems[i].op);
 		c->mems[i].step = step_id_at(c, c->mems[i].ts_ns);
 	}
 	for (i = 0; i < c->nr_kernels; i++) {
@@ -2534,8 +2559,13 @@ static int finish(struct asc_corr *c, struct priv *p)
 
 		k->step = step_id_at(c, k->submit_ns ? k->submit_ns : k->start_ns);
 	}
+}
 
-	/* device durations onto ops */
+/* device durations of compute kernels onto their op (self) and its ancestors (total) */
+static void finish_device_times(struct asc_corr *c)
+{
+	size_t i;
+
 	for (i = 0; i < c->nr_kernels; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
 		int64_t dur = k->end_ns - k->start_ns;
@@ -2553,9 +2583,13 @@ static int finish(struct asc_corr *c, struct priv *p)
 				c->ops[o].device_total_aicore_ns += dur;
 		}
 	}
-	resolve_stacks(c, p, opmap);
+}
 
-	/* everything to wall clock */
+/* everything to wall clock (0 stays 0: unknown) */
+static void finish_wall_clock(struct asc_corr *c, const struct priv *p)
+{
+	size_t i;
+
 #define WALL(x) ((x) = (x) ? (x) + p->wall_off : 0)
 	for (i = 0; i < c->nr_ops; i++) {
 		WALL(c->ops[i].start_ns);
@@ -2587,16 +2621,39 @@ static int finish(struct asc_corr *c, struct priv *p)
 		WALL(c->cycles[i].end_ns);
 	}
 #undef WALL
+}
 
-	/* kernels sorted by start; remap nothing refers to kernels */
-	free(sort_remap(c->kernels, c->nr_kernels, sizeof(*c->kernels), key_kernel));
-	/* memory events sorted by time (stable for equal times) */
-	free(sort_remap(c->mems, c->nr_mems, sizeof(*c->mems), key_mem));
-	err = 0;
-out:
-	free(opmap);
-	free(callmap);
-	free(qmap);
+/* After the pass over the records: the phases above, in this order. */
+static int finish(struct asc_corr *c, struct priv *p)
+{
+	struct remaps m = { 0 };
+	size_t i;
+	int err;
+
+	for (i = 0; i < p->nr_threads; i++)
+		flush_tensors(c, p, &p->threads[i]);
+	err = finish_steps(c, p);
+	if (!err)
+		err = finish_cycles(c, p);
+	if (!err)
+		err = finish_ops(c, &m);
+	if (!err)
+		err = finish_calls_queues(c, p, &m);
+	if (!err)
+		err = finish_kernels(c, p, &m);
+	if (!err) {
+		finish_step_ids(c, &m);
+		finish_device_times(c);
+		resolve_stacks(c, p, m.op);
+		finish_wall_clock(c, p);
+		/* kernels sorted by start; remap nothing refers to kernels */
+		free(sort_remap(c->kernels, c->nr_kernels, sizeof(*c->kernels), key_kernel));
+		/* memory events sorted by time (stable for equal times) */
+		free(sort_remap(c->mems, c->nr_mems, sizeof(*c->mems), key_mem));
+	}
+	free(m.op);
+	free(m.call);
+	free(m.queue);
 	return err;
 }
 
