@@ -556,83 +556,111 @@ static uint32_t devices_of(const struct conv *v)
 	return mask;
 }
 
-static void write_npu_half(struct conv *v, struct trace *t)
+/*
+ * *out: call index -> the kernel it launched, -1 for other calls (Level1+;
+ * NULL when no call launched one).  -ENOMEM (v->err set).
+ */
+static int node_kernels(struct conv *v, int32_t **out)
 {
 	const struct asc_corr *c = v->c;
-	uint32_t pid = v->pid, cann = fmt_pid(pid, SORT_CANN, 0), devs = devices_of(v);
-	int32_t *node_kernel = NULL;	/* call index -> the kernel it launched (Level1+) */
-	size_t i, j;
-	uint32_t d;
+	int32_t *node_kernel;
+	size_t i;
 
-	if (v->level > 0 && c->nr_calls) {
-		node_kernel = malloc(c->nr_calls * sizeof(*node_kernel));
-		if (!node_kernel) {
-			v->err = -ENOMEM;
-			return;
-		}
-		for (i = 0; i < c->nr_calls; i++)
-			node_kernel[i] = -1;
-		for (i = 0; i < c->nr_kernels; i++) {
-			const struct asc_corr_kernel *k = &c->kernels[i];
-
-			if (k->node_call >= 0 && k->api >= 0 && kernel_in(v, k) &&
-			    node_kernel[k->node_call] < 0)
-				node_kernel[k->node_call] = (int32_t)i;
-		}
+	*out = NULL;
+	if (v->level <= 0 || !c->nr_calls)
+		return 0;
+	node_kernel = malloc(c->nr_calls * sizeof(*node_kernel));
+	if (!node_kernel) {
+		v->err = -ENOMEM;
+		return -ENOMEM;
 	}
+	for (i = 0; i < c->nr_calls; i++)
+		node_kernel[i] = -1;
+	for (i = 0; i < c->nr_kernels; i++) {
+		const struct asc_corr_kernel *k = &c->kernels[i];
 
-	/* CANN: process, threads, API events, HostToDevice starts */
-	if (v->level > 0) {
-		uint32_t tids[256];
-		size_t ntids = 0;
-
-		for (i = 0; i < c->nr_calls; i++) {
-			const struct asc_corr_call *k = &c->calls[i];
-
-			if (!call_level_shown(v, k) || !in_cycle(v, k->step))
-				continue;
-			for (j = 0; j < ntids && tids[j] != k->tid; j++)
-				;
-			if (j == ntids && ntids < 256)
-				tids[ntids++] = k->tid;
-		}
-		meta(t, "process_name", cann, 0, "name", "CANN", 0, 0);
-		for (j = 0; j < ntids; j++) {
-			char name[32];
-
-			snprintf(name, sizeof(name), "Thread %u", tids[j]);
-			meta(t, "thread_name", cann, tids[j], "name", name, 0, 0);
-		}
-		for (j = 0; j < ntids; j++)
-			meta(t, "thread_sort_index", cann, tids[j], "sort_index", NULL, tids[j], 0);
-		meta(t, "process_labels", cann, 0, "labels", "CPU", 0, 0);
-		meta(t, "process_sort_index", cann, 0, "sort_index", NULL, SORT_CANN, 0);
+		if (k->node_call >= 0 && k->api >= 0 && kernel_in(v, k) &&
+		    node_kernel[k->node_call] < 0)
+			node_kernel[k->node_call] = (int32_t)i;
 	}
+	*out = node_kernel;
+	return 0;
+}
+
+/* The CANN process and its threads (those with a shown call in this cycle). */
+static void cann_meta(struct conv *v, struct trace *t, uint32_t cann)
+{
+	const struct asc_corr *c = v->c;
+	uint32_t tids[256];
+	size_t ntids = 0, i, j;
+
 	for (i = 0; i < c->nr_calls; i++) {
 		const struct asc_corr_call *k = &c->calls[i];
-		const char *nm = asc_corr_str(c, k->name);
-		char full[160];
 
-		if (node_kernel && node_kernel[i] >= 0 && (!call_level_shown(v, k) ||
-							   !in_cycle(v, k->step)))
-			node_launch(t, c, &c->kernels[node_kernel[i]], cann);
 		if (!call_level_shown(v, k) || !in_cycle(v, k->step))
 			continue;
-		snprintf(full, sizeof(full), "%s@%s",
-			 k->level == ASC_CORR_LEVEL_RUNTIME ? "Runtime" : "AscendCL", nm);
-		ev_begin(t);
-		asc_out_puts(t->o, "\"name\": ");
-		asc_json_cstr(t->o, full);
-		asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", cann, k->tid);
-		put_ts(t->o, "ts", k->start_ns);
-		asc_out_puts(t->o, ", ");
-		put_dur(t->o, k->end_ns - k->start_ns);
-		asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"%s\", "
-			       "\"level\": \"%s\", \"id\": ", k->tid, call_mode(nm),
-			       k->level == ASC_CORR_LEVEL_RUNTIME ? "runtime" : "acl");
-		asc_json_cstr(t->o, nm);
-		asc_out_printf(t->o, ", \"item_id\": \"0\", \"connection_id\": %zu}, \"ph\": \"X\"}",
-			       i + 1);
+		for (j = 0; j < ntids && tids[j] != k->tid; j++)
+			;
+		if (j == ntids && ntids < 256)
+			tids[ntids++] = k->tid;
+	}
+	meta(t, "process_name", cann, 0, "name", "CANN", 0, 0);
+	for (j = 0; j < ntids; j++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "Thread %u", tids[j]);
+		meta(t, "thread_name", cann, tids[j], "name", name, 0, 0);
+	}
+	for (j = 0; j < ntids; j++)
+		meta(t, "thread_sort_index", cann, tids[j], "sort_index", NULL, tids[j], 0);
+	meta(t, "process_labels", cann, 0, "labels", "CPU", 0, 0);
+	meta(t, "process_sort_index", cann, 0, "sort_index", NULL, SORT_CANN, 0);
+}
+
+/* One AscendCL / Runtime API event (call i). */
+static void cann_call(struct trace *t, const struct asc_corr *c, size_t i, uint32_t cann)
+{
+	const struct asc_corr_call *k = &c->calls[i];
+	const char *nm = asc_corr_str(c, k->name);
+	char full[160];
+
+	snprintf(full, sizeof(full), "%s@%s",
+		 k->level == ASC_CORR_LEVEL_RUNTIME ? "Runtime" : "AscendCL", nm);
+	ev_begin(t);
+	asc_out_puts(t->o, "\"name\": ");
+	asc_json_cstr(t->o, full);
+	asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", cann, k->tid);
+	put_ts(t->o, "ts", k->start_ns);
+	asc_out_puts(t->o, ", ");
+	put_dur(t->o, k->end_ns - k->start_ns);
+	asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"%s\", "
+		       "\"level\": \"%s\", \"id\": ", k->tid, call_mode(nm),
+		       k->level == ASC_CORR_LEVEL_RUNTIME ? "runtime" : "acl");
+	asc_json_cstr(t->o, nm);
+	asc_out_printf(t->o, ", \"item_id\": \"0\", \"connection_id\": %zu}, \"ph\": \"X\"}",
+		       i + 1);
+}
+
+/* CANN: process, threads, API events, Node@launch spans and HostToDevice starts. */
+static int write_cann(struct conv *v, struct trace *t, uint32_t cann)
+{
+	const struct asc_corr *c = v->c;
+	int32_t *node_kernel;
+	size_t i;
+
+	if (node_kernels(v, &node_kernel))
+		return -ENOMEM;
+	if (v->level > 0)
+		cann_meta(v, t, cann);
+	for (i = 0; i < c->nr_calls; i++) {
+		const struct asc_corr_call *k = &c->calls[i];
+		int shown = call_level_shown(v, k) && in_cycle(v, k->step);
+
+		if (node_kernel && node_kernel[i] >= 0 && !shown)
+			node_launch(t, c, &c->kernels[node_kernel[i]], cann);
+		if (!shown)
+			continue;
+		cann_call(t, c, i, cann);
 		if (node_kernel && node_kernel[i] >= 0)
 			node_launch(t, c, &c->kernels[node_kernel[i]], cann);
 	}
@@ -650,124 +678,146 @@ static void write_npu_half(struct conv *v, struct trace *t)
 		h2d_start(t, c, k, cann);
 	}
 	free(node_kernel);
+	return 0;
+}
 
-	for (d = 0; d < 32; d++) {
-		uint32_t hw = fmt_pid(pid, SORT_HARDWARE, d), ov = fmt_pid(pid, SORT_OVERLAP, d);
-		uint32_t streams[256];
-		size_t ns = 0, nspan;
-		struct span *sp;
+/* One device task on its stream of Ascend Hardware, with its HostToDevice end. */
+static void hw_kernel(struct trace *t, const struct asc_corr *c, const struct asc_corr_kernel *k,
+		      uint32_t hw)
+{
+	ev_begin(t);
+	asc_out_puts(t->o, "\"name\": ");
+	asc_json_cstr(t->o, asc_corr_str(c, k->name));
+	put_u(t->o, ", \"pid\": ", hw);
+	put_u(t->o, ", \"tid\": ", k->stream);
+	asc_out_write(t->o, ", ", 2);
+	put_ts(t->o, "ts", k->start_ns);
+	asc_out_write(t->o, ", ", 2);
+	put_dur(t->o, k->end_ns - k->start_ns);
+	asc_out_puts(t->o, ", \"args\": {\"Model Id\": 4294967295, \"Task Type\": \"");
+	asc_out_puts(t->o, asc_corr_task_type_name(k->task_type));
+	put_u(t->o, "\", \"Physic Stream Id\": ", k->stream);
+	put_u(t->o, ", \"Stream Id\": ", k->stream);
+	put_u(t->o, ", \"Task Id\": ", k->task_id);
+	put_u(t->o, ", \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": ",
+	      conn_id(c, k));
+	asc_out_puts(t->o, "}, \"ph\": \"X\"}");
+	if (k->api >= 0) {
+		ev_begin(t);
+		put_u(t->o, "\"name\": \"HostToDevice", conn_id(c, k));
+		put_u(t->o, "\", \"ph\": \"f\", \"id\": \"", conn_id(c, k));
+		asc_out_write(t->o, "\", ", 3);
+		put_ts(t->o, "ts", k->start_ns);
+		put_u(t->o, ", \"cat\": \"HostToDevice\", \"pid\": ", hw);
+		put_u(t->o, ", \"tid\": ", k->stream);
+		asc_out_puts(t->o, ", \"bp\": \"e\"}");
+	}
+}
 
-		if (!(devs & (1u << d)))
+/* Ascend Hardware of device d: one thread per stream, its kernels. */
+static void write_hardware(struct conv *v, struct trace *t, uint32_t d)
+{
+	const struct asc_corr *c = v->c;
+	uint32_t hw = fmt_pid(v->pid, SORT_HARDWARE, d);
+	uint32_t streams[256];
+	size_t ns = 0, i, j;
+
+	for (i = 0; i < c->nr_kernels; i++) {
+		const struct asc_corr_kernel *k = &c->kernels[i];
+
+		if (k->device != d || !kernel_in(v, k))
 			continue;
-		for (i = 0; i < c->nr_kernels; i++) {
-			const struct asc_corr_kernel *k = &c->kernels[i];
+		for (j = 0; j < ns && streams[j] != k->stream; j++)
+			;
+		if (j == ns && ns < 256)
+			streams[ns++] = k->stream;
+	}
+	meta(t, "process_name", hw, 0, "name", "Ascend Hardware", 0, 0);
+	for (j = 0; j < ns; j++) {
+		char name[32];
 
-			if (k->device != d || !kernel_in(v, k))
-				continue;
-			for (j = 0; j < ns && streams[j] != k->stream; j++)
-				;
-			if (j == ns && ns < 256)
-				streams[ns++] = k->stream;
-		}
-		/* Ascend Hardware */
-		meta(t, "process_name", hw, 0, "name", "Ascend Hardware", 0, 0);
-		for (j = 0; j < ns; j++) {
-			char name[32];
+		snprintf(name, sizeof(name), "Stream %u", streams[j]);
+		meta(t, "thread_name", hw, streams[j], "name", name, 0, 0);
+		meta(t, "thread_sort_index", hw, streams[j], "sort_index", NULL,
+		     streams[j], 0);
+	}
+	meta(t, "process_labels", hw, 0, "labels", "NPU", 0, 0);
+	meta(t, "process_sort_index", hw, 0, "sort_index", NULL, SORT_HARDWARE, 0);
+	for (i = 0; i < c->nr_kernels; i++) {
+		const struct asc_corr_kernel *k = &c->kernels[i];
 
-			snprintf(name, sizeof(name), "Stream %u", streams[j]);
-			meta(t, "thread_name", hw, streams[j], "name", name, 0, 0);
-			meta(t, "thread_sort_index", hw, streams[j], "sort_index", NULL,
-			     streams[j], 0);
-		}
-		meta(t, "process_labels", hw, 0, "labels", "NPU", 0, 0);
-		meta(t, "process_sort_index", hw, 0, "sort_index", NULL, SORT_HARDWARE, 0);
-		for (i = 0; i < c->nr_kernels; i++) {
-			const struct asc_corr_kernel *k = &c->kernels[i];
+		if (k->device == d && kernel_in(v, k))
+			hw_kernel(t, c, k, hw);
+	}
+}
 
-			if (k->device != d || !kernel_in(v, k))
-				continue;
+/* Overlap Analysis of device d: Computing = union of compute kernels, Free = the gaps. */
+static void write_overlap(struct conv *v, struct trace *t, uint32_t d)
+{
+	uint32_t ov = fmt_pid(v->pid, SORT_OVERLAP, d);
+	size_t i, nspan;
+	struct span *sp = computing_spans(v, d, &nspan);
+
+	meta(t, "process_name", ov, 0, "name", "Overlap Analysis", 0, 0);
+	meta(t, "thread_name", ov, 0, "name", "Computing", 0, 0);
+	meta(t, "thread_name", ov, 1, "name", "Communication", 0, 0);
+	meta(t, "thread_name", ov, 2, "name", "Communication(Not Overlapped)", 0, 0);
+	meta(t, "thread_name", ov, 3, "name", "Free", 0, 0);
+	meta(t, "process_labels", ov, 0, "labels", "NPU", 0, 0);
+	meta(t, "process_sort_index", ov, 0, "sort_index", NULL, SORT_OVERLAP, 0);
+	for (i = 0; i < nspan; i++) {
+		ev_begin(t);
+		asc_out_printf(t->o, "\"name\": \"Computing\", \"pid\": %u, \"tid\": 0, ", ov);
+		put_ts(t->o, "ts", sp[i].s);
+		asc_out_puts(t->o, ", ");
+		put_dur(t->o, sp[i].e - sp[i].s);
+		asc_out_puts(t->o, ", \"ph\": \"X\"}");
+		if (i + 1 < nspan) {
 			ev_begin(t);
-			asc_out_puts(t->o, "\"name\": ");
-			asc_json_cstr(t->o, asc_corr_str(c, k->name));
-			put_u(t->o, ", \"pid\": ", hw);
-			put_u(t->o, ", \"tid\": ", k->stream);
-			asc_out_write(t->o, ", ", 2);
-			put_ts(t->o, "ts", k->start_ns);
-			asc_out_write(t->o, ", ", 2);
-			put_dur(t->o, k->end_ns - k->start_ns);
-			asc_out_puts(t->o, ", \"args\": {\"Model Id\": 4294967295, \"Task Type\": \"");
-			asc_out_puts(t->o, asc_corr_task_type_name(k->task_type));
-			put_u(t->o, "\", \"Physic Stream Id\": ", k->stream);
-			put_u(t->o, ", \"Stream Id\": ", k->stream);
-			put_u(t->o, ", \"Task Id\": ", k->task_id);
-			put_u(t->o, ", \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": ",
-			      conn_id(c, k));
-			asc_out_puts(t->o, "}, \"ph\": \"X\"}");
-			if (k->api >= 0) {
-				ev_begin(t);
-				put_u(t->o, "\"name\": \"HostToDevice", conn_id(c, k));
-				put_u(t->o, "\", \"ph\": \"f\", \"id\": \"", conn_id(c, k));
-				asc_out_write(t->o, "\", ", 3);
-				put_ts(t->o, "ts", k->start_ns);
-				put_u(t->o, ", \"cat\": \"HostToDevice\", \"pid\": ", hw);
-				put_u(t->o, ", \"tid\": ", k->stream);
-				asc_out_puts(t->o, ", \"bp\": \"e\"}");
-			}
-		}
-		/* Overlap Analysis: Computing = union of compute kernels, Free = the gaps */
-		sp = computing_spans(v, d, &nspan);
-		meta(t, "process_name", ov, 0, "name", "Overlap Analysis", 0, 0);
-		meta(t, "thread_name", ov, 0, "name", "Computing", 0, 0);
-		meta(t, "thread_name", ov, 1, "name", "Communication", 0, 0);
-		meta(t, "thread_name", ov, 2, "name", "Communication(Not Overlapped)", 0, 0);
-		meta(t, "thread_name", ov, 3, "name", "Free", 0, 0);
-		meta(t, "process_labels", ov, 0, "labels", "NPU", 0, 0);
-		meta(t, "process_sort_index", ov, 0, "sort_index", NULL, SORT_OVERLAP, 0);
-		for (i = 0; i < nspan; i++) {
-			ev_begin(t);
-			asc_out_printf(t->o, "\"name\": \"Computing\", \"pid\": %u, \"tid\": 0, ", ov);
-			put_ts(t->o, "ts", sp[i].s);
+			asc_out_printf(t->o, "\"name\": \"Free\", \"pid\": %u, \"tid\": 3, ", ov);
+			put_ts(t->o, "ts", sp[i].e);
 			asc_out_puts(t->o, ", ");
-			put_dur(t->o, sp[i].e - sp[i].s);
+			put_dur(t->o, sp[i + 1].s - sp[i].e);
 			asc_out_puts(t->o, ", \"ph\": \"X\"}");
-			if (i + 1 < nspan) {
-				ev_begin(t);
-				asc_out_printf(t->o, "\"name\": \"Free\", \"pid\": %u, \"tid\": 3, ", ov);
-				put_ts(t->o, "ts", sp[i].e);
-				asc_out_puts(t->o, ", ");
-				put_dur(t->o, sp[i + 1].s - sp[i].e);
-				asc_out_puts(t->o, ", \"ph\": \"X\"}");
-			}
-		}
-		free(sp);
-		/* NPU MEM counters from the driver-level (APP) memory records */
-		{
-			uint32_t mp = fmt_pid(pid, SORT_NPU_MEM, d);
-			int any = 0;
-
-			for (i = 0; i < c->nr_mems; i++) {
-				const struct asc_corr_mem *m = &c->mems[i];
-				char kb[40];
-
-				if (m->component != ASC_MEM_APP || m->device != d ||
-				    !in_cycle(v, m->step))
-					continue;
-				if (!any++) {
-					meta(t, "process_name", mp, 0, "name", "NPU MEM", 0, 0);
-					meta(t, "process_labels", mp, 0, "labels", "NPU", 0, 0);
-					meta(t, "process_sort_index", mp, 0, "sort_index", NULL,
-					     SORT_NPU_MEM, 0);
-				}
-				ev_begin(t);
-				asc_out_puts(t->o, "\"name\": \"APP/HBM\", ");
-				put_ts(t->o, "ts", m->ts_ns);
-				asc_fmt_pyfloat(kb, (double)m->total_reserved / 1024.0);
-				asc_out_printf(t->o, ", \"pid\": %u, \"tid\": 0, \"args\": {\"KB\": %s}, "
-					       "\"ph\": \"C\"}", mp, kb);
-			}
 		}
 	}
-	/* torch_to_npu: from the aten op that launched each kernel */
+	free(sp);
+}
+
+/* NPU MEM counters of device d from the driver-level (APP) memory records. */
+static void write_npu_mem(struct conv *v, struct trace *t, uint32_t d)
+{
+	const struct asc_corr *c = v->c;
+	uint32_t mp = fmt_pid(v->pid, SORT_NPU_MEM, d);
+	int any = 0;
+	size_t i;
+
+	for (i = 0; i < c->nr_mems; i++) {
+		const struct asc_corr_mem *m = &c->mems[i];
+		char kb[40];
+
+		if (m->component != ASC_MEM_APP || m->device != d || !in_cycle(v, m->step))
+			continue;
+		if (!any++) {
+			meta(t, "process_name", mp, 0, "name", "NPU MEM", 0, 0);
+			meta(t, "process_labels", mp, 0, "labels", "NPU", 0, 0);
+			meta(t, "process_sort_index", mp, 0, "sort_index", NULL, SORT_NPU_MEM, 0);
+		}
+		ev_begin(t);
+		asc_out_puts(t->o, "\"name\": \"APP/HBM\", ");
+		put_ts(t->o, "ts", m->ts_ns);
+		asc_fmt_pyfloat(kb, (double)m->total_reserved / 1024.0);
+		asc_out_printf(t->o, ", \"pid\": %u, \"tid\": 0, \"args\": {\"KB\": %s}, "
+			       "\"ph\": \"C\"}", mp, kb);
+	}
+}
+
+/* torch_to_npu: from the aten op that launched each kernel */
+static void write_torch_to_npu(struct conv *v, struct trace *t)
+{
+	const struct asc_corr *c = v->c;
+	size_t i;
+
 	for (i = 0; i < c->nr_kernels; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
 		const struct asc_corr_op *o;
@@ -779,10 +829,27 @@ static void write_npu_half(struct conv *v, struct trace *t)
 		if (!in_cycle(v, o->step))
 			continue;
 		id = (uint64_t)k->start_ns;	/* the kernel ts string without its dot */
-		flow(t, "s", "torch_to_npu", id, pid, o->tid, o->start_ns, "async_npu");
-		flow(t, "f", "torch_to_npu", id, fmt_pid(pid, SORT_HARDWARE, k->device), k->stream,
-		     k->start_ns, "async_npu");
+		flow(t, "s", "torch_to_npu", id, v->pid, o->tid, o->start_ns, "async_npu");
+		flow(t, "f", "torch_to_npu", id, fmt_pid(v->pid, SORT_HARDWARE, k->device),
+		     k->stream, k->start_ns, "async_npu");
 	}
+}
+
+/* The NPU half of trace_view.json: CANN, then per device hardware, overlap, memory. */
+static void write_npu_half(struct conv *v, struct trace *t)
+{
+	uint32_t devs = devices_of(v), d;
+
+	if (write_cann(v, t, fmt_pid(v->pid, SORT_CANN, 0)))
+		return;
+	for (d = 0; d < 32; d++) {
+		if (!(devs & (1u << d)))
+			continue;
+		write_hardware(v, t, d);
+		write_overlap(v, t, d);
+		write_npu_mem(v, t, d);
+	}
+	write_torch_to_npu(v, t);
 }
 
 static int write_trace(struct conv *v, const char *path)
