@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "ascbpf_events.h"
 #include "capture/capture.h"
+#include "capture/ioctl_decode.h"
 #include "commands.h"
 #include "lib/json_writer.h"
 #include "lib/log.h"
@@ -183,6 +184,27 @@ static void print_cmdline(struct dumper *d, const void *rec)
 	asc_out_putc(d->o, ']');
 }
 
+/* The command's driver name, or its _IOC text ("_IOWR('X',17,96)"). */
+static void print_ioctl_name(struct dumper *d, const void *rec)
+{
+	const struct asc_ioctl *io = rec;
+	char buf[64];
+
+	asc_ioctl_name(io->cmd, io->module, buf, sizeof(buf));
+	asc_json_cstr(d->o, buf);
+}
+
+/* The argument fields that matter ("sq_id=3 sqe_num=1"), "" for commands not decoded. */
+static void print_ioctl_args(struct dumper *d, const void *rec)
+{
+	const struct asc_ioctl *io = rec;
+	char buf[512];
+	size_t n = io->arg_len < sizeof(io->arg) ? io->arg_len : sizeof(io->arg);
+
+	asc_ioctl_format_args(io->cmd, io->module, io->arg, n, buf, sizeof(buf));
+	asc_json_cstr(d->o, buf);
+}
+
 static const struct field enter_fields[] = { ALL(asc_enter, args, F_XARR) };
 static const struct field exit_fields[] = { X(asc_exit, ret) };
 static const struct field opname_fields[] = {
@@ -208,6 +230,7 @@ static const struct field mem_fields[] = {
 static const struct field ioctl_fields[] = {
 	U(asc_ioctl, exit_ns), S(asc_ioctl, ret), U(asc_ioctl, fd), X(asc_ioctl, cmd),
 	U(asc_ioctl, module), U(asc_ioctl, arg_len), COUNTED(asc_ioctl, arg, F_HEX, arg_len),
+	FN("cmd_name", print_ioctl_name), FN("decoded", print_ioctl_args),
 };
 static const struct field stack_fields[] = {
 	U(asc_stack, nr), U(asc_stack, flags), COUNTED(asc_stack, ips, F_XARR, nr),

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ascbpf_events.h"
-#include "analysis/ioctl_decode.h"
+#include "capture/ioctl_decode.h"
 
 #define IOC(dir, type, nr, size) \
 	(((uint32_t)(dir) << 30) | ((uint32_t)(size) << 16) | ((uint32_t)(type) << 8) | (nr))
@@ -52,11 +52,6 @@ static const struct asc_ioctl_desc cmds[] = {
 	{ IOW('M', 52, 344), ASC_MOD_SVM, 344, "DEVMM_SVM_MEM_MAP" },
 	{ IOWR('M', 53, 344), ASC_MOD_SVM, 344, "DEVMM_SVM_MEM_UNMAP" },
 	{ IOW('M', 101, 344), ASC_MOD_SVM, 344, "DEVMM_SVM_ALLOC_PROC_STRUCT" },
-	/* npu_model's profiling channel on an fd bound to "PROF" (MODEL: npu_ioctl.h) */
-	{ IOW('P', 0, 32), ASC_MOD_OTHER, 32, "NPU_PROF_IOCTL_START" },
-	{ IOW('P', 1, 32), ASC_MOD_OTHER, 32, "NPU_PROF_IOCTL_STOP" },
-	{ IOWR('P', 2, 40), ASC_MOD_OTHER, 40, "NPU_PROF_IOCTL_READ" },
-	{ IOWR('P', 3, 24), ASC_MOD_OTHER, 24, "NPU_PROF_IOCTL_POLL" },
 };
 
 unsigned int asc_ioctl_guess_module(uint32_t cmd)
@@ -154,11 +149,6 @@ static const struct layout layouts[] = {
 				F32("advise", 32), FEND } },
 	{ "DEVMM_SVM_MEMSET8", { F32("devid", 4), PTR("dst", 16), F64("value", 24),
 				 F64("count", 32), FEND } },
-	{ "NPU_PROF_IOCTL_START", { F32("device_id", 0), F32("channel_id", 4), FEND } },
-	{ "NPU_PROF_IOCTL_STOP", { F32("device_id", 0), F32("channel_id", 4), FEND } },
-	{ "NPU_PROF_IOCTL_READ", { F32("device_id", 0), F32("channel_id", 4), PTR("buf", 8),
-				   F32("buf_size", 16), F32("bytes", 20), F64("dropped", 24),
-				   F64("pending", 32), FEND } },
 	{ "DEVMM_SVM_QUERY_MEM_USEDINFO", { F32("devid", 4), F64("total", 16), F64("used", 24),
 					    F64("used_by_caller", 32), F64("peak", 40), FEND } },
 	{ "DEVMM_SVM_UPDATE_HEAP", { F32("devid", 4), F32("op", 16), F32("heap_type", 20),
