@@ -12,7 +12,6 @@
 #include <string.h>
 #include <cmocka.h>
 #include "ascbpf_events.h"
-#include "discovery/probes.h"
 #include "capture/records.h"
 
 static _Alignas(8) unsigned char buf[1024];
@@ -191,6 +190,14 @@ static void test_enum_names(void **state)
 	assert_string_equal(asc_module_name(ASC_MOD_SVM), "SVM");
 }
 
+static void test_scalar_type_names(void **state)
+{
+	(void)state;
+	assert_string_equal(asc_scalar_type_name(6), "float");
+	assert_string_equal(asc_scalar_type_name(4), "long int");
+	assert_null(asc_scalar_type_name(200));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_probe_strings),
 		cmocka_unit_test(test_text_and_process),
 		cmocka_unit_test(test_enum_names),
+		cmocka_unit_test(test_scalar_type_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

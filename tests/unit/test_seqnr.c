@@ -31,6 +31,7 @@
 #include "capbuild.h"
 #include "capture/capture.h"
 #include "analysis/correlate.h"
+#include "analysis/fwdbwd.h"
 #include "discovery/probes.h"
 #include "discovery/seqnr.h"
 

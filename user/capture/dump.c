@@ -31,7 +31,6 @@
 #include "commands.h"
 #include "lib/json_writer.h"
 #include "lib/log.h"
-#include "discovery/pytorch.h"
 #include "capture/records.h"
 
 struct dumper {

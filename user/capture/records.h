@@ -62,5 +62,7 @@ const char *asc_sched_state_name(unsigned int state);
 const char *asc_mem_component_name(unsigned int component);
 const char *asc_mem_data_type_name(unsigned int data_type);
 const char *asc_module_name(unsigned int module);
+/* The dtype name torch.profiler prints for a c10::ScalarType (asc_tensor.dtype), or NULL. */
+const char *asc_scalar_type_name(unsigned int scalar_type);
 
 #endif /* __ASCBPF_RECORDS_H */

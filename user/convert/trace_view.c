@@ -17,7 +17,7 @@
 #include "lib/csv_writer.h"
 #include "lib/json_writer.h"
 #include "lib/log.h"
-#include "discovery/seqnr.h"
+#include "analysis/fwdbwd.h"
 
 /* ---- trace_view.json ---- */
 

@@ -117,9 +117,6 @@ struct asc_tensor_layout {
  */
 int asc_tensor_layout_discover(const char *libc10_path, struct asc_tensor_layout *tl);
 
-/* The dtype name torch.profiler prints for a c10::ScalarType ("float", "long int"), or NULL. */
-const char *asc_scalar_type_name(unsigned int scalar_type);
-
 /* ---- aten op names and schemas ---- */
 
 #define ASC_ATEN_MAX_ARGS	32
