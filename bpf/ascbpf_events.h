@@ -75,6 +75,8 @@ enum asc_rec_type {
 	ASC_REC_SYMBOL		= 72,	/* symbolised address (for stacks): addr -> "lib!sym+off" */
 	ASC_REC_LOST		= 73,	/* records known lost (e.g. device channel overflow) */
 	ASC_REC_PYFRAME		= 74,	/* resolved Python frame: (code, lasti) -> "file(line): func" */
+	ASC_REC_ATEN_NAME	= 75,	/* aten op probe -> torch's op name, from the traced schemas */
+	ASC_REC_NODE_CLASS	= 76,	/* autograd node vtable range -> Node::name() */
 };
 
 /* Layers, as the output files group events. */
@@ -503,6 +505,30 @@ struct asc_pyframe {
 	__s32 lasti;
 	__s32 line;		/* -1 if the line table had no line */
 	char text[];		/* NUL-terminated */
+};
+
+/*
+ * ASC_REC_ATEN_NAME: struct asc_text (32 bytes + text padded to 8), written
+ * with the PROBE records of an attach: hdr.probe_id is an aten op probe
+ * (ASC_PK_ATEN_OP), text torch's name of the op ("aten::transpose" for
+ * at::_ops::transpose_int) as the operator schemas of the probed library
+ * give it, "" where they give none (the converter then names the op from
+ * its symbol).  value is 0.  What names ops needs no file of the traced
+ * host at convert time.
+ */
+
+/*
+ * ASC_REC_NODE_CLASS: 40 bytes + name padded to 8, written once per
+ * process at attach: one backward node class of the traced libtorch_cpu
+ * (a _ZTV object in torch::autograd).  A SEQNR(NODE) record whose vptr lies
+ * in [vaddr, vaddr + size) (addresses of the traced process) is a node of
+ * class name, Node::name() (user/discovery/seqnr.h).
+ */
+struct asc_node_class {
+	struct asc_hdr hdr;	/* tgid of the target */
+	__u64 vaddr;
+	__u64 size;
+	char name[];		/* NUL-terminated */
 };
 
 #endif /* __ASCBPF_EVENTS_H */

@@ -20,3 +20,4 @@ $(CAPBUILD_O): tests/lib/capbuild.c | $(TESTLIB_OUT)
 
 TEST_OBJS_test_correlate := $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
 TEST_OBJS_test_seqnr	:= $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
+TEST_OBJS_test_names	:= $(CAPBUILD_O) $(OUTPUT)/libascbpf.a

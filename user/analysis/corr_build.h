@@ -196,6 +196,11 @@ struct pystackrec {
 	int32_t lasti[ASC_PY_DEPTH];
 };
 
+struct node_class {
+	uint64_t vaddr, size;
+	uint32_t name;
+};
+
 struct wrapstate {
 	uint32_t last;
 	uint32_t wrap;
@@ -232,16 +237,16 @@ struct priv {
 	struct pystackrec *pystacks;
 	size_t nr_pystacks, pystacks_cap;
 	struct hmap pyframes;		/* pyframe_key(code, lasti) -> string id */
-	struct hmap schemas;		/* library string id -> index into schema_libs */
-	struct asc_aten_schemas **schema_libs;	/* NULL where the library cannot be read */
-	size_t nr_schema_libs, schema_libs_cap;
-	struct asc_aten_op *aten_op;	/* scratch for asc_aten_name() */
+	struct hmap aten_names;		/* aten probe id -> torch's name (ATEN_NAME records) */
+	int have_aten_names;		/* some ATEN_NAME record was read */
+	int have_aten_probes;		/* some probe is an aten op */
 	char *scratch;			/* 8 KiB for building strings */
 	int32_t *call_queue;		/* per call: queue index of the Dequeue it ran in */
 	size_t call_queue_cap;
 	size_t ops_cap, calls_cap, queues_cap, mems_cap, steps_cap, thr_cap, cfg_cap, cycles_cap;
-	struct asc_seqnr_names *node_names;	/* backward node vtables (user/discovery/seqnr.h) */
-	int node_names_tried;
+	struct node_class *classes;	/* backward node vtables (NODE_CLASS records) */
+	size_t nr_classes, classes_cap;
+	int classes_sorted;		/* by vaddr, one per vaddr */
 	int64_t wall_off;		/* realtime - monotonic */
 	int64_t max_mono;
 	int64_t min_mono;
@@ -278,7 +283,8 @@ int corr_finish(struct asc_corr *c, struct priv *p);
 
 /* corr_names.c */
 int corr_add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe *pr);
-void corr_name_aten_probe(struct asc_corr *c, struct priv *p, struct probe_info *pi);
+void corr_name_aten_probe(struct priv *p, uint32_t id);
+const char *corr_node_class(const struct asc_corr *c, struct priv *p, uint64_t vptr);
 uint32_t corr_type_from_name(struct priv *p, const char *name);
 
 /* corr_tasks.c */

@@ -12,9 +12,6 @@
 #include "analysis/correlate.h"
 #include "analysis/corr_build.h"
 #include "capture/records.h"
-#include "discovery/probes.h"
-#include "discovery/pytorch.h"
-#include "discovery/seqnr.h"
 #include "schedule.h"
 
 const struct probe_info *corr_probe_of(const struct priv *p, uint32_t id)
@@ -231,7 +228,7 @@ int corr_on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 	if (!pi)
 		return 0;
 	if (!pi->named)
-		corr_name_aten_probe(c, p, &p->probes[h->probe_id]);
+		corr_name_aten_probe(p, h->probe_id);
 	switch (pi->kind) {
 	case ASC_PK_ATEN_OP:
 	case ASC_PK_AUTOGRAD_EVAL:
@@ -429,14 +426,8 @@ int corr_on_seqnr(struct asc_corr *c, struct priv *p, const struct asc_seqnr *r)
 			break;
 	if (i == (uint32_t)-1 || r->kind != ASC_SEQNR_NODE || t->frames[i].twin)
 		return 0;
-	if (!p->node_names_tried) {
-		p->node_names_tried = 1;
-		p->node_names = asc_seqnr_names_from_config(
-			asc_corr_config(c, "pytorch_autograd_lib"),
-			asc_corr_config(c, "pytorch_autograd_bias"));
-	}
-	if (p->node_names && r->vptr)
-		node = asc_seqnr_names_get(p->node_names, r->vptr);
+	if (r->vptr)
+		node = corr_node_class(c, p, r->vptr);
 	if (!node)
 		node = ASC_NODE_UNKNOWN;
 	f = &t->frames[i];

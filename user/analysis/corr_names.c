@@ -7,13 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "ascbpf_events.h"
 #include "analysis/correlate.h"
 #include "analysis/corr_build.h"
 #include "capture/records.h"
-#include "discovery/probes.h"
-#include "discovery/pytorch.h"
 
 static const struct {
 	const char *sym;
@@ -133,6 +130,8 @@ int corr_add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe *p
 	pi->sym = strtab_cstr(&p->strs, sym);
 	pi->lib = strtab_cstr(&p->strs, asc_probe_lib(pr));
 	pi->named = pr->kind != ASC_PK_ATEN_OP;
+	if (pr->kind == ASC_PK_ATEN_OP)
+		p->have_aten_probes = 1;
 	if (pr->kind == ASC_PK_AUTOGRAD_EVAL)	/* each range is renamed by its SEQNR record */
 		pi->name = strtab_cstr(&p->strs, "autograd::engine::evaluate_function");
 	else if (pr->kind == ASC_PK_ATEN_OP && aten_name(sym, buf, sizeof(buf)))
@@ -170,37 +169,57 @@ int corr_add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe *p
 }
 
 /*
- * torch's name of an aten op probe ("aten::transpose" for
- * at::_ops::transpose_int): from the schemas of the traced libtorch_cpu when
- * that file can still be read (the capture records its path), else from the
- * symbol alone (aten_name()).  Done on the first
- * ENTER of the probe: a capture lists every aten symbol, it uses few.
+ * torch's name of aten op probe id ("aten::transpose" for
+ * at::_ops::transpose_int): the ATEN_NAME record the tracer wrote from the
+ * schemas of the traced library, where they named it, else the symbol
+ * heuristic of corr_add_probe().  Done on the first ENTER of the probe.
  */
-void corr_name_aten_probe(struct asc_corr *c, struct priv *p, struct probe_info *pi)
+void corr_name_aten_probe(struct priv *p, uint32_t id)
 {
-	struct asc_aten_schemas *sch = NULL;
-	const char *lib = asc_corr_str(c, pi->lib);
-	uint64_t idx;
+	uint64_t name;
 
-	pi->named = 1;
-	if (!p->aten_op) {
-		p->aten_op = malloc(sizeof(*p->aten_op));
-		if (!p->aten_op)
-			return;
+	p->probes[id].named = 1;
+	if (hmap_get(&p->aten_names, id, &name))
+		p->probes[id].name = (uint32_t)name;
+}
+
+static int cmp_class(const void *x, const void *y)
+{
+	const struct node_class *a = x, *b = y;
+
+	if (a->vaddr != b->vaddr)
+		return a->vaddr < b->vaddr ? -1 : 1;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+/* The class of the node whose vptr this is (NODE_CLASS records), or NULL. */
+const char *corr_node_class(const struct asc_corr *c, struct priv *p, uint64_t vptr)
+{
+	size_t lo = 0, hi, i, j;
+
+	if (!p->classes_sorted) {
+		/* the tracer writes one class per address; of duplicates one is kept */
+		qsort(p->classes, p->nr_classes, sizeof(*p->classes), cmp_class);
+		for (i = j = 0; i < p->nr_classes; i++)
+			if (!j || p->classes[j - 1].vaddr != p->classes[i].vaddr)
+				p->classes[j++] = p->classes[i];
+		p->nr_classes = j;
+		p->classes_sorted = 1;
 	}
-	if (hmap_get(&p->schemas, pi->lib, &idx)) {
-		sch = p->schema_libs[idx];
-	} else if (!grow_array((void **)&p->schema_libs, &p->schema_libs_cap,
-			       p->nr_schema_libs + 1, sizeof(*p->schema_libs))) {
-		if (*lib == '/' && !access(lib, R_OK))
-			sch = asc_aten_schemas_load(lib);
-		p->schema_libs[p->nr_schema_libs] = sch;
-		hmap_put(&p->schemas, pi->lib, p->nr_schema_libs++);
+	hi = p->nr_classes;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->classes[mid].vaddr <= vptr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	/* only an exact (schema) answer replaces the symbol heuristic of corr_add_probe() */
-	if (sch && !asc_aten_name(sch, asc_corr_str(c, pi->sym), p->aten_op) &&
-	    p->aten_op->exact && p->aten_op->name[0])
-		pi->name = strtab_cstr(&p->strs, p->aten_op->name);
+	if (!lo)
+		return NULL;
+	lo--;
+	return vptr - p->classes[lo].vaddr < p->classes[lo].size ?
+	       asc_corr_str(c, p->classes[lo].name) : NULL;
 }
 
 uint32_t corr_type_from_name(struct priv *p, const char *name)

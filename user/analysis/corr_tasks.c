@@ -12,7 +12,6 @@
 #include "ascbpf_events.h"
 #include "analysis/correlate.h"
 #include "analysis/corr_build.h"
-#include "discovery/probes.h"
 
 static uint8_t sqe_class(uint8_t sqe_type)
 {

@@ -26,10 +26,8 @@
 #include "analysis/correlate.h"
 #include "analysis/corr_build.h"
 #include "lib/log.h"
-#include "discovery/pytorch.h"
 #include "capture/records.h"
 #include "schedule.h"
-#include "discovery/seqnr.h"
 
 int64_t corr_dev_to_mono(const struct asc_corr *c, uint64_t cnt)
 {
@@ -237,6 +235,29 @@ static int on_symbol(struct priv *p, const struct asc_text *tx)
 	return hmap_put(&p->symbols, tx->value, strtab_cstr(&p->strs, tx->text));
 }
 
+static int on_aten_name(struct priv *p, const struct asc_text *tx)
+{
+	p->have_aten_names = 1;
+	if (!tx->text[0])
+		return 0;	/* no schema named it: the symbol heuristic stands */
+	return hmap_put(&p->aten_names, tx->hdr.probe_id, strtab_cstr(&p->strs, tx->text));
+}
+
+static int on_node_class(struct priv *p, const struct asc_node_class *nc)
+{
+	struct node_class *k;
+
+	if (!nc->size || !nc->name[0])
+		return 0;
+	if (PUSH(p->classes, p->nr_classes, p->classes_cap, k))
+		return -ENOMEM;
+	k->vaddr = nc->vaddr;
+	k->size = nc->size;
+	k->name = strtab_cstr(&p->strs, nc->name);
+	p->classes_sorted = 0;
+	return 0;
+}
+
 static int on_lost(struct asc_corr *c, const struct asc_text *tx)
 {
 	/* tasks that ran with the device channel closed: not lost records */
@@ -294,25 +315,12 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 	case ASC_REC_SYMBOL:	return on_symbol(p, rec);
 	case ASC_REC_LOST:	return on_lost(c, rec);
 	case ASC_REC_FUNCNAME:	return on_funcname(p, rec);
+	case ASC_REC_ATEN_NAME:	return on_aten_name(p, rec);
+	case ASC_REC_NODE_CLASS:	return on_node_class(p, rec);
 	default:		return 0;
 	}
 }
 
-
-static void free_schemas(struct priv *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->nr_schema_libs; i++)
-		if (p->schema_libs[i])
-			asc_aten_schemas_free(p->schema_libs[i]);
-	free(p->schema_libs);
-	p->schema_libs = NULL;
-	p->nr_schema_libs = 0;
-	hmap_free(&p->schemas);
-	free(p->aten_op);
-	p->aten_op = NULL;
-}
 
 static void priv_free(struct priv *p)
 {
@@ -324,7 +332,7 @@ static void priv_free(struct priv *p)
 	free(p->strs.offs);
 	hmap_free(&p->strs.index);
 	free(p->probes);
-	asc_seqnr_names_free(p->node_names);
+	free(p->classes);
 	for (i = 0; i < p->nr_threads; i++) {
 		free(p->threads[i].frames);
 		free(p->threads[i].pend);
@@ -342,7 +350,7 @@ static void priv_free(struct priv *p)
 	hmap_free(&p->pyframes);
 	free(p->pystacks);
 	free(p->scratch);
-	free_schemas(p);
+	hmap_free(&p->aten_names);
 	free(p->wraps);
 	free(p->subs);
 	free(p->alts);
@@ -374,7 +382,10 @@ static void priv_shrink(struct priv *p)
 	hmap_free(&p->funcnames);
 	hmap_free(&p->mark_streams);
 	hmap_free(&p->pyframes);
-	free_schemas(p);
+	hmap_free(&p->aten_names);
+	free(p->classes);
+	p->classes = NULL;
+	p->nr_classes = 0;
 	hmap_free(&p->strs.index);
 	free(p->pystacks);
 	p->pystacks = NULL;
@@ -427,6 +438,16 @@ struct asc_corr *asc_corr_build(struct asc_capture_reader *r)
 		errno = -ret;
 		return NULL;
 	}
+	/*
+	 * A capture of an ascbpf that named ops at convert time from the traced
+	 * host's libtorch_cpu (its PyTorch discovery ran, no ATEN_NAME record):
+	 * converted with the names its records hold.
+	 */
+	if (p->have_aten_probes && !p->have_aten_names &&
+	    asc_corr_config(c, "pytorch_autograd_lib"))
+		asc_warn("correlate: the capture holds no op names (an older ascbpf wrote it): "
+			 "aten ops are named from their symbols, backward nodes %s\n",
+			 ASC_NODE_UNKNOWN);
 	asc_capture_info(r, &ci);
 	c->info.damaged = ci.damaged;
 	c->info.bytes_unread = ci.bytes_unread;

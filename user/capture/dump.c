@@ -259,6 +259,9 @@ static const struct field pystack_fields[] = {
 	U(asc_pystack, nr), U(asc_pystack, flags), COUNTED(asc_pystack, code, F_XARR, nr),
 	COUNTED(asc_pystack, lasti, F_SARR, nr),
 };
+static const struct field node_class_fields[] = {
+	X(asc_node_class, vaddr), U(asc_node_class, size), TAIL(asc_node_class, name),
+};
 static const struct field pyframe_fields[] = {
 	X(asc_pyframe, code), S(asc_pyframe, lasti), S(asc_pyframe, line), TAIL(asc_pyframe, text),
 };
@@ -294,6 +297,8 @@ static const struct field symbol_fields[] = { X(asc_text, value), TAIL(asc_text,
 
 /* F_TAIL strings run from the member to the end of the record */
 _Static_assert(offsetof(struct asc_pyframe, text) == sizeof(struct asc_pyframe), "pyframe text");
+_Static_assert(offsetof(struct asc_node_class, name) == sizeof(struct asc_node_class),
+	       "node_class name");
 _Static_assert(offsetof(struct asc_text, text) == sizeof(struct asc_text), "text record text");
 
 #define LAYOUT(type, f)		[type] = { f, sizeof(f) / sizeof(f[0]) }
@@ -314,6 +319,7 @@ static const struct {
 	LAYOUT(ASC_REC_STATS, stats_fields),		LAYOUT(ASC_REC_CONFIG, text_fields),
 	LAYOUT(ASC_REC_SYMBOL, symbol_fields),		LAYOUT(ASC_REC_LOST, text_fields),
 	LAYOUT(ASC_REC_PYFRAME, pyframe_fields),	LAYOUT(ASC_REC_LAUNCH, launch_fields),
+	LAYOUT(ASC_REC_ATEN_NAME, text_fields),		LAYOUT(ASC_REC_NODE_CLASS, node_class_fields),
 };
 
 static void dump_array(struct dumper *d, const struct field *f, const uint8_t *p, size_t n)

@@ -1364,6 +1364,12 @@ int asc_pytorch_attach_step_py(struct asc_pytorch *pt)
 	return pt->step_py ? 0 : -ENOENT;
 }
 
+const char *asc_pytorch_torch_lib(const struct asc_pytorch *pt, uint64_t *bias)
+{
+	*bias = pt->torch_bias;
+	return pt->torch_path[0] ? pt->torch_path : NULL;
+}
+
 int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)
 {
 	char root[64];

@@ -280,22 +280,17 @@ const char *asc_seqnr_names_get(struct asc_seqnr_names *nm, uint64_t vptr)
 	return a - nm->v[lo].vaddr < nm->v[lo].size ? nm->v[lo].name : NULL;
 }
 
-struct asc_seqnr_names *asc_seqnr_names_from_config(const char *lib, const char *bias)
+size_t asc_seqnr_names_count(const struct asc_seqnr_names *nm)
 {
-	struct asc_seqnr_names *nm;
-	char *end;
-	uint64_t b;
+	return nm->n;
+}
 
-	if (!lib || !bias || *lib != '/')
-		return NULL;
-	b = strtoull(bias, &end, 0);
-	if (end == bias || *end)
-		return NULL;
-	nm = asc_seqnr_names_open(lib, b);
-	if (!nm)
-		asc_warn("convert: cannot read the autograd node classes of %s (%s): backward "
-			 "nodes are named %s\n", lib, strerror(errno), ASC_NODE_UNKNOWN);
-	return nm;
+const char *asc_seqnr_names_at(const struct asc_seqnr_names *nm, size_t i, uint64_t *vaddr,
+			       uint64_t *size)
+{
+	*vaddr = nm->v[i].vaddr + nm->bias;
+	*size = nm->v[i].size;
+	return nm->v[i].name;
 }
 
 void asc_seqnr_names_free(struct asc_seqnr_names *nm)

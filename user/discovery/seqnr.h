@@ -111,16 +111,10 @@ struct asc_seqnr_names *asc_seqnr_names_open(const char *lib, uint64_t bias);
 /* The node name for vptr, NULL if no vtable symbol holds it. */
 const char *asc_seqnr_names_get(struct asc_seqnr_names *n, uint64_t vptr);
 void asc_seqnr_names_free(struct asc_seqnr_names *n);
+/* Classes in the table; class i: its name, *vaddr (load address) and *size. */
+size_t asc_seqnr_names_count(const struct asc_seqnr_names *n);
+const char *asc_seqnr_names_at(const struct asc_seqnr_names *n, size_t i, uint64_t *vaddr,
+			       uint64_t *size);
 
-/*
- * The same from a capture's CONFIG values pytorch_autograd_lib (path) and
- * pytorch_autograd_bias (hex); NULL (with a warning when they were given
- * but the library cannot be read) when names cannot be resolved.
- */
-struct asc_seqnr_names *asc_seqnr_names_from_config(const char *lib, const char *bias);
-
-#define ASC_EVAL_PREFIX		"autograd::engine::evaluate_function: "
-/* A node whose class could not be resolved (library gone, vptr unreadable): its base class. */
-#define ASC_NODE_UNKNOWN	"torch::autograd::Node"
 
 #endif /* __ASCBPF_SEQNR_H */

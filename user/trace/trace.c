@@ -55,6 +55,7 @@
 #include "capture/records.h"
 #include "schedule.h"
 #include "trace/trace.h"
+#include "trace/names.h"
 
 #define MAX_TARGETS		64
 #define ASC_MAX_DEVREADERS	64	/* cards read at once */
@@ -1248,6 +1249,8 @@ static int attach_plan(struct trace *t, struct target *tg, size_t idx)
 		asc_pytorch_add_sites(tg->pt, plan);
 	if (opened)
 		describe_pytorch(tg);
+	if (tg->w)	/* what names ops and nodes at convert time, before the sites fire */
+		asc_trace_write_names(tg->w, tg->pid, tg->pt, tg->plans, idx, opened);
 	t->select_pt = tg->pt;
 	n = asc_attach_plan(t->set, plan, 0, select_new, &rc, tg->pid, errs);
 	t->select_pt = NULL;
