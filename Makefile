@@ -4,7 +4,9 @@
 #
 #   make            build ascbpf, the BPF objects, npu_model and the tests
 #   make demo       install deps, trace npu_train, write ./result/*_ascend_pt
-#   make check      install deps, build, run unit + integration tests
+#   make check      install deps, build, lint, run unit + integration tests
+#   make lint       100 columns, clang-format on the files of tools/clang-format-files.txt
+#   make format [FILES=...]   clang-format in place (default: every C source)
 #   make bench      run the benchmarks and rewrite BENCHMARKS.md
 #   make install PREFIX=/usr/local      (ascbpf + man page)
 #   make install-model PREFIX=...       (the npu_model simulator)
@@ -53,7 +55,7 @@ include bpf/build.mk
 include user/build.mk
 include tests/build.mk
 
-.PHONY: all deps check unit integration demo bench install install-model clean
+.PHONY: all deps check lint format unit integration demo bench install install-model clean
 
 all: $(ALL_TARGETS)
 
@@ -64,10 +66,21 @@ $(OUTPUT) $(sort $(OUTPUT_DIRS)):
 deps:
 	$(Q)tools/setup.sh
 
-# `make check` = deps, then a fresh make (pkg-config needs the packages), then tests.
+# `make check` = deps, then a fresh make (pkg-config needs the packages), lint, then tests.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) tests/run.sh
+
+# Style (docs/CONTRIBUTING.md): lint checks, format rewrites.
+lint:
+	$(Q)tools/lint.sh
+
+FORMAT_FILES	= $(or $(FILES),$(shell git ls-files 'user/*.[ch]' 'bpf/*.[ch]' 'tests/*.[ch]' \
+		  'npu_model/*.[ch]'))
+format:
+	$(call msg,FORMAT,$(words $(FORMAT_FILES)) files)
+	$(Q)clang-format -i --style=file $(FORMAT_FILES)
 
 unit: all
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) tests/run.sh --unit

@@ -5,7 +5,7 @@
  * the unit tests), so both sides agree on which steps are recorded.
  *
  * Semantics are those of torch_npu's Schedule.__call__ (see
- * ../shared/reference/ascend_output_format.md §8): steps below skip_first
+ * docs/torch_npu_format.md §5): steps below skip_first
  * are NONE; then, counting from skip_first (+ wait when skip_first_wait, which skips the first cycle's wait),
  * with n = wait + warmup + active, once repeat > 0 and step / n >= repeat
  * the action is NONE; else m = step % n gives NONE (< wait), WARMUP

@@ -3,8 +3,9 @@
 #
 # tests/run.sh [--unit|--integration] [NAME-FILTER]
 #
-# Runs the cmocka unit binaries ($OUTPUT/tests/test_*) and the integration
-# tests (tests/integration/test_*.sh and test_*.py), then prints one closing
+# Runs the cmocka unit binaries ($OUTPUT/tests/test_*, built from
+# tests/<room>/test_*.c) and the integration tests (tests/<room>/test_*.sh and
+# test_*.py, room by room), then prints one closing
 # line "N passed, N failed, N skipped".  An integration test exits 0 (pass),
 # 77 (skip: it must print the reason) or anything else (fail).  A skip fails
 # the run unless ASCBPF_ALLOW_SKIP=1: on our machines and in CI nothing may be
@@ -17,7 +18,9 @@
 # so runs side by side in one tree never overwrite each other's logs);
 # $OUTPUT/test-logs/latest points at the newest.  Directories of runs that
 # have ended (their pid is gone) are removed after 12 hours.
-# ASCBPF_INTEGRATION_DIR replaces tests/integration (tests of this script).
+# NAME-FILTER is a substring of the unit binary's name, or of ROOM/FILE for an
+# integration test (so `trace/` runs one room's).
+# ASCBPF_INTEGRATION_DIR replaces the rooms by one folder (tests of this script).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
@@ -38,13 +41,19 @@ failed_names=() skipped_names=()
 logroot=$OUTPUT/test-logs
 logdir=$logroot/run-$(date -u +%Y%m%dT%H%M%SZ)-$$
 mkdir -p "$logdir" || exit 1
-ln -sfn "$(basename "$logdir")" "$logroot/latest.tmp.$$" && mv -T "$logroot/latest.tmp.$$" "$logroot/latest"
+ln -sfn "$(basename "$logdir")" "$logroot/latest.tmp.$$" &&
+	mv -T "$logroot/latest.tmp.$$" "$logroot/latest"
 # logs of the flat layout (before per-run directories), and old runs that have ended:
 # never a directory a run side by side still writes to
 find "$logroot" -maxdepth 1 -type f -name 'test_*.log' -delete
 for old in $(find "$logroot" -maxdepth 1 -type d -name 'run-*' -mmin +720); do
 	kill -0 "${old##*-}" 2>/dev/null || rm -rf "$old"
 done
+
+# sum_of SED-SCRIPT FILE: the sum of the numbers the script prints (0 for none)
+sum_of() {
+	sed -n "$1" "$2" | awk '{s+=$1} END {print s+0}'
+}
 
 run_unit() {
 	local bin=$1 name out rc p f s
@@ -53,9 +62,9 @@ run_unit() {
 	timeout "$timeout_s" "$bin" >"$out" 2>&1
 	rc=$?
 	cat "$out"
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out" | awk '{s+=$1} END {print s+0}')
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
-	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' "$out" | awk '{s+=$1} END {print s+0}')
+	p=$(sum_of 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$out")
+	f=$(sum_of 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$out")
+	s=$(sum_of 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' "$out")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1	# crashed or timed out before cmocka could count
 		echo "FAIL: $name exited with status $rc"
@@ -79,8 +88,15 @@ run_integration() {
 	rc=$?
 	case $rc in
 	0) passed=$((passed + 1)); tail -n 3 "$out"; echo "PASS: $name" ;;
-	77) skipped=$((skipped + 1)); skipped_names+=("$name: $(tail -n 1 "$out")"); echo "SKIP: $name: $(tail -n 1 "$out")" ;;
-	*) failed=$((failed + 1)); failed_names+=("$name"); tail -n 40 "$out"; echo "FAIL: $name (status $rc, log $out)" ;;
+	77)
+		skipped=$((skipped + 1))
+		skipped_names+=("$name: $(tail -n 1 "$out")")
+		echo "SKIP: $name: $(tail -n 1 "$out")" ;;
+	*)
+		failed=$((failed + 1))
+		failed_names+=("$name")
+		tail -n 40 "$out"
+		echo "FAIL: $name (status $rc, log $out)" ;;
 	esac
 }
 
@@ -92,11 +108,21 @@ if [ "$mode" != integration ]; then
 	done
 fi
 if [ "$mode" != unit ]; then
-	idir=${ASCBPF_INTEGRATION_DIR:-$top/tests/integration}
-	for t in "$idir"/test_*.sh "$idir"/test_*.py; do
-		[ -f "$t" ] || continue
-		case "$(basename "$t")" in *"$filter"*) ;; *) continue ;; esac
-		run_integration "$t"
+	if [ -n "${ASCBPF_INTEGRATION_DIR:-}" ]; then
+		idirs=("$ASCBPF_INTEGRATION_DIR")
+	else
+		idirs=("$top"/tests/*/)
+	fi
+	for idir in "${idirs[@]}"; do
+		idir=${idir%/}
+		for t in "$idir"/test_*.sh "$idir"/test_*.py; do
+			[ -f "$t" ] || continue
+			case "$(basename "$idir")/$(basename "$t")" in
+			*"$filter"*) ;;
+			*) continue ;;
+			esac
+			run_integration "$t"
+		done
 	done
 fi
 
@@ -106,7 +132,8 @@ for n in "${skipped_names[@]}"; do echo "skipped: $n"; done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] || exit 1
 if [ "$skipped" -gt 0 ] && [ "${ASCBPF_ALLOW_SKIP:-0}" != 1 ]; then
-	echo "tests were skipped: nothing may be skipped on our machines or in CI (ASCBPF_ALLOW_SKIP=1 to allow)"
+	echo "tests were skipped: nothing may be skipped on our machines or in CI" \
+		"(ASCBPF_ALLOW_SKIP=1 to allow)"
 	exit 1
 fi
 exit 0

@@ -16,7 +16,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
-bench=$OUTPUT/tests/probes/bench_attach
+bench=$OUTPUT/tests/lib/probes/bench_attach
 [ -x "$bench" ] || { echo "bench_attach: $bench is not built (run make)" >&2; exit 2; }
 
 fifo=$(mktemp -u /tmp/bench_attach.XXXXXX)

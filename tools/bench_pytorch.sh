@@ -16,7 +16,7 @@
 #   baseline          the loop alone
 #   torch.profiler    profile(activities=[CPU], record_shapes=True)
 #   ascbpf trace      `ascbpf trace --activities cpu -- python3 torch_train.py` (aten ranges)
-#   pt aten           bpf/pytorch.bpf.c alone (tests/pytorch/pt_trace): aten ranges with
+#   pt aten           bpf/pytorch.bpf.c alone (tests/lib/pt_trace): aten ranges with
 #                     sequence numbers (the TLS counter read at entry and return)
 #   pt aten, no seqnr the same without sequence numbers (their cost: the difference)
 #   pt shapes         + --record-shapes

@@ -5,7 +5,7 @@
 # Not a test (nothing is asserted); prints a markdown table for BENCHMARKS.md.
 #
 # 1. Cost per traced call.  The tiny target of the tests
-#    (tests/integration/test_trace_target.c, built without CET so every tool
+#    (tests/lib/trace_target.c, built without CET so every tool
 #    probes the function's first instruction) calls aclrtMalloc + aclrtFree
 #    PAIRS times in a loop and reports the loop's time.  Variants, run side by
 #    side, RUNS rounds in rotation:
@@ -42,7 +42,7 @@ export OUTPUT ASCBPF_TOP=$top
 runs=${1:-5}
 exec /usr/bin/python3 - "$runs" <<'PY'
 import json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
-sys.path.insert(0, os.path.join(os.environ["ASCBPF_TOP"], "tests", "integration"))
+sys.path.insert(0, os.path.join(os.environ["ASCBPF_TOP"], "tests", "lib"))
 import trace_check as tc
 
 RUNS = int(sys.argv[1])

@@ -5,7 +5,7 @@
 #
 # Builds the man page from the program's own help texts (`ascbpf --help` and
 # `ascbpf CMD --help` for every command), so the page, the README's usage
-# section (checked by tests/integration/test_docs.sh) and --help cannot drift.
+# section (checked by tests/repo/test_docs.sh) and --help cannot drift.
 set -eu
 bin=$1
 version=$2

@@ -6,7 +6,7 @@
 # Prints README with the part between <!-- usage:begin --> and
 # <!-- usage:end --> replaced by the program's own help texts (`ascbpf
 # --help`, then `ascbpf CMD --help` for every command).  `--write` as the
-# third argument rewrites README in place.  tests/integration/test_docs.sh
+# third argument rewrites README in place.  tests/repo/test_docs.sh
 # checks that README equals this output, so README and --help agree.
 set -eu
 bin=$1

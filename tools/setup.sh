@@ -15,10 +15,11 @@ PACKAGES=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev zstd
 	libcmocka-dev libfuse3-dev fuse3
 	python3 python3-torch bpftrace strace
-	binutils man-db time
+	binutils man-db time clang-format
 )
 # binutils: nm/readelf/c++filt, the tests' independent ELF oracle (gcc pulls it in today);
-# man-db: test_docs renders the man page; time: /usr/bin/time, the benchmarks' peak RSS.
+# man-db: test_docs renders the man page; time: /usr/bin/time, the benchmarks' peak RSS;
+# clang-format: make lint / make format (.clang-format).
 # util-linux (unshare, setpriv: error and container tests) is Essential, always there.
 
 missing=()

@@ -3,7 +3,7 @@
  * ascend_hal.h - the driver user-space HAL (libascend_hal.so) as npu_model
  * implements it: the real function names, prototypes and structure layouts
  * of CANN's pkg_inc/driver/ascend_hal_base.h and hal_pkg/trs_pkg.h (see
- * ../shared/reference/cann_api_surface.md §2.7, §5), so that upper layers and
+ * docs/cann_api.md §2.3, §4), so that upper layers and
  * ascbpf's probes see the same ABI as on an Ascend host.
  */
 #ifndef __NPU_MODEL_ASCEND_HAL_H

@@ -3,7 +3,7 @@
  * npu_acl.h - AscendCL as npu_model implements it: the types, error codes and
  * prototypes of acl_base.h / acl_rt.h / acl_op.h / acl_op_compiler.h and the
  * aclnn base (acl_meta.h), with the real names and values
- * (../shared/reference/cann_api_surface.md §2.1-2.5).  libascendcl.so,
+ * (docs/cann_api.md §2.1, §2.2, §2.4).  libascendcl.so,
  * libacl_op_compiler.so, libnnopbase.so and libopapi.so implement it.
  */
 #ifndef __NPU_MODEL_ACL_H

@@ -6,8 +6,8 @@
  *
  * Two kinds of definitions live here:
  *   REAL   numbers and layouts from the Ascend driver (davinci_interface.h,
- *          trs_ioctl.h, svm_ioctl.h; ../shared/reference/cann_api_surface.md
- *          §3), so an ioctl tracer sees what it would see on an Ascend host.
+ *          trs_ioctl.h, svm_ioctl.h; docs/cann_api.md §3), so an ioctl
+ *          tracer sees what it would see on an Ascend host.
  *   MODEL  npu_model's own choices where the real mechanism is not known or
  *          cannot be reproduced with FUSE (profiling channel, UIO mapping,
  *          clock pair, memory info).  Each is marked "MODEL".

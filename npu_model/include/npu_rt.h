@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * npu_rt.h - the rt* runtime API of libruntime.so as npu_model implements it
- * (real prototypes: ../shared/reference/cann_api_surface.md §2.6).  rt*
+ * (real prototypes: docs/cann_api.md §2.2).  rt*
  * functions return the ACL_ERROR_RT_* codes of npu_acl.h (rt_error_codes.h),
  * which AscendCL passes through unchanged.
  */

@@ -6,7 +6,7 @@
  * counts the wraps (the flip number; profiling task ids are flip << 16 | id).
  * Completion is read from the SQ head position the card reports (mod the SQ
  * depth), so the runtime keeps 64-bit counts and converts.  Pure functions,
- * unit-tested in tests/unit/test_taskid.c.
+ * unit-tested in tests/npu_model/test_taskid.c.
  */
 #ifndef __NPU_MODEL_RT_TASKID_H
 #define __NPU_MODEL_RT_TASKID_H

@@ -14,7 +14,7 @@ $(NPU_TRAIN): $(MODEL_OBJ_DIR)/workloads/npu_train.o $(MODEL_LIB_DIR)/libtorch_n
 	$(Q)$(CC) $(MODEL_EXE_LDFLAGS) $< -ltorch_npu -ltorch_cpu -lascendcl -lruntime \
 		-lnpu_common -o $@
 
-# npu_aclclient: AscendCL used directly, as a CANN sample would (tests/integration).
+# npu_aclclient: AscendCL used directly, as a CANN sample would (tests/npu_model).
 NPU_ACLCLIENT	:= $(MODEL_BIN_DIR)/npu_aclclient
 $(NPU_ACLCLIENT): $(MODEL_OBJ_DIR)/workloads/npu_aclclient.o $(MODEL_LIB_DIR)/libacl_op_compiler.so \
 		  | $(MODEL_BIN_DIR)

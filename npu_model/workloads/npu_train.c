@@ -866,6 +866,20 @@ static int rank_main(int rank)
 
 	R.device = rank;
 	r = npu_torch_init(rank);
+	if (r == ACL_ERROR_RT_INVALID_DEVICEID) {
+		uint32_t cards = 0;
+
+		/* name the missing card and the fix, not only the error number */
+		if (aclrtGetDeviceCount(&cards) == 0)
+			fprintf(stderr, "npu_train: rank %d needs card %d, but npu-modeld has %u card%s "
+				"(0..%u): start it with --cards %d or more, or run fewer --ranks\n",
+				rank, rank, cards, cards == 1 ? "" : "s", cards ? cards - 1 : 0,
+				R.ranks);
+		else
+			fprintf(stderr, "npu_train: rank %d: card %d does not exist (error %d): "
+				"start npu-modeld with --cards %d or more\n", rank, rank, r, R.ranks);
+		return 1;
+	}
 	if (r) {
 		fprintf(stderr, "npu_train: rank %d: aclrtSetDevice(%d) failed: error %d\n", rank,
 			rank, r);

@@ -1,4 +1,5 @@
-# tests/lib/: helpers for the tests.  mkcapture writes synthetic captures
+# tests/lib/: the helpers every test folder shares (and the unit tests of
+# user/lib/, built by tests/build.mk).  mkcapture writes synthetic captures
 # (and their ground truth) for the converter's golden tests and benchmark.
 
 TESTLIB_OUT	:= $(OUTPUT)/tests/lib
@@ -21,3 +22,16 @@ $(CAPBUILD_O): tests/lib/capbuild.c | $(TESTLIB_OUT)
 TEST_OBJS_test_correlate := $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
 TEST_OBJS_test_seqnr	:= $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
 TEST_OBJS_test_names	:= $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
+
+# pt_trace: standalone loader of bpf/pytorch.bpf.c (tests and benchmark): attaches
+# the aten programs alone, writes a capture file.  Explicit objects, not
+# libascbpf.a: pt_trace keeps building while an unrelated module does not.
+PT_TRACE := $(TEST_OUT)/pt_trace
+PT_TRACE_OBJS := $(addprefix $(USER_OUT)/,discovery/pytorch.o discovery/seqnr.o discovery/pystack.o \
+		 trace/attach.o lib/log.o discovery/elfsym.o discovery/probes.o lib/procmaps.o \
+		 arch/prologue.o lib/json_writer.o capture/records.o)
+$(PT_TRACE): tests/lib/pt_trace.c $(PT_TRACE_OBJS) | $(TEST_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(PT_TRACE_OBJS) $(USER_LDLIBS) -o $@
+
+ALL_TARGETS += $(PT_TRACE)

@@ -24,14 +24,15 @@ import subprocess
 import tempfile
 
 from checks import check, failures
+import torch_npu_format
 
 TOP = os.environ.get("ASCBPF_TOP") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.environ.get("OUTPUT") or os.path.join(TOP, "build")
 ASCBPF = os.path.join(OUT, "ascbpf")
 MKCAP = os.path.join(OUT, "tests", "lib", "mkcapture")
-# kernel_details.csv's header at Level0 (ascend_output_format.md section 3.1)
-LEVEL0_KD = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim"
+# kernel_details.csv's header at Level0 (tests/data/torch_npu_format/csv_headers.json)
+LEVEL0_KD = torch_npu_format.header("kernel_details.csv", level=0)
 
 
 def run(args, expect_rc=0):
@@ -72,7 +73,7 @@ def run_tests(prefix, tests, need_dirs=()):
             return 1
     for p in need_dirs:
         if not os.path.isdir(p):
-            print("missing the reference sample %s" % p)
+            print("missing %s" % p)
             return 1
     tmp = tempfile.mkdtemp(prefix=prefix)
     try:

@@ -17,7 +17,7 @@
  * ticks with ASC_REC_DEVCLOCK first.  A capture without a clock record keeps
  * CLOCK_MONOTONIC values (info.have_clock = 0).
  *
- * The chain (../shared/DESIGN.md):
+ * The chain (docs/design.md):
  *   aten op (ASC_PK_ATEN_OP range) encloses Enqueue on the Python thread
  *   -> Enqueue/Dequeue share the correlation id (ASC_REC_QUEUE)
  *   -> the CANN call on acl_thread inside the Dequeue encloses halSqTaskSend

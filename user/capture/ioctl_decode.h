@@ -4,8 +4,8 @@
  * driver ioctls ('Z' interface, TSDRV 'X', SVM 'M'), for `ascbpf dump` (the
  * cmd_name and decoded fields of IOCTL records).  Only commands of the real
  * driver's headers are named and decoded; any other shows as its _IOC text.
- * Values are those of the driver headers listed in
- * ../shared/reference/cann_api_surface.md §3 (x86-64 / aarch64 LP64).
+ * Values are those of the driver headers listed in docs/cann_api.md §3
+ * (x86-64 / aarch64 LP64).
  *
  * Magics collide across sub-modules ('M' is SVM and DEVMNG), so lookups take
  * the module the fd was bound to (ASC_MOD_*, from the 'Z' bind); with

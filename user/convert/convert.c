@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * convert.c - `ascbpf convert CAPTURE [-o DIR]`: the torch_npu.profiler
- * output (../shared/reference/ascend_output_format.md) from a capture.
+ * output (docs/torch_npu_format.md) from a capture.
  *
  * One *_ascend_pt directory per RECORD_AND_SAVE cycle of the schedule (one
  * for the whole capture when it has no step records).  Everything is

@@ -4,7 +4,7 @@
  * (maps -> ELF symbols -> file offsets -> prologue choice), plan updates
  * after dlopen, and `ascbpf probes`.
  *
- * Names are the real exported ones (../shared/reference/cann_api_surface.md;
+ * Names are the real exported ones (docs/cann_api.md §1;
  * C++ names mangled by g++ for the declarations given there); npu_model
  * exports the same ones.
  */

@@ -770,7 +770,7 @@ static int read_file(const char *path, char *buf, size_t len)
 
 /*
  * The torch_npu environment variables of profiler_metadata.json
- * (ascend_output_format.md section 6.2), recorded at attach as CONFIG
+ * (docs/torch_npu_format.md §7), recorded at attach as CONFIG
  * "env.NAME=value", "" when unset (as torch_npu writes them).
  */
 static const char *const metadata_env_names[] = {
