@@ -75,7 +75,7 @@ enum asc_rec_type {
 	ASC_REC_SYMBOL		= 72,	/* symbolised address (for stacks): addr -> "lib!sym+off" */
 	ASC_REC_LOST		= 73,	/* records known lost (e.g. device channel overflow) */
 	ASC_REC_PYFRAME		= 74,	/* resolved Python frame: (code, lasti) -> "file(line): func" */
-	ASC_REC_ATEN_NAME	= 75,	/* aten op probe -> torch's op name, from the traced schemas */
+	ASC_REC_ATEN_NAME	= 75,	/* aten op probe -> torch's op name (schemas) */
 	ASC_REC_NODE_CLASS	= 76,	/* autograd node vtable range -> Node::name() */
 };
 

@@ -40,7 +40,8 @@ for cap in "$caps"/*.cap; do
 		nice "$ascbpf" convert "$cap" -o "$o/convert" --worker-name cmp
 		echo "convert $?"
 		for l in 0 1 2; do
-			nice "$ascbpf" convert "$cap" -o "$o/convert-l$l" --worker-name cmp --level $l
+			nice "$ascbpf" convert "$cap" -o "$o/convert-l$l" --worker-name cmp \
+				--level $l
 			echo "convert-l$l $?"
 		done
 		nice "$ascbpf" convert "$cap" -o "$o/chrome.json" --export chrome --worker-name cmp

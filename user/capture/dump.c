@@ -319,7 +319,8 @@ static const struct {
 	LAYOUT(ASC_REC_STATS, stats_fields),		LAYOUT(ASC_REC_CONFIG, text_fields),
 	LAYOUT(ASC_REC_SYMBOL, symbol_fields),		LAYOUT(ASC_REC_LOST, text_fields),
 	LAYOUT(ASC_REC_PYFRAME, pyframe_fields),	LAYOUT(ASC_REC_LAUNCH, launch_fields),
-	LAYOUT(ASC_REC_ATEN_NAME, text_fields),		LAYOUT(ASC_REC_NODE_CLASS, node_class_fields),
+	LAYOUT(ASC_REC_ATEN_NAME, text_fields),
+	LAYOUT(ASC_REC_NODE_CLASS, node_class_fields),
 };
 
 static void dump_array(struct dumper *d, const struct field *f, const uint8_t *p, size_t n)

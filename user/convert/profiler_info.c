@@ -64,9 +64,11 @@ void conv_profiler_info(struct conv *v)
 		int n = 0;
 
 		if (strstr(acts, "cpu"))
-			asc_out_printf(&o, "%s\n                \"ProfilerActivity.CPU\"", n++ ? "," : "");
+			asc_out_printf(&o, "%s\n                \"ProfilerActivity.CPU\"",
+				       n++ ? "," : "");
 		if (strstr(acts, "npu"))
-			asc_out_printf(&o, "%s\n                \"ProfilerActivity.NPU\"", n++ ? "," : "");
+			asc_out_printf(&o, "%s\n                \"ProfilerActivity.NPU\"",
+				       n++ ? "," : "");
 		asc_out_puts(&o, n ? "\n            ],\n" : "],\n");
 	}
 	/* schedule: "wait=W,warmup=U,active=A,repeat=R,skip_first=S" as traced */
@@ -91,7 +93,8 @@ void conv_profiler_info(struct conv *v)
 	} else {
 		asc_out_puts(&o, "            \"schedule\": {},\n");
 	}
-	asc_out_printf(&o, "            \"record_shapes\": %s,\n            \"profile_memory\": %s,\n"
+	asc_out_printf(&o, "            \"record_shapes\": %s,\n"
+		       "            \"profile_memory\": %s,\n"
 		       "            \"with_stack\": %s,\n            \"with_flops\": false,\n"
 		       "            \"with_modules\": %s\n        },\n",
 		       jbool(v, "record_shapes"), jbool(v, "profile_memory"),

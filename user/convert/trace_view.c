@@ -66,8 +66,8 @@ static void meta(struct trace *t, const char *name, uint32_t pid, uint32_t tid, 
 		asc_out_printf(t->o, "\"ph\": \"M\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, "
 			       "\"args\": {\"%s\": ", name, pid, tid, key);
 	else
-		asc_out_printf(t->o, "\"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"args\": {\"%s\": ",
-			       name, pid, tid, key);
+		asc_out_printf(t->o, "\"name\": \"%s\", \"pid\": %u, \"tid\": %u, "
+			       "\"args\": {\"%s\": ", name, pid, tid, key);
 	if (sval)
 		asc_json_cstr(t->o, sval);
 	else
@@ -288,7 +288,8 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 			put_ts(t->o, "ts", s);
 			asc_out_puts(t->o, ", ");
 			put_dur(t->o, e - s);
-			asc_out_printf(t->o, ", \"cat\": \"%s\", \"args\": {\"correlation_id\": %llu}}",
+			asc_out_printf(t->o, ", \"cat\": \"%s\", "
+				       "\"args\": {\"correlation_id\": %llu}}",
 				       side ? "dequeue" : "enqueue",
 				       (unsigned long long)q->correlation_id);
 			if (matched)
