@@ -5,7 +5,7 @@
  * correlate.h).
  *
  *   correlate.c     the pass over the records, accessors, build and free
- *   corr_tables.c   growable arrays, u64 map, string table
+ *   corr_tables.c   growable arrays, string table
  *   corr_names.c    probe and op names, demangling, native frames
  *   corr_calls.c    threads' open calls: ENTER/EXIT, op names, queue, memory, stacks
  *   corr_tasks.c    submissions: launches, halSqTaskSend SQEs, wraps, task keys
@@ -18,10 +18,11 @@
 #include <string.h>
 #include "ascbpf_events.h"
 #include "analysis/correlate.h"
+#include "lib/hashmap.h"
 
 #define MAX_OPEN	256	/* open frames kept per thread; deeper ENTERs are ignored */
 
-/* ---- growable arrays, u64 -> u64 map, string table (corr_tables.c) ---- */
+/* ---- growable arrays, string table (corr_tables.c); maps: lib/hashmap.h ---- */
 
 int grow_array(void **arr, size_t *cap, size_t need, size_t elem);
 
@@ -29,24 +30,12 @@ int grow_array(void **arr, size_t *cap, size_t need, size_t elem);
 	(grow_array((void **)&(arr), &(cap), (nr) + 1, sizeof(*(arr))) ? -ENOMEM : \
 	 ((out) = &(arr)[(nr)++], memset((out), 0, sizeof(*(out))), 0))
 
-/* open addressing, key 0 reserved: stored as key+1 */
-struct hmap {
-	uint64_t *keys;
-	uint64_t *vals;
-	size_t cap, nr;
-};
-
-int hmap_put(struct hmap *h, uint64_t key, uint64_t val);
-/* 1 and *val when key is present, else 0 */
-int hmap_get(const struct hmap *h, uint64_t key, uint64_t *val);
-void hmap_free(struct hmap *h);
-
 struct strtab {
 	char *arena;
 	size_t len, cap;
 	uint64_t *offs;		/* id -> offset */
 	size_t nr, ocap;
-	struct hmap index;	/* hash of bytes -> id (chained by probing on collision) */
+	struct asc_idxmap index;	/* hash of the bytes -> id */
 };
 
 int strtab_init(struct strtab *t);
@@ -213,11 +202,11 @@ struct priv {
 	size_t nr_probes, probes_cap;
 	struct tstate *threads;
 	size_t nr_threads, threads_cap;
-	struct hmap tid_index;		/* tid -> threads index */
-	struct hmap queue_index;	/* correlation id -> queues index */
-	struct hmap sub_index;		/* task key -> subs index */
-	struct hmap sub_wraps;		/* (dev, stream) -> wrapstates index */
-	struct hmap dev_wraps;
+	struct asc_u64map tid_index;		/* tid -> threads index */
+	struct asc_u64map queue_index;	/* correlation id -> queues index */
+	struct asc_u64map sub_index;		/* task key -> subs index */
+	struct asc_u64map sub_wraps;		/* (dev, stream) -> wrapstates index */
+	struct asc_u64map dev_wraps;
 	struct wrapstate *wraps;
 	size_t nr_wraps, wraps_cap;
 	struct sub *subs;
@@ -227,17 +216,17 @@ struct priv {
 	int saw_batch;			/* some halSqTaskSend carried more than one SQE */
 	int have_producers;		/* a task-making call was seen (Level1+, or Level0 marks) */
 	int have_marks;			/* Level0 launch marks (ASC_PK_LAUNCH_MARK) were seen */
-	struct hmap mark_streams;	/* marks: stream argument -> SQE stream id, learned */
+	struct asc_u64map mark_streams;	/* marks: stream argument -> SQE stream id, learned */
 	struct devt *devts;
 	size_t nr_devts, devts_cap;
 	struct stackrec *stacks;
 	size_t nr_stacks, stacks_cap;
-	struct hmap symbols;		/* address -> string id */
-	struct hmap funcnames;		/* kernel function handle -> kernel name string id */
+	struct asc_u64map symbols;		/* address -> string id */
+	struct asc_u64map funcnames;	/* kernel function handle -> kernel name string id */
 	struct pystackrec *pystacks;
 	size_t nr_pystacks, pystacks_cap;
-	struct hmap pyframes;		/* pyframe_key(code, lasti) -> string id */
-	struct hmap aten_names;		/* aten probe id -> torch's name (ATEN_NAME records) */
+	struct asc_u64map pyframes;		/* pyframe_key(code, lasti) -> string id */
+	struct asc_u64map aten_names;	/* aten probe id -> torch's name (ATEN_NAME records) */
 	int have_aten_names;		/* some ATEN_NAME record was read */
 	int have_aten_probes;		/* some probe is an aten op */
 	char *scratch;			/* 8 KiB for building strings */
@@ -288,7 +277,7 @@ const char *corr_node_class(const struct asc_corr *c, struct priv *p, uint64_t v
 uint32_t corr_type_from_name(struct priv *p, const char *name);
 
 /* corr_tasks.c */
-uint32_t corr_count_wrap(struct priv *p, struct hmap *m, uint32_t dev, uint32_t stream,
+uint32_t corr_count_wrap(struct priv *p, struct asc_u64map *m, uint32_t dev, uint32_t stream,
 			 uint32_t task);
 void corr_drop_pending(struct tstate *t, uint32_t i);
 int corr_on_launch(struct asc_corr *c, struct priv *p, const struct asc_launch *l);

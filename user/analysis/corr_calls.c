@@ -24,7 +24,7 @@ struct tstate *corr_thread_of(struct priv *p, uint32_t tid)
 	struct tstate *t;
 	uint64_t idx;
 
-	if (hmap_get(&p->tid_index, tid, &idx))
+	if (asc_u64map_get(&p->tid_index, tid, &idx))
 		return &p->threads[idx];
 	if (grow_array((void **)&p->threads, &p->threads_cap, p->nr_threads + 1,
 		       sizeof(*p->threads)))
@@ -39,7 +39,7 @@ struct tstate *corr_thread_of(struct priv *p, uint32_t tid)
 	t->win_last = -1;
 	t->send_alt = -1;
 	t->frames = malloc(MAX_OPEN * sizeof(*t->frames));
-	if (!t->frames || hmap_put(&p->tid_index, tid, p->nr_threads)) {
+	if (!t->frames || asc_u64map_put(&p->tid_index, tid, p->nr_threads)) {
 		free(t->frames);
 		return NULL;
 	}

@@ -162,7 +162,7 @@ static const char *probe_lib_path(const struct asc_corr *c, const struct priv *p
 }
 
 /* The formatted frame of a SYMBOL string id, made once per symbol (cache: sid -> frame id). */
-static uint32_t native_frame(const struct asc_corr *c, struct priv *p, struct hmap *cache,
+static uint32_t native_frame(const struct asc_corr *c, struct priv *p, struct asc_u64map *cache,
 			     uint32_t sid)
 {
 	const char *sym = asc_corr_str(c, sid), *bang = strchr(sym, '!');
@@ -171,12 +171,12 @@ static uint32_t native_frame(const struct asc_corr *c, struct priv *p, struct hm
 	size_t blen;
 	uint32_t id;
 
-	if (hmap_get(cache, sid, &v))
+	if (asc_u64map_get(cache, sid, &v))
 		return (uint32_t)v;
 	blen = bang ? (size_t)(bang - sym) : strcspn(sym, "+");
 	asc_corr_native_frame(sym, probe_lib_path(c, p, sym, blen), out, sizeof(out));
 	id = strtab_cstr(&p->strs, out);
-	if (hmap_put(cache, sid, id))
+	if (asc_u64map_put(cache, sid, id))
 		return sid;
 	return id;
 }
@@ -185,7 +185,7 @@ static uint32_t native_frame(const struct asc_corr *c, struct priv *p, struct hm
 static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *opmap)
 {
 	char *buf = malloc(ASC_STACK_DEPTH * 512);
-	struct hmap cache = { 0 };
+	struct asc_u64map cache = { 0 };
 	size_t i, len;
 	uint32_t k;
 
@@ -200,7 +200,7 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 			const char *s;
 			int n;
 
-			s = hmap_get(&p->symbols, sr->ips[k], &sid) ?
+			s = asc_u64map_get(&p->symbols, sr->ips[k], &sid) ?
 			    asc_corr_str(c, native_frame(c, p, &cache, (uint32_t)sid)) : NULL;
 			/* demangled C++ names are long: up to 500 bytes a native frame */
 			n = s ? snprintf(buf + len, 512, "%s%.500s", k ? ";\r\n" : "", s)
@@ -222,7 +222,8 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 			uint64_t sid;
 			int n;
 
-			if (!hmap_get(&p->pyframes, pyframe_key(ps->code[k], ps->lasti[k]), &sid))
+			if (!asc_u64map_get(&p->pyframes, pyframe_key(ps->code[k], ps->lasti[k]),
+					    &sid))
 				continue;	/* unresolved frames are left out */
 			n = snprintf(buf + len, 160, "%s%.150s", any++ ? ";\r\n" : "",
 				     asc_corr_str(c, sid));
@@ -232,7 +233,7 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 		if (any && ps->op >= 0 && (size_t)ps->op < c->nr_ops)
 			c->ops[remap(opmap, ps->op)].stack = strtab_add(&p->strs, buf, len);
 	}
-	hmap_free(&cache);
+	asc_u64map_free(&cache);
 	free(buf);
 }
 
@@ -319,7 +320,7 @@ static int finish_cycles(struct asc_corr *c, struct priv *p)
 /* ops: sorted by (start, -end), then nesting per thread with a stack walk */
 static int finish_ops(struct asc_corr *c, struct remaps *m)
 {
-	struct hmap last = { 0 };	/* tid -> innermost open op index */
+	struct asc_u64map last = { 0 };	/* tid -> innermost open op index */
 	size_t i;
 
 	m->op = sort_remap(c->ops, c->nr_ops, sizeof(*c->ops), key_op);
@@ -332,19 +333,19 @@ static int finish_ops(struct asc_corr *c, struct remaps *m)
 		uint64_t v;
 		int32_t par = -1;
 
-		if (hmap_get(&last, o->tid, &v))
+		if (asc_u64map_get(&last, o->tid, &v))
 			par = (int32_t)v;
 		/* sorted by start: an earlier op encloses o iff it ends no earlier */
 		while (par >= 0 && c->ops[par].end_ns < o->end_ns)
 			par = c->ops[par].parent;
 		o->parent = par;
 		o->depth = par >= 0 ? c->ops[par].depth + 1 : 0;
-		if (hmap_put(&last, o->tid, i)) {
-			hmap_free(&last);
+		if (asc_u64map_put(&last, o->tid, i)) {
+			asc_u64map_free(&last);
 			return -ENOMEM;
 		}
 	}
-	hmap_free(&last);
+	asc_u64map_free(&last);
 	return 0;
 }
 
@@ -421,7 +422,7 @@ static void kernel_from_sub(struct asc_corr *c, struct priv *p, const struct rem
 		k->correlation_id = c->queues[k->queue].correlation_id;
 	k->kernel_name = x.kname;
 	/* a handle named only after the launch */
-	if (!k->kernel_name && x.handle && hmap_get(&p->funcnames, x.handle, &si))
+	if (!k->kernel_name && x.handle && asc_u64map_get(&p->funcnames, x.handle, &si))
 		k->kernel_name = (uint32_t)si;
 	if (x.qname && (k->flags & ASC_CORR_K_COMPUTE))
 		k->name = x.qname;
@@ -482,7 +483,8 @@ static int finish_kernels(struct asc_corr *c, struct priv *p, const struct remap
 		if (d->type == 0 || d->type == 1 || d->type == 2)
 			k->flags |= ASC_CORR_K_COMPUTE;
 		k->node_call = -1;
-		if (hmap_get(&p->sub_index, task_key(d->dev, d->stream, d->task, d->wrap), &si))
+		if (asc_u64map_get(&p->sub_index, task_key(d->dev, d->stream, d->task, d->wrap),
+				   &si))
 			kernel_from_sub(c, p, m, d, &p->subs[si], k);
 		else
 			c->info.unmatched_kernels++;

@@ -179,7 +179,7 @@ void corr_name_aten_probe(struct priv *p, uint32_t id)
 	uint64_t name;
 
 	p->probes[id].named = 1;
-	if (hmap_get(&p->aten_names, id, &name))
+	if (asc_u64map_get(&p->aten_names, id, &name))
 		p->probes[id].name = (uint32_t)name;
 }
 

@@ -30,27 +30,27 @@ int32_t corr_queue_for(struct asc_corr *c, struct priv *p, uint64_t corr)
 	struct asc_corr_queue *q;
 	uint64_t idx;
 
-	if (hmap_get(&p->queue_index, corr, &idx))
+	if (asc_u64map_get(&p->queue_index, corr, &idx))
 		return (int32_t)idx;
 	if (PUSH(c->queues, c->nr_queues, p->queues_cap, q))
 		return -1;
 	q->correlation_id = corr;
 	q->op = -1;
 	q->step = -1;
-	if (hmap_put(&p->queue_index, corr, c->nr_queues - 1))
+	if (asc_u64map_put(&p->queue_index, corr, c->nr_queues - 1))
 		return -1;
 	return (int32_t)(c->nr_queues - 1);
 }
 
-uint32_t corr_count_wrap(struct priv *p, struct hmap *m, uint32_t dev, uint32_t stream,
+uint32_t corr_count_wrap(struct priv *p, struct asc_u64map *m, uint32_t dev, uint32_t stream,
 			 uint32_t task)
 {
 	uint64_t key = (uint64_t)dev << 32 | stream, idx;
 	struct wrapstate *w;
 
-	if (!hmap_get(m, key, &idx)) {
+	if (!asc_u64map_get(m, key, &idx)) {
 		if (grow_array((void **)&p->wraps, &p->wraps_cap, p->nr_wraps + 1,
-			       sizeof(*p->wraps)) || hmap_put(m, key, p->nr_wraps))
+			       sizeof(*p->wraps)) || asc_u64map_put(m, key, p->nr_wraps))
 			return 0;
 		idx = p->nr_wraps++;
 		memset(&p->wraps[idx], 0, sizeof(p->wraps[idx]));
@@ -92,7 +92,7 @@ static void ctx_from_stack(const struct priv *p, const struct tstate *t, struct 
 			x->node_call = f->item;		/* ends as the outermost */
 		}
 	}
-	if (x->handle && hmap_get(&p->funcnames, x->handle, &v))
+	if (x->handle && asc_u64map_get(&p->funcnames, x->handle, &v))
 		x->kname = (uint32_t)v;
 	for (i = 0; i < t->depth; i++) {
 		const struct frame *f = &t->frames[i];
@@ -332,7 +332,7 @@ static int mark_launches(struct priv *p, struct tstate *t, uint32_t n, const str
 				;
 			if (j < i)
 				continue;	/* stream already seen */
-			if (hmap_get(&p->mark_streams, st, &v)) {
+			if (asc_u64map_get(&p->mark_streams, st, &v)) {
 				if (v == sid) {
 					nknown++;
 					known = o;
@@ -364,7 +364,7 @@ static int mark_launches(struct priv *p, struct tstate *t, uint32_t n, const str
 	if (nknown > 1)
 		return 0;
 	if (matches == 1) {
-		if (hmap_put(&p->mark_streams, mstream, sid))
+		if (asc_u64map_put(&p->mark_streams, mstream, sid))
 			return 0;
 		return take_pending(match, mstream, n, s, 1, out);
 	}
@@ -604,8 +604,9 @@ int corr_on_sqe(struct asc_corr *c, struct priv *p, const struct asc_sqe *s)
 		else if (t->send_alt >= 0 && j < MAX_SEND_SQES && j < t->send_n &&
 			 p->alts[t->send_alt + j].cls == sqe_class(q->sqe_type))
 			sb->alt = t->send_alt + (int32_t)j;
-		if (hmap_put(&p->sub_index, task_key(s->dev_id, q->stream_id, q->task_id, wrap),
-			     p->nr_subs - 1))
+		if (asc_u64map_put(&p->sub_index,
+				   task_key(s->dev_id, q->stream_id, q->task_id, wrap),
+				   p->nr_subs - 1))
 			return -ENOMEM;
 	}
 	return 0;

@@ -113,13 +113,13 @@ static int on_funcname(struct priv *p, const struct asc_funcname *f)
 
 	if (!f->handle || !n)
 		return 0;
-	return hmap_put(&p->funcnames, f->handle, strtab_add(&p->strs, f->name, n));
+	return asc_u64map_put(&p->funcnames, f->handle, strtab_add(&p->strs, f->name, n));
 }
 
 static int on_pyframe(struct priv *p, const struct asc_pyframe *pf)
 {
-	return hmap_put(&p->pyframes, pyframe_key(pf->code, pf->lasti),
-			strtab_cstr(&p->strs, pf->text));
+	return asc_u64map_put(&p->pyframes, pyframe_key(pf->code, pf->lasti),
+			      strtab_cstr(&p->strs, pf->text));
 }
 
 static int on_step(struct asc_corr *c, struct priv *p, const struct asc_step *s)
@@ -232,7 +232,7 @@ static int on_config(struct asc_corr *c, struct priv *p, const struct asc_text *
 
 static int on_symbol(struct priv *p, const struct asc_text *tx)
 {
-	return hmap_put(&p->symbols, tx->value, strtab_cstr(&p->strs, tx->text));
+	return asc_u64map_put(&p->symbols, tx->value, strtab_cstr(&p->strs, tx->text));
 }
 
 static int on_aten_name(struct priv *p, const struct asc_text *tx)
@@ -240,7 +240,7 @@ static int on_aten_name(struct priv *p, const struct asc_text *tx)
 	p->have_aten_names = 1;
 	if (!tx->text[0])
 		return 0;	/* no schema named it: the symbol heuristic stands */
-	return hmap_put(&p->aten_names, tx->hdr.probe_id, strtab_cstr(&p->strs, tx->text));
+	return asc_u64map_put(&p->aten_names, tx->hdr.probe_id, strtab_cstr(&p->strs, tx->text));
 }
 
 static int on_node_class(struct priv *p, const struct asc_node_class *nc)
@@ -330,7 +330,7 @@ static void priv_free(struct priv *p)
 		return;
 	free(p->strs.arena);
 	free(p->strs.offs);
-	hmap_free(&p->strs.index);
+	asc_idxmap_free(&p->strs.index);
 	free(p->probes);
 	free(p->classes);
 	for (i = 0; i < p->nr_threads; i++) {
@@ -339,18 +339,18 @@ static void priv_free(struct priv *p)
 		free(p->threads[i].launches);
 	}
 	free(p->threads);
-	hmap_free(&p->tid_index);
-	hmap_free(&p->queue_index);
-	hmap_free(&p->sub_index);
-	hmap_free(&p->sub_wraps);
-	hmap_free(&p->dev_wraps);
-	hmap_free(&p->symbols);
-	hmap_free(&p->funcnames);
-	hmap_free(&p->mark_streams);
-	hmap_free(&p->pyframes);
+	asc_u64map_free(&p->tid_index);
+	asc_u64map_free(&p->queue_index);
+	asc_u64map_free(&p->sub_index);
+	asc_u64map_free(&p->sub_wraps);
+	asc_u64map_free(&p->dev_wraps);
+	asc_u64map_free(&p->symbols);
+	asc_u64map_free(&p->funcnames);
+	asc_u64map_free(&p->mark_streams);
+	asc_u64map_free(&p->pyframes);
 	free(p->pystacks);
 	free(p->scratch);
-	hmap_free(&p->aten_names);
+	asc_u64map_free(&p->aten_names);
 	free(p->wraps);
 	free(p->subs);
 	free(p->alts);
@@ -373,20 +373,20 @@ static void priv_shrink(struct priv *p)
 	free(p->threads);
 	p->threads = NULL;
 	p->nr_threads = 0;
-	hmap_free(&p->tid_index);
-	hmap_free(&p->queue_index);
-	hmap_free(&p->sub_index);
-	hmap_free(&p->sub_wraps);
-	hmap_free(&p->dev_wraps);
-	hmap_free(&p->symbols);
-	hmap_free(&p->funcnames);
-	hmap_free(&p->mark_streams);
-	hmap_free(&p->pyframes);
-	hmap_free(&p->aten_names);
+	asc_u64map_free(&p->tid_index);
+	asc_u64map_free(&p->queue_index);
+	asc_u64map_free(&p->sub_index);
+	asc_u64map_free(&p->sub_wraps);
+	asc_u64map_free(&p->dev_wraps);
+	asc_u64map_free(&p->symbols);
+	asc_u64map_free(&p->funcnames);
+	asc_u64map_free(&p->mark_streams);
+	asc_u64map_free(&p->pyframes);
+	asc_u64map_free(&p->aten_names);
 	free(p->classes);
 	p->classes = NULL;
 	p->nr_classes = 0;
-	hmap_free(&p->strs.index);
+	asc_idxmap_free(&p->strs.index);
 	free(p->pystacks);
 	p->pystacks = NULL;
 	free(p->scratch);
