@@ -14,6 +14,7 @@
 #include "analysis/correlate.h"
 #include "convert/conv.h"
 #include "lib/csv_writer.h"
+#include "lib/hashmap.h"
 #include "lib/json_writer.h"
 #include "lib/log.h"
 #include "schedule.h"
@@ -387,12 +388,53 @@ struct openalloc {
 	int64_t free_i, bfree_i;	/* indices or -1 */
 };
 
+/*
+ * The PTA allocations made inside an aten op in this cycle (al[], *nal of
+ * rows), each with its first FREE and BLOCK_FREE after it: a pointer's
+ * newest allocation takes the frees that follow.  -ENOMEM.
+ */
+static int pair_allocations(struct conv *v, struct openalloc *al, size_t rows, size_t *nal)
+{
+	const struct asc_corr *c = v->c;
+	struct asc_u64map open = { 0 };	/* ptr -> al index of its newest allocation */
+	size_t i, n = 0;
+	uint64_t j;
+
+	for (i = 0; i < c->nr_mems; i++) {
+		const struct asc_corr_mem *m = &c->mems[i];
+		struct openalloc *a;
+
+		if (m->component != ASC_MEM_PTA)
+			continue;
+		if (m->data_type == ASC_MEM_MALLOC) {
+			if (m->op < 0 || !conv_in_cycle(v, m->step) || n == rows)
+				continue;
+			al[n] = (struct openalloc){ m->ptr, i, -1, -1 };
+			if (asc_u64map_put(&open, m->ptr, n)) {
+				asc_u64map_free(&open);
+				return -ENOMEM;
+			}
+			n++;
+			continue;
+		}
+		if (!asc_u64map_get(&open, m->ptr, &j))
+			continue;
+		a = &al[j];
+		if (m->data_type == ASC_MEM_FREE && a->free_i < 0)
+			a->free_i = i;
+		else if (m->data_type == ASC_MEM_BLOCK_FREE && a->bfree_i < 0)
+			a->bfree_i = i;
+	}
+	asc_u64map_free(&open);
+	*nal = n;
+	return 0;
+}
+
 void conv_operator_memory(struct conv *v)
 {
 	const struct asc_corr *c = v->c;
 	struct openalloc *al = NULL;
-	size_t nal = 0, i, j, rows = 0, cap = 0;
-	size_t *slots = NULL, nslots;
+	size_t nal = 0, i, rows = 0;
 	struct asc_out o;
 	struct asc_csv csv;
 
@@ -405,48 +447,10 @@ void conv_operator_memory(struct conv *v)
 	}
 	if (!rows)
 		return;
-	nslots = 16;
-	while (nslots < rows * 2)
-		nslots *= 2;
-	slots = malloc(nslots * sizeof(*slots));
 	al = malloc(rows * sizeof(*al));
-	if (!slots || !al) {
+	if (!al || pair_allocations(v, al, rows, &nal)) {
 		v->err = -ENOMEM;
 		goto out_free;
-	}
-	cap = rows;
-	memset(slots, 0xff, nslots * sizeof(*slots));
-	for (i = 0; i < c->nr_mems; i++) {
-		const struct asc_corr_mem *m = &c->mems[i];
-		size_t h = (m->ptr * 0x9e3779b97f4a7c15ull) >> 20;
-
-		if (m->component != ASC_MEM_PTA)
-			continue;
-		if (m->data_type == ASC_MEM_MALLOC) {
-			if (m->op < 0 || !conv_in_cycle(v, m->step) || nal == cap)
-				continue;
-			al[nal] = (struct openalloc){ m->ptr, i, -1, -1 };
-			/* the newest allocation of a pointer replaces an older one */
-			for (j = h & (nslots - 1);; j = (j + 1) & (nslots - 1)) {
-				if (slots[j] == (size_t)-1 || al[slots[j]].ptr == m->ptr) {
-					slots[j] = nal;
-					break;
-				}
-			}
-			nal++;
-			continue;
-		}
-		for (j = h & (nslots - 1); slots[j] != (size_t)-1; j = (j + 1) & (nslots - 1)) {
-			struct openalloc *a = &al[slots[j]];
-
-			if (a->ptr != m->ptr)
-				continue;
-			if (m->data_type == ASC_MEM_FREE && a->free_i < 0)
-				a->free_i = i;
-			else if (m->data_type == ASC_MEM_BLOCK_FREE && a->bfree_i < 0)
-				a->bfree_i = i;
-			break;
-		}
 	}
 	if (conv_open_out(v, &o, v->out, "operator_memory.csv")) {
 		v->err = -EIO;
@@ -496,11 +500,10 @@ void conv_operator_memory(struct conv *v)
 	}
 	conv_close_out(v, &o, "operator_memory.csv");
 out_free:
-	free(slots);
 	free(al);
 }
 
-/* Aggregation for op_statistic / api_statistic: small tables, linear lookup by name. */
+/* Aggregation for op_statistic / api_statistic. */
 struct agg {
 	uint32_t name, type;	/* string ids */
 	uint32_t level;
@@ -508,54 +511,39 @@ struct agg {
 	double total, min, max, sumsq;
 };
 
-/* A hash of (name, type, level) -> index, so that millions of calls aggregate in O(1) each. */
+/* (name, type, level) -> index into a[], so that millions of calls aggregate in O(1) each. */
 struct aggtab {
 	struct agg *a;
 	size_t n, cap;
-	int32_t *slots;		/* nslots entries, -1 empty */
-	size_t nslots;
+	struct asc_idxmap idx;
 };
 
-static size_t agg_hash(uint32_t name, uint32_t type, uint32_t level)
-{
-	uint64_t x = ((uint64_t)name << 32 | type) * 0x9e3779b97f4a7c15ull ^ level;
+struct aggkey {
+	uint32_t name, type, level;
+};
 
-	return (size_t)(x ^ (x >> 29));
+static uint64_t agg_hash(const struct aggkey *k)
+{
+	return asc_hash_u64(((uint64_t)k->name << 32 | k->type) ^ (uint64_t)k->level << 56);
 }
 
-static int agg_rehash(struct aggtab *t)
+static int agg_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	size_t i, j, ns = t->nslots ? t->nslots * 2 : 256;
-	int32_t *sl = malloc(ns * sizeof(*sl));
+	const struct agg *g = &((const struct aggtab *)ctx)->a[idx];
+	const struct aggkey *k = key;
 
-	if (!sl)
-		return -ENOMEM;
-	memset(sl, 0xff, ns * sizeof(*sl));
-	for (i = 0; i < t->n; i++) {
-		for (j = agg_hash(t->a[i].name, t->a[i].type, t->a[i].level) & (ns - 1); sl[j] >= 0;
-		     j = (j + 1) & (ns - 1))
-			;
-		sl[j] = (int32_t)i;
-	}
-	free(t->slots);
-	t->slots = sl;
-	t->nslots = ns;
-	return 0;
+	return g->name == k->name && g->type == k->type && g->level == k->level;
 }
 
 static struct agg *agg_get(struct aggtab *t, uint32_t name, uint32_t type, uint32_t level)
 {
-	size_t j;
+	struct aggkey k = { name, type, level };
+	uint64_t h = agg_hash(&k);
 	struct agg *g;
+	uint32_t i;
 
-	if ((t->n + 1) * 2 > t->nslots && agg_rehash(t))
-		return NULL;
-	for (j = agg_hash(name, type, level) & (t->nslots - 1); t->slots[j] >= 0;
-	     j = (j + 1) & (t->nslots - 1)) {
-		g = &t->a[t->slots[j]];
-		if (g->name == name && g->type == type && g->level == level)
-			return g;
-	}
+	if (asc_idxmap_find(&t->idx, h, agg_eq, t, &k, &i))
+		return &t->a[i];
 	if (t->n == t->cap) {
 		struct agg *na = realloc(t->a, (t->cap = t->cap ? t->cap * 2 : 64) * sizeof(*na));
 
@@ -563,13 +551,14 @@ static struct agg *agg_get(struct aggtab *t, uint32_t name, uint32_t type, uint3
 			return NULL;
 		t->a = na;
 	}
-	g = &t->a[t->n];
+	if (asc_idxmap_add(&t->idx, h, (uint32_t)t->n))
+		return NULL;
+	g = &t->a[t->n++];
 	memset(g, 0, sizeof(*g));
 	g->name = name;
 	g->type = type;
 	g->level = level;
 	g->min = INFINITY;
-	t->slots[j] = (int32_t)t->n++;
 	return g;
 }
 
@@ -640,7 +629,7 @@ void conv_op_statistic(struct conv *v)
 	conv_close_out(v, &o, "op_statistic.csv");
 out:
 	free(t.a);
-	free(t.slots);
+	asc_idxmap_free(&t.idx);
 }
 
 void conv_api_statistic(struct conv *v)
@@ -693,5 +682,5 @@ void conv_api_statistic(struct conv *v)
 	conv_close_out(v, &o, "api_statistic.csv");
 out:
 	free(t.a);
-	free(t.slots);
+	asc_idxmap_free(&t.idx);
 }
