@@ -7,71 +7,59 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "analysis/fwdbwd.h"
+#include "lib/hashmap.h"
 
+/* One sequence number, in the order numbers first appear. */
 struct slot {
-	int64_t seq;		/* -1: empty */
+	int64_t seq;
 	long fwd, bwd;		/* op indices, -1 none */
 	int64_t fwd_ts, bwd_ts;
 	uint32_t fwd_os_tid, bwd_os_tid;
-	size_t order;
 };
 
-static int cmp_order(const void *a, const void *b)
+/* The slot of o's number, added (in first-appearance order) if new; NULL on ENOMEM. */
+static struct slot *slot_of(struct asc_u64map *index, struct slot **tab, size_t *n, size_t *cap,
+			    const struct asc_fwdbwd_op *o)
 {
-	const struct slot *x = a, *y = b;
+	uint64_t i;
 
-	return x->order < y->order ? -1 : x->order > y->order;
+	if (asc_u64map_get(index, (uint64_t)o->seq, &i))
+		return &(*tab)[i];
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct slot *nt = realloc(*tab, ncap * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		*tab = nt;
+		*cap = ncap;
+	}
+	if (asc_u64map_put(index, (uint64_t)o->seq, *n))
+		return NULL;
+	(*tab)[*n] = (struct slot){ .seq = o->seq, .fwd = -1, .bwd = -1 };
+	return &(*tab)[(*n)++];
 }
 
 long asc_fwdbwd_pairs(size_t nr_ops, const struct asc_fwdbwd_op *(*op)(size_t i, void *ctx),
 		      void *ctx, struct asc_fwdbwd **out)
 {
-	size_t cap = 64, used = 0, i, k, n = 0;
-	struct slot *tab = malloc(cap * sizeof(*tab));
+	struct asc_u64map index = { 0 };	/* seq -> tab index */
+	struct slot *tab = NULL;
+	size_t used = 0, cap = 0, i, n;
 	struct asc_fwdbwd *res;
 
 	*out = NULL;
-	if (!tab)
-		return -ENOMEM;
-	for (k = 0; k < cap; k++)
-		tab[k].seq = -1;
 	for (i = 0; i < nr_ops; i++) {
 		const struct asc_fwdbwd_op *o = op(i, ctx);
 		struct slot *s;
-		size_t h;
 
 		if (!o || o->seq < 0)
 			continue;
-		if ((used + 1) * 2 > cap) {	/* grow and rehash */
-			size_t ncap = cap * 2;
-			struct slot *nt = malloc(ncap * sizeof(*nt));
-
-			if (!nt) {
-				free(tab);
-				return -ENOMEM;
-			}
-			for (k = 0; k < ncap; k++)
-				nt[k].seq = -1;
-			for (k = 0; k < cap; k++) {
-				if (tab[k].seq < 0)
-					continue;
-				h = (uint64_t)tab[k].seq * 0x9e3779b97f4a7c15ull >> 7;
-				while (nt[h & (ncap - 1)].seq >= 0)
-					h++;
-				nt[h & (ncap - 1)] = tab[k];
-			}
+		s = slot_of(&index, &tab, &used, &cap, o);
+		if (!s) {
+			asc_u64map_free(&index);
 			free(tab);
-			tab = nt;
-			cap = ncap;
-		}
-		h = (uint64_t)o->seq * 0x9e3779b97f4a7c15ull >> 7;
-		while (tab[h & (cap - 1)].seq >= 0 && tab[h & (cap - 1)].seq != o->seq)
-			h++;
-		s = &tab[h & (cap - 1)];
-		if (s->seq < 0) {
-			s->seq = o->seq;
-			s->fwd = s->bwd = -1;
-			s->order = used++;
+			return -ENOMEM;
 		}
 		if (o->fwd_tid == 0 && (s->fwd < 0 || s->fwd_ts < o->start_ns)) {
 			s->fwd = i;
@@ -83,18 +71,12 @@ long asc_fwdbwd_pairs(size_t nr_ops, const struct asc_fwdbwd_op *(*op)(size_t i,
 			s->bwd_os_tid = o->tid;
 		}
 	}
-	for (i = k = 0; i < cap; i++)
-		if (tab[i].seq >= 0 && tab[i].fwd >= 0 && tab[i].bwd >= 0 &&
-		    tab[i].fwd_os_tid != tab[i].bwd_os_tid)
-			tab[k++] = tab[i];
-	n = k;
-	if (!n) {
-		free(tab);
-		return 0;
-	}
-	qsort(tab, n, sizeof(*tab), cmp_order);
-	res = malloc(n * sizeof(*res));
-	if (!res) {
+	asc_u64map_free(&index);
+	for (i = n = 0; i < used; i++)
+		if (tab[i].fwd >= 0 && tab[i].bwd >= 0 && tab[i].fwd_os_tid != tab[i].bwd_os_tid)
+			tab[n++] = tab[i];
+	res = n ? malloc(n * sizeof(*res)) : NULL;
+	if (n && !res) {
 		free(tab);
 		return -ENOMEM;
 	}
