@@ -75,6 +75,8 @@ enum asc_rec_type {
 	ASC_REC_SYMBOL		= 72,	/* symbolised address (for stacks): addr -> "lib!sym+off" */
 	ASC_REC_LOST		= 73,	/* records known lost (e.g. device channel overflow) */
 	ASC_REC_PYFRAME		= 74,	/* resolved Python frame: (code, lasti) -> "file(line): func" */
+	ASC_REC_ATEN_NAME	= 75,	/* aten op probe -> torch's op name (schemas) */
+	ASC_REC_NODE_CLASS	= 76,	/* autograd node vtable range -> Node::name() */
 };
 
 /* Layers, as the output files group events. */
@@ -353,13 +355,64 @@ struct asc_devtask {
 };
 
 /*
+ * What the BPF side does at a site (asc_probe.kind): user/discovery/probes.h
+ * gives each table entry its kind, user/trace/ maps a kind to a BPF program.
+ */
+enum asc_probe_kind {
+	ASC_PK_CALL = 1,	/* ENTER (args) on entry, EXIT (ret) on return */
+	ASC_PK_OPNAME_STDSTR,	/* as CALL, plus OPNAME from arg0 (const std::string &) */
+	ASC_PK_OPNAME_CSTR,	/* as CALL, plus OPNAME from arg0 (const char *) */
+	ASC_PK_ENQUEUE,		/* as CALL, plus QUEUE(enqueue) from arg0 (QueueParas *) */
+	ASC_PK_DEQUEUE,		/* as CALL, plus QUEUE(dequeue) from arg0 (QueueParas *) */
+	ASC_PK_SQE_SEND,	/* as CALL, plus SQE from (devId, struct halTaskSendInfo *) */
+	ASC_PK_MEM_REPORT,	/* MEM from the allocator's report hook argument */
+	ASC_PK_STEP,		/* STEP: a step boundary; advances the schedule gate */
+	ASC_PK_ATEN_OP,		/* as CALL on at::_ops::<op>::call (framework range) */
+	/*
+	 * FUNCNAME on return of aclrtBinaryGetFunction(bin, kernelName, &funcHandle)
+	 * (handle = *funcHandle); ENTER/EXIT too at --level >= 1.
+	 */
+	ASC_PK_FUNCNAME_GET,
+	/*
+	 * FUNCNAME on entry of rtFunctionRegister(bin, stubFunc, stubName, ...)
+	 * (handle = stubFunc); ENTER/EXIT too at --level 2.
+	 */
+	ASC_PK_FUNCNAME_REG,
+	/*
+	 * torch::autograd::Engine::evaluate_function: with the PyTorch object
+	 * (user/discovery/pytorch.h) the evaluate_function range and the backward node's
+	 * range, with its sequence number (user/discovery/seqnr.h); as CALL without it.
+	 */
+	ASC_PK_AUTOGRAD_EVAL,
+	/*
+	 * A backward node's apply() (torch::autograd::...::apply, as CALL): the
+	 * converter takes its span as the node's own range inside evaluate_function
+	 * (user/discovery/seqnr.h); without it the node's range is evaluate_function's span.
+	 */
+	ASC_PK_AUTOGRAD_APPLY,
+	/*
+	 * A task-making runtime call at Level0 (asc_probe_launch_marks[]), attached
+	 * only once the process sends a batch (several SQEs in one halSqTaskSend):
+	 * LAUNCH (entry: stream argument) only, which tells the converter which
+	 * op / queue slot made each task of a batch.  No ENTER/EXIT: no API event.
+	 */
+	ASC_PK_LAUNCH_MARK,
+	/*
+	 * rtKernelLaunch at Level1 (aclop kernels): LAUNCH at entry and return, the
+	 * span of the kernel's Node@launch and nothing else (a Runtime@ call is
+	 * Level2, where the site is a plain CALL).
+	 */
+	ASC_PK_NODE_LAUNCH,
+};
+
+/*
  * ASC_REC_PROBE: 48 bytes + "library\0symbol\0" padded to 8.
  * hdr.probe_id is the id that ENTER/EXIT/... records carry.
  */
 struct asc_probe {
 	struct asc_hdr hdr;
 	__u16 layer;		/* enum asc_layer */
-	__u16 kind;		/* enum asc_probe_kind (user/discovery/probes.h) */
+	__u16 kind;		/* enum asc_probe_kind */
 	__u32 flags;		/* ASC_PROBE_* */
 	__u64 offset;		/* file offset attached at (after any prologue skip) */
 	__u16 lib_len;		/* strlen(library) */
@@ -452,6 +505,30 @@ struct asc_pyframe {
 	__s32 lasti;
 	__s32 line;		/* -1 if the line table had no line */
 	char text[];		/* NUL-terminated */
+};
+
+/*
+ * ASC_REC_ATEN_NAME: struct asc_text (32 bytes + text padded to 8), written
+ * with the PROBE records of an attach: hdr.probe_id is an aten op probe
+ * (ASC_PK_ATEN_OP), text torch's name of the op ("aten::transpose" for
+ * at::_ops::transpose_int) as the operator schemas of the probed library
+ * give it, "" where they give none (the converter then names the op from
+ * its symbol).  value is 0.  What names ops needs no file of the traced
+ * host at convert time.
+ */
+
+/*
+ * ASC_REC_NODE_CLASS: 40 bytes + name padded to 8, written once per
+ * process at attach: one backward node class of the traced libtorch_cpu
+ * (a _ZTV object in torch::autograd).  A SEQNR(NODE) record whose vptr lies
+ * in [vaddr, vaddr + size) (addresses of the traced process) is a node of
+ * class name, Node::name() (user/discovery/seqnr.h).
+ */
+struct asc_node_class {
+	struct asc_hdr hdr;	/* tgid of the target */
+	__u64 vaddr;
+	__u64 size;
+	char name[];		/* NUL-terminated */
 };
 
 #endif /* __ASCBPF_EVENTS_H */

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include "ascbpf_events.h"
 #include "ascend_hal.h"
-#include "analysis/ioctl_decode.h"
+#include "capture/ioctl_decode.h"
 #include "npu_ioctl.h"
 
 struct known {
@@ -186,13 +186,27 @@ static void test_format_svm_alloc_and_bind(void **state)
 					       sizeof(buf)), 0);
 }
 
-/* npu_model's profiling transport is simulator-only: the decoder names none of it. */
-static void test_model_prof_commands(void **state)
+/*
+ * npu_model's own profiling commands ('P' on an fd bound to "PROF") are no
+ * driver's: they are not named or decoded, on any module.
+ */
+static void test_model_prof_commands_not_decoded(void **state)
 {
+	struct npu_prof_read_arg ra = { .device_id = 1, .channel_id = 50, .buf = 0x1000,
+					.buf_size = 4096, .bytes = 128, .dropped = 3, .pending = 7 };
+	char buf[256];
+
 	(void)state;
 	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_START, ASC_MOD_OTHER));
 	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_POLL, ASC_MOD_UNKNOWN));
-	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_READ, ASC_MOD_OTHER));
+	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_READ, ASC_MOD_TSDRV));
+	assert_int_equal(asc_ioctl_format_args(NPU_PROF_IOCTL_READ, ASC_MOD_OTHER,
+					       (uint8_t *)&ra, sizeof(ra), buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	asc_ioctl_name(NPU_PROF_IOCTL_START, ASC_MOD_OTHER, buf, sizeof(buf));
+	assert_string_equal(buf, "_IOW('P',0,32)");
+	asc_ioctl_name(NPU_PROF_IOCTL_READ, ASC_MOD_OTHER, buf, sizeof(buf));
+	assert_string_equal(buf, "_IOWR('P',2,40)");
 	assert_string_equal(asc_ioctl_lookup(DEVMM_SVM_QUERY_MEM_USEDINFO, ASC_MOD_SVM)->name,
 			    "DEVMM_SVM_QUERY_MEM_USEDINFO");
 }
@@ -217,7 +231,7 @@ int main(void)
 		cmocka_unit_test(test_format_sqcq_alloc),
 		cmocka_unit_test(test_format_task_send_and_short_copy),
 		cmocka_unit_test(test_format_svm_alloc_and_bind),
-		cmocka_unit_test(test_model_prof_commands),
+		cmocka_unit_test(test_model_prof_commands_not_decoded),
 		cmocka_unit_test(test_format_truncates_safely),
 	};
 

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <cmocka.h>
 #include "ascbpf_events.h"
-#include "discovery/probes.h"
 #include "capture/records.h"
 
 static _Alignas(8) unsigned char buf[1024];
@@ -38,7 +37,8 @@ static void test_abi_sizes(void **state)
 		{ ASC_REC_CLOCK, 48 }, { ASC_REC_DEVCLOCK, 48 }, { ASC_REC_PROCESS, 40 },
 		{ ASC_REC_THREAD, 40 }, { ASC_REC_STATS, 64 }, { ASC_REC_CONFIG, 32 },
 		{ ASC_REC_SYMBOL, 32 }, { ASC_REC_LOST, 32 }, { ASC_REC_TENSOR, 96 },
-		{ ASC_REC_PYSTACK, 416 }, { ASC_REC_PYFRAME, 40 },
+		{ ASC_REC_PYSTACK, 416 }, { ASC_REC_PYFRAME, 40 }, { ASC_REC_ATEN_NAME, 32 },
+		{ ASC_REC_NODE_CLASS, 40 },
 	};
 	size_t i;
 
@@ -47,7 +47,7 @@ static void test_abi_sizes(void **state)
 		assert_int_equal(asc_rec_base_size(want[i].type), want[i].size);
 		assert_non_null(asc_rec_type_name(want[i].type));
 	}
-	assert_int_equal(asc_rec_base_size(75), 0);	/* not a type (yet): unknown */
+	assert_int_equal(asc_rec_base_size(77), 0);	/* not a type (yet): unknown */
 	assert_null(asc_rec_type_name(200));
 	assert_string_equal(asc_rec_type_name(ASC_REC_SQE), "sqe");
 	assert_string_equal(asc_rec_type_name(ASC_REC_DEVTASK), "devtask");
@@ -176,6 +176,25 @@ static void test_text_and_process(void **state)
 	assert_int_equal(asc_rec_check(p, p->hdr.size, NULL, 0), 0);
 	p->cmdline_len = 100;
 	assert_int_equal(asc_rec_check(p, p->hdr.size, NULL, 0), -EBADMSG);
+	t = (void *)rec(ASC_REC_ATEN_NAME, asc_text_rec_size(0));	/* "": no schema name */
+	assert_int_equal(asc_rec_check(t, t->hdr.size, NULL, 0), 0);
+	memset(t->text, 'x', t->hdr.size - sizeof(*t));
+	assert_int_equal(asc_rec_check(t, t->hdr.size, NULL, 0), -EBADMSG);
+}
+
+static void test_node_class(void **state)
+{
+	struct asc_node_class *nc;
+
+	(void)state;
+	nc = (void *)rec(ASC_REC_NODE_CLASS, asc_node_class_rec_size(14));
+	assert_int_equal(nc->hdr.size, 56);
+	memcpy(nc->name, "MulBackward0", 13);
+	assert_int_equal(asc_rec_check(nc, nc->hdr.size, NULL, 0), 0);
+	memset(nc->name, 'x', nc->hdr.size - sizeof(*nc));	/* no NUL anywhere */
+	assert_int_equal(asc_rec_check(nc, nc->hdr.size, NULL, 0), -EBADMSG);
+	assert_int_equal(asc_rec_check(rec(ASC_REC_NODE_CLASS, 40), 40, NULL, 0), -EBADMSG);
+	assert_string_equal(asc_rec_type_name(ASC_REC_NODE_CLASS), "node_class");
 }
 
 static void test_enum_names(void **state)
@@ -191,6 +210,14 @@ static void test_enum_names(void **state)
 	assert_string_equal(asc_module_name(ASC_MOD_SVM), "SVM");
 }
 
+static void test_scalar_type_names(void **state)
+{
+	(void)state;
+	assert_string_equal(asc_scalar_type_name(6), "float");
+	assert_string_equal(asc_scalar_type_name(4), "long int");
+	assert_null(asc_scalar_type_name(200));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,7 +227,9 @@ int main(void)
 		cmocka_unit_test(test_counts_in_bounds),
 		cmocka_unit_test(test_probe_strings),
 		cmocka_unit_test(test_text_and_process),
+		cmocka_unit_test(test_node_class),
 		cmocka_unit_test(test_enum_names),
+		cmocka_unit_test(test_scalar_type_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

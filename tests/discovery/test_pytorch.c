@@ -364,13 +364,6 @@ static void test_tensor_layout_live(void **state)
 	assert_true(WIFEXITED(k) && WEXITSTATUS(k) == 0);
 }
 
-static void test_scalar_type_names(void **state)
-{
-	assert_string_equal(asc_scalar_type_name(6), "float");
-	assert_string_equal(asc_scalar_type_name(4), "long int");
-	assert_null(asc_scalar_type_name(200));
-}
-
 static void test_x86_decode(void **state)
 {
 	/* mov 0x48(%rdi),%rax ; mov %cx,0xb0(%rdi) ; cmp $0x5,%rdx ; lea 0x3cd99(%rip),%rcx */
@@ -406,7 +399,6 @@ int main(void)
 		cmocka_unit_test(test_parse_schema_registers),
 		cmocka_unit_test(test_name_without_schemas),
 		cmocka_unit_test(test_x86_decode),
-		cmocka_unit_test(test_scalar_type_names),
 		cmocka_unit_test(test_mapping_known_ops),
 		cmocka_unit_test(test_names_match_torch),
 		cmocka_unit_test(test_tensor_layout_live),

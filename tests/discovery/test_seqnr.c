@@ -8,7 +8,8 @@
  * The pairing cases reproduce ops and flows of the torch_npu reference
  * sample (the Level1 output of docs/torch_npu_format.md).
  * The converter's side: a hand-made capture with SEQNR records through
- * asc_corr_build() (numbers, node names, the node's range inside its
+ * asc_corr_build() (numbers, node names from the NODE_CLASS records the
+ * tracer writes, user/trace/names.h, the node's range inside its
  * evaluate_function range, from its apply() when that was probed).
  */
 #include <asm/prctl.h>
@@ -31,8 +32,10 @@
 #include "capbuild.h"
 #include "capture/capture.h"
 #include "analysis/correlate.h"
+#include "analysis/fwdbwd.h"
 #include "discovery/probes.h"
 #include "discovery/seqnr.h"
+#include "trace/names.h"
 
 #define LIBTORCH_CPU	"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -228,8 +231,6 @@ static void test_live_node_names(void **state)
 	assert_null(asc_seqnr_names_get(nm, (uint64_t)(uintptr_t)peek_fn));
 	asc_seqnr_names_free(nm);
 	assert_null(asc_seqnr_names_open("/nonexistent/libtorch_cpu.so", 0));
-	assert_null(asc_seqnr_names_from_config(LIBTORCH_CPU, "zz"));
-	assert_null(asc_seqnr_names_from_config(NULL, "0x0"));
 }
 
 /* ---- pairing ---- */
@@ -362,7 +363,7 @@ enum { P_LINEAR = 1, P_ADDMM, P_EVAL, P_APPLY, P_APPLY2 };
 
 static void test_correlate_seqnr(void **state)
 {
-	char dir[] = "/tmp/test_seqnr.XXXXXX", path[300], cfg[4200];
+	char dir[] = "/tmp/test_seqnr.XXXXXX", path[300];
 	const char *vt = dlsym(torch_lib, "_ZTVN5torch8autograd9generated14AddmmBackward0E");
 	const struct asc_corr_op *o, *ev, *node;
 	struct link_map *lm = NULL;
@@ -387,10 +388,9 @@ static void test_correlate_seqnr(void **state)
 	      "SaIS5_EE", ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_APPLY);
 	probe(P_APPLY2, "_ZN5torch8autograd10CopySlices5applyEOSt6vectorIN2at6TensorESaIS4_EE",
 	      ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_APPLY);
-	snprintf(cfg, sizeof(cfg), "pytorch_autograd_lib=%s", lm->l_name);
-	config(cfg);
-	snprintf(cfg, sizeof(cfg), "pytorch_autograd_bias=0x%llx", (unsigned long long)lm->l_addr);
-	config(cfg);
+	/* the classes as the tracer writes them at attach (NODE_CLASS records) */
+	assert_int_equal(asc_trace_write_node_classes(capture_writer(), CAP_TGID, lm->l_name,
+						      lm->l_addr), 0);
 
 	/* forward on 10: linear { addmm (creates node 5) } */
 	enter(10, P_LINEAR, 10000);

@@ -21,6 +21,7 @@ $(CAPBUILD_O): tests/lib/capbuild.c | $(TESTLIB_OUT)
 
 TEST_OBJS_test_correlate := $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
 TEST_OBJS_test_seqnr	:= $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
+TEST_OBJS_test_names	:= $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
 
 # pt_trace: standalone loader of bpf/pytorch.bpf.c (tests and benchmark): attaches
 # the aten programs alone, writes a capture file.  Explicit objects, not

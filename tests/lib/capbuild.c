@@ -18,6 +18,11 @@ void capture_begin(const char *path)
 	assert_non_null(writer);
 }
 
+struct asc_capture_writer *capture_writer(void)
+{
+	return writer;
+}
+
 struct asc_corr *capture_corr(const char *path)
 {
 	struct asc_capture_reader *r;

@@ -20,6 +20,8 @@
 void capture_begin(const char *path);
 /* Closes the capture begun last and returns the converter's join of it (asc_corr_build). */
 struct asc_corr *capture_corr(const char *path);
+/* The writer of the capture being built (for writers of the code under test). */
+struct asc_capture_writer *capture_writer(void);
 
 /* Appends one record of h->size bytes. */
 void put(const void *rec);

@@ -30,6 +30,7 @@
 #include "ascbpf_events.h"
 #include "ascbpf_maps.h"
 #include "trace/attach.h"
+#include "capture/records.h"
 #include "lib/log.h"
 #include "discovery/probes.h"
 #include "discovery/pystack.h"

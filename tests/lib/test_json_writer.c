@@ -2,7 +2,8 @@
 /*
  * test_json_writer - JSON string escaping with ensure_ascii=False semantics
  * (quotes, backslash, named and \u00XX control escapes, UTF-8 kept, invalid
- * bytes -> U+FFFD), the microsecond timestamp format, buffered output.
+ * bytes -> U+FFFD), the microsecond timestamp format, buffered output, the
+ * structured writer (asc_jw).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -175,6 +176,43 @@ static void test_open_excl(void **state)
 	rmdir(dir);
 }
 
+/* A document with every value kind, nested objects and arrays, and empty ones. */
+static void put_doc(struct asc_out *o, const void *arg)
+{
+	struct asc_jw w;
+
+	(void)arg;
+	asc_jw_init(&w, o);
+	asc_jw_open(&w, NULL, '{');
+	asc_jw_str(&w, "s", "a\"b");
+	asc_jw_str(&w, "none", NULL);
+	asc_jw_int(&w, "i", -42);
+	asc_jw_num(&w, "x", 0.1);
+	asc_jw_num(&w, "inf", 1.0 / 0.0);
+	asc_jw_bool(&w, "t", 1);
+	asc_jw_null(&w, "n");
+	asc_jw_open(&w, "a", '[');
+	asc_jw_int(&w, NULL, 1);
+	asc_jw_open(&w, NULL, '{');
+	asc_jw_bool(&w, "f", 0);
+	asc_jw_close(&w, '}');
+	asc_jw_open(&w, NULL, '[');
+	asc_jw_close(&w, ']');
+	asc_jw_close(&w, ']');
+	asc_jw_open(&w, "e", '{');
+	asc_jw_close(&w, '}');
+	asc_jw_close(&w, '}');
+}
+
+static void test_structured(void **state)
+{
+	(void)state;
+	assert_string_equal(capture_out(put_doc, NULL, NULL),
+			    "{\"s\":\"a\\\"b\",\"none\":null,\"i\":-42,"
+			    "\"x\":0.10000000000000001,\"inf\":null,\"t\":true,\"n\":null,"
+			    "\"a\":[1,{\"f\":false},[]],\"e\":{}}");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_buffer_boundaries),
 		cmocka_unit_test(test_open_excl),
+		cmocka_unit_test(test_structured),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

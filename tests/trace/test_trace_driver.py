@@ -12,7 +12,10 @@ npu_halclient run` with a private npu-modeld, in both submission modes.
   submitted SQE header has its DEVTASK (device records join submissions);
 * the DEVCLOCK pair and frequency convert the device counter to host time:
   exec t0 agrees within 2 us (the model's device time is CLOCK_MONOTONIC);
-* no ring-buffer drops and no device records lost."""
+* no ring-buffer drops and no device records lost;
+* `ascbpf dump` names the driver's own commands (values of the driver
+  headers, written out here) and decodes their arguments; npu_model's private
+  'P' commands are not named (their _IOC text)."""
 import collections
 import os
 import shutil
@@ -24,6 +27,9 @@ import trace_check as tc  # noqa: E402
 from npu_model import ModelDaemon, read_journal  # noqa: E402
 
 MODULES = {"TSDRV": 1, "SVM": 2, "DEVMNG": 3}
+# trs_ioctl.h / svm_ioctl.h command values (x86-64), as the reference lists them
+DRIVER_CMDS = {0xc060580f: "TRS_SQCQ_ALLOC", 0x40405813: "TRS_SQCQ_SEND",
+               0xc0485814: "TRS_SQCQ_RECV", 0x41584d03: "DEVMM_SVM_ALLOC"}
 
 
 def journal_of(path, pid):
@@ -81,6 +87,16 @@ def run(mode):
             if x["module"] in MODULES:
                 tc.check(c["module"] == MODULES[x["module"]], "module %d for %s" %
                          (c["module"], x["module"]))
+        named = 0
+        for c in cio:
+            if c["cmd"] in DRIVER_CMDS:
+                tc.check(c["cmd_name"] == DRIVER_CMDS[c["cmd"]] and "=" in c["decoded"],
+                         "ioctl 0x%x dumped as %r %r" % (c["cmd"], c["cmd_name"], c["decoded"]))
+                named += 1
+            elif (c["cmd"] >> 8) & 0xff == ord("P"):
+                tc.check(c["cmd_name"].startswith("_IO") and c["decoded"] == "",
+                         "model command 0x%x dumped as %r" % (c["cmd"], c["cmd_name"]))
+        tc.check(named, "%s: no driver command of %s captured" % (mode, sorted(DRIVER_CMDS)))
         binds = [x for x in recs if x["type"] == "fdbind"]
         jbinds = [x for x in jio if x["module"] == "-"]
         tc.check(len(binds) == len(jbinds), "binds: capture %d, journal %d" %

@@ -28,7 +28,8 @@
  * submission on the same thread is taken.
  *
  * Names: aten ops take the name of an ASC_REC_OPNAME record of the same
- * probe, else "aten::<op>" from an at::_ops::<op>_<overload>::call symbol
+ * probe, else the name the tracer found in the traced library's schemas
+ * (ASC_REC_ATEN_NAME), else "aten::<op>" from an at::_ops::<op>_<overload>::call symbol
  * (the overload suffix is dropped when it starts with an upper-case letter
  * or is "out"), else the symbol.  CANN calls are named by their symbol;
  * kernels by the aclnn/aclop name of their launching API (the OPNAME of
@@ -46,6 +47,11 @@
 #include <stdint.h>
 
 struct asc_capture_reader;
+
+/* Backward nodes (SEQNR records): the evaluate_function range is renamed PREFIX + node name. */
+#define ASC_EVAL_PREFIX		"autograd::engine::evaluate_function: "
+/* A node whose class is unknown (no NODE_CLASS record holds its vptr): its base class. */
+#define ASC_NODE_UNKNOWN	"torch::autograd::Node"
 
 /* One device task (ASC_REC_DEVTASK) with what launched it. */
 struct asc_corr_kernel {

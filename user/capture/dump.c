@@ -27,10 +27,10 @@
 #include <unistd.h>
 #include "ascbpf_events.h"
 #include "capture/capture.h"
+#include "capture/ioctl_decode.h"
 #include "commands.h"
 #include "lib/json_writer.h"
 #include "lib/log.h"
-#include "discovery/pytorch.h"
 #include "capture/records.h"
 
 struct dumper {
@@ -183,6 +183,27 @@ static void print_cmdline(struct dumper *d, const void *rec)
 	asc_out_putc(d->o, ']');
 }
 
+/* The command's driver name, or its _IOC text ("_IOWR('X',17,96)"). */
+static void print_ioctl_name(struct dumper *d, const void *rec)
+{
+	const struct asc_ioctl *io = rec;
+	char buf[64];
+
+	asc_ioctl_name(io->cmd, io->module, buf, sizeof(buf));
+	asc_json_cstr(d->o, buf);
+}
+
+/* The argument fields that matter ("sq_id=3 sqe_num=1"), "" for commands not decoded. */
+static void print_ioctl_args(struct dumper *d, const void *rec)
+{
+	const struct asc_ioctl *io = rec;
+	char buf[512];
+	size_t n = io->arg_len < sizeof(io->arg) ? io->arg_len : sizeof(io->arg);
+
+	asc_ioctl_format_args(io->cmd, io->module, io->arg, n, buf, sizeof(buf));
+	asc_json_cstr(d->o, buf);
+}
+
 static const struct field enter_fields[] = { ALL(asc_enter, args, F_XARR) };
 static const struct field exit_fields[] = { X(asc_exit, ret) };
 static const struct field opname_fields[] = {
@@ -208,6 +229,7 @@ static const struct field mem_fields[] = {
 static const struct field ioctl_fields[] = {
 	U(asc_ioctl, exit_ns), S(asc_ioctl, ret), U(asc_ioctl, fd), X(asc_ioctl, cmd),
 	U(asc_ioctl, module), U(asc_ioctl, arg_len), COUNTED(asc_ioctl, arg, F_HEX, arg_len),
+	FN("cmd_name", print_ioctl_name), FN("decoded", print_ioctl_args),
 };
 static const struct field stack_fields[] = {
 	U(asc_stack, nr), U(asc_stack, flags), COUNTED(asc_stack, ips, F_XARR, nr),
@@ -236,6 +258,9 @@ static const struct field tensor_fields[] = {
 static const struct field pystack_fields[] = {
 	U(asc_pystack, nr), U(asc_pystack, flags), COUNTED(asc_pystack, code, F_XARR, nr),
 	COUNTED(asc_pystack, lasti, F_SARR, nr),
+};
+static const struct field node_class_fields[] = {
+	X(asc_node_class, vaddr), U(asc_node_class, size), TAIL(asc_node_class, name),
 };
 static const struct field pyframe_fields[] = {
 	X(asc_pyframe, code), S(asc_pyframe, lasti), S(asc_pyframe, line), TAIL(asc_pyframe, text),
@@ -273,6 +298,8 @@ static const struct field symbol_fields[] = { X(asc_text, value), TAIL(asc_text,
 
 /* F_TAIL strings run from the member to the end of the record */
 _Static_assert(offsetof(struct asc_pyframe, text) == sizeof(struct asc_pyframe), "pyframe text");
+_Static_assert(offsetof(struct asc_node_class, name) == sizeof(struct asc_node_class),
+	       "node_class name");
 _Static_assert(offsetof(struct asc_text, text) == sizeof(struct asc_text), "text record text");
 
 #define LAYOUT(type, f)		[type] = { f, sizeof(f) / sizeof(f[0]) }
@@ -293,6 +320,8 @@ static const struct {
 	LAYOUT(ASC_REC_STATS, stats_fields),		LAYOUT(ASC_REC_CONFIG, text_fields),
 	LAYOUT(ASC_REC_SYMBOL, symbol_fields),		LAYOUT(ASC_REC_LOST, text_fields),
 	LAYOUT(ASC_REC_PYFRAME, pyframe_fields),	LAYOUT(ASC_REC_LAUNCH, launch_fields),
+	LAYOUT(ASC_REC_ATEN_NAME, text_fields),
+	LAYOUT(ASC_REC_NODE_CLASS, node_class_fields),
 };
 
 static void dump_array(struct dumper *d, const struct field *f, const uint8_t *p, size_t n)

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "ascbpf_events.h"
-#include "discovery/probes.h"
 #include "capture/records.h"
 #include "schedule.h"
 
@@ -37,6 +36,7 @@ _Static_assert(sizeof(struct asc_pyframe) == 40, "asc_pyframe");
 _Static_assert(sizeof(struct asc_funcname) == 104, "asc_funcname");
 _Static_assert(sizeof(struct asc_seqnr) == 56, "asc_seqnr");
 _Static_assert(sizeof(struct asc_launch) == 48, "asc_launch");
+_Static_assert(sizeof(struct asc_node_class) == 40, "asc_node_class");
 
 struct rec_type {
 	const char *name;
@@ -71,6 +71,8 @@ static const struct rec_type rec_types[] = {
 	[ASC_REC_SYMBOL]	= { "symbol", sizeof(struct asc_text), 1 },
 	[ASC_REC_LOST]		= { "lost", sizeof(struct asc_text), 1 },
 	[ASC_REC_PYFRAME]	= { "pyframe", sizeof(struct asc_pyframe), 1 },
+	[ASC_REC_ATEN_NAME]	= { "aten_name", sizeof(struct asc_text), 1 },
+	[ASC_REC_NODE_CLASS]	= { "node_class", sizeof(struct asc_node_class), 1 },
 };
 
 #define NR_TYPES (sizeof(rec_types) / sizeof(rec_types[0]))
@@ -103,6 +105,11 @@ size_t asc_probe_rec_size(size_t lib_len, size_t sym_len)
 size_t asc_text_rec_size(size_t len)
 {
 	return pad8(sizeof(struct asc_text) + len + 1);
+}
+
+size_t asc_node_class_rec_size(size_t len)
+{
+	return pad8(sizeof(struct asc_node_class) + len + 1);
 }
 
 size_t asc_process_rec_size(size_t cmdline_len)
@@ -204,8 +211,16 @@ int asc_rec_check(const void *rec, size_t size, char *msg, size_t msglen)
 			BAD("process record cmdline is not NUL-terminated");
 		break;
 	}
+	case ASC_REC_NODE_CLASS: {
+		const struct asc_node_class *nc = rec;
+
+		if (!tail || !memchr(nc->name, 0, tail))
+			BAD("node_class record name is not NUL-terminated");
+		break;
+	}
 	case ASC_REC_CONFIG:
 	case ASC_REC_SYMBOL:
+	case ASC_REC_ATEN_NAME:
 	case ASC_REC_LOST: {
 		const struct asc_text *t = rec;
 
@@ -285,4 +300,19 @@ const char *asc_module_name(unsigned int module)
 	};
 
 	return module < sizeof(names) / sizeof(names[0]) ? names[module] : "?";
+}
+
+/* caffe2::TypeMeta names of the c10::ScalarType values (what torch.profiler prints). */
+const char *asc_scalar_type_name(unsigned int st)
+{
+	static const char *const names[] = {
+		[0] = "unsigned char", [1] = "signed char", [2] = "short int", [3] = "int",
+		[4] = "long int", [5] = "c10::Half", [6] = "float", [7] = "double",
+		[8] = "c10::complex<c10::Half>", [9] = "c10::complex<float>",
+		[10] = "c10::complex<double>", [11] = "bool", [12] = "c10::qint8",
+		[13] = "c10::quint8", [14] = "c10::qint32", [15] = "c10::BFloat16",
+		[16] = "c10::quint4x2", [17] = "c10::quint2x4",
+	};
+
+	return st < sizeof(names) / sizeof(names[0]) ? names[st] : NULL;
 }

@@ -4,8 +4,8 @@
  *
  * asc_rec_check() is the one gate between raw bytes and typed access: after
  * it returns 0 a record of a known type may be cast to its struct, and the
- * trailing strings of userspace records (probe, process, text) are known to
- * be inside the record and NUL-terminated.  Records of unknown type pass
+ * trailing strings of userspace records (probe, process, text, node class)
+ * are known to be inside the record and NUL-terminated.  Records of unknown type pass
  * (readers skip them by hdr.size, so new types need no version bump).
  */
 #ifndef __ASCBPF_RECORDS_H
@@ -52,6 +52,8 @@ static inline const char *asc_probe_sym(const struct asc_probe *p)
 size_t asc_probe_rec_size(size_t lib_len, size_t sym_len);
 /* Size of a text record (config/symbol/lost) for a string of len bytes. */
 size_t asc_text_rec_size(size_t len);
+/* Size of a node class record for a name of len bytes. */
+size_t asc_node_class_rec_size(size_t len);
 /* Size of a process record for a cmdline of len bytes (incl. its final NUL). */
 size_t asc_process_rec_size(size_t cmdline_len);
 
@@ -62,5 +64,7 @@ const char *asc_sched_state_name(unsigned int state);
 const char *asc_mem_component_name(unsigned int component);
 const char *asc_mem_data_type_name(unsigned int data_type);
 const char *asc_module_name(unsigned int module);
+/* The dtype name torch.profiler prints for a c10::ScalarType (asc_tensor.dtype), or NULL. */
+const char *asc_scalar_type_name(unsigned int scalar_type);
 
 #endif /* __ASCBPF_RECORDS_H */

@@ -17,54 +17,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
-
-/* What the BPF side does at a site; user/trace/trace.c maps a kind to a BPF program. */
-enum asc_probe_kind {
-	ASC_PK_CALL = 1,	/* ENTER (args) on entry, EXIT (ret) on return */
-	ASC_PK_OPNAME_STDSTR,	/* as CALL, plus OPNAME from arg0 (const std::string &) */
-	ASC_PK_OPNAME_CSTR,	/* as CALL, plus OPNAME from arg0 (const char *) */
-	ASC_PK_ENQUEUE,		/* as CALL, plus QUEUE(enqueue) from arg0 (QueueParas *) */
-	ASC_PK_DEQUEUE,		/* as CALL, plus QUEUE(dequeue) from arg0 (QueueParas *) */
-	ASC_PK_SQE_SEND,	/* as CALL, plus SQE from (devId, struct halTaskSendInfo *) */
-	ASC_PK_MEM_REPORT,	/* MEM from the allocator's report hook argument */
-	ASC_PK_STEP,		/* STEP: a step boundary; advances the schedule gate */
-	ASC_PK_ATEN_OP,		/* as CALL on at::_ops::<op>::call (framework range) */
-	/*
-	 * FUNCNAME on return of aclrtBinaryGetFunction(bin, kernelName, &funcHandle)
-	 * (handle = *funcHandle); ENTER/EXIT too at --level >= 1.
-	 */
-	ASC_PK_FUNCNAME_GET,
-	/*
-	 * FUNCNAME on entry of rtFunctionRegister(bin, stubFunc, stubName, ...)
-	 * (handle = stubFunc); ENTER/EXIT too at --level 2.
-	 */
-	ASC_PK_FUNCNAME_REG,
-	/*
-	 * torch::autograd::Engine::evaluate_function: with the PyTorch object
-	 * (user/discovery/pytorch.h) the evaluate_function range and the backward node's
-	 * range, with its sequence number (user/discovery/seqnr.h); as CALL without it.
-	 */
-	ASC_PK_AUTOGRAD_EVAL,
-	/*
-	 * A backward node's apply() (torch::autograd::...::apply, as CALL): the
-	 * converter takes its span as the node's own range inside evaluate_function
-	 * (user/discovery/seqnr.h); without it the node's range is evaluate_function's span.
-	 */
-	ASC_PK_AUTOGRAD_APPLY,
-	/*
-	 * A task-making runtime call at Level0 (asc_probe_launch_marks[]), attached
-	 * only once the process sends a batch (several SQEs in one halSqTaskSend):
-	 * LAUNCH (entry: stream argument) only, which tells the converter which
-	 * op / queue slot made each task of a batch.  No ENTER/EXIT: no API event.
-	 */
-	ASC_PK_LAUNCH_MARK,
-	/*
-	 * rtKernelLaunch at Level1 (aclop kernels): LAUNCH at entry and return, the
-	 * span of the kernel's Node@launch and nothing else (a Runtime@ call is
-	 * Level2, where the site is a plain CALL).
-	 */
-	ASC_PK_NODE_LAUNCH,
-};
+#include "ascbpf_events.h"
 
 /* Probe families: what the trace options switch on and off. */
 enum asc_probe_family {

@@ -154,21 +154,6 @@ int asc_tensor_layout_discover(const char *path, struct asc_tensor_layout *tl)
 	return tl->valid ? 0 : -ENOENT;
 }
 
-/* caffe2::TypeMeta names of the c10::ScalarType values (what torch.profiler prints). */
-const char *asc_scalar_type_name(unsigned int st)
-{
-	static const char *const names[] = {
-		[0] = "unsigned char", [1] = "signed char", [2] = "short int", [3] = "int",
-		[4] = "long int", [5] = "c10::Half", [6] = "float", [7] = "double",
-		[8] = "c10::complex<c10::Half>", [9] = "c10::complex<float>",
-		[10] = "c10::complex<double>", [11] = "bool", [12] = "c10::qint8",
-		[13] = "c10::quint8", [14] = "c10::qint32", [15] = "c10::BFloat16",
-		[16] = "c10::quint4x2", [17] = "c10::quint2x4",
-	};
-
-	return st < sizeof(names) / sizeof(names[0]) ? names[st] : NULL;
-}
-
 /* ---- schemas ---- */
 
 struct schema_ent {
@@ -1005,6 +990,12 @@ int asc_pytorch_add_sites(struct asc_pytorch *pt, const struct asc_probe_plan *p
 int asc_pytorch_attach_step_py(struct asc_pytorch *pt)
 {
 	return pt->step_py ? 0 : -ENOENT;
+}
+
+const char *asc_pytorch_torch_lib(const struct asc_pytorch *pt, uint64_t *bias)
+{
+	*bias = pt->torch_bias;
+	return pt->torch_path[0] ? pt->torch_path : NULL;
 }
 
 int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)

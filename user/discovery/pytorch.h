@@ -71,9 +71,6 @@ struct asc_tensor_layout {
  */
 int asc_tensor_layout_discover(const char *libc10_path, struct asc_tensor_layout *tl);
 
-/* The dtype name torch.profiler prints for a c10::ScalarType ("float", "long int"), or NULL. */
-const char *asc_scalar_type_name(unsigned int scalar_type);
-
 /* ---- aten op names and schemas ---- */
 
 #define ASC_ATEN_MAX_ARGS	32
@@ -230,6 +227,13 @@ int asc_pytorch_attach_step_py(struct asc_pytorch *pt);
  */
 #define ASC_PYTORCH_MEM_ID	0xfffffff2u
 int asc_pytorch_attach_memory(struct asc_pytorch *pt);
+
+/*
+ * The libtorch_cpu.so the process maps (a path readable here, through
+ * /proc/PID/root for a process in a container) and its load bias, or NULL
+ * when it was not found.  Its vtables name the backward nodes.
+ */
+const char *asc_pytorch_torch_lib(const struct asc_pytorch *pt, uint64_t *bias);
 
 /* What was discovered, for ASC_REC_CONFIG records and -v output ("key=value" lines). */
 int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len);

@@ -282,22 +282,17 @@ const char *asc_seqnr_names_get(struct asc_seqnr_names *nm, uint64_t vptr)
 	return a - nm->v[lo].vaddr < nm->v[lo].size ? nm->v[lo].name : NULL;
 }
 
-struct asc_seqnr_names *asc_seqnr_names_from_config(const char *lib, const char *bias)
+size_t asc_seqnr_names_count(const struct asc_seqnr_names *nm)
 {
-	struct asc_seqnr_names *nm;
-	char *end;
-	uint64_t b;
+	return nm->n;
+}
 
-	if (!lib || !bias || *lib != '/')
-		return NULL;
-	b = strtoull(bias, &end, 0);
-	if (end == bias || *end)
-		return NULL;
-	nm = asc_seqnr_names_open(lib, b);
-	if (!nm)
-		asc_warn("convert: cannot read the autograd node classes of %s (%s): backward "
-			 "nodes are named %s\n", lib, strerror(errno), ASC_NODE_UNKNOWN);
-	return nm;
+const char *asc_seqnr_names_at(const struct asc_seqnr_names *nm, size_t i, uint64_t *vaddr,
+			       uint64_t *size)
+{
+	*vaddr = nm->v[i].vaddr + nm->bias;
+	*size = nm->v[i].size;
+	return nm->v[i].name;
 }
 
 void asc_seqnr_names_free(struct asc_seqnr_names *nm)
@@ -310,101 +305,4 @@ void asc_seqnr_names_free(struct asc_seqnr_names *nm)
 		free(nm->v[i].name);
 	free(nm->v);
 	free(nm);
-}
-
-/* ---- fwdbwd pairing ---- */
-
-/* One sequence number: its latest forward and backward op. */
-struct slot {
-	int64_t seq;
-	long fwd, bwd;		/* op indices, -1 none */
-	int64_t fwd_ts, bwd_ts;
-	uint32_t fwd_os_tid, bwd_os_tid;
-};
-
-/*
- * The slot of seq in tab (*nr slots, in the order their numbers first
- * appeared), a new one if seq has none; NULL without memory.
- */
-static struct slot *slot_of(struct asc_u64map *idx, struct slot **tab, size_t *nr, size_t *cap,
-			    int64_t seq)
-{
-	uint64_t *at = asc_u64map_slot(idx, (uint64_t)seq, 1);
-	struct slot *s;
-
-	if (!at)
-		return NULL;
-	if (*at)
-		return &(*tab)[*at - 1];
-	if (*nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct slot *nt = realloc(*tab, ncap * sizeof(*nt));
-
-		if (!nt) {
-			asc_u64map_del(idx, (uint64_t)seq);
-			return NULL;
-		}
-		*tab = nt;
-		*cap = ncap;
-	}
-	s = &(*tab)[*nr];
-	*at = ++*nr;		/* index + 1: 0 marks the slot just added */
-	s->seq = seq;
-	s->fwd = s->bwd = -1;
-	return s;
-}
-
-long asc_fwdbwd_pairs(size_t nr_ops, const struct asc_fwdbwd_op *(*op)(size_t i, void *ctx),
-		      void *ctx, struct asc_fwdbwd **out)
-{
-	struct asc_u64map idx = { 0 };
-	struct slot *tab = NULL;
-	size_t cap = 0, used = 0, i, n = 0;
-	struct asc_fwdbwd *res;
-
-	*out = NULL;
-	for (i = 0; i < nr_ops; i++) {
-		const struct asc_fwdbwd_op *o = op(i, ctx);
-		struct slot *s;
-
-		if (!o || o->seq < 0)
-			continue;
-		s = slot_of(&idx, &tab, &used, &cap, o->seq);
-		if (!s) {
-			asc_u64map_free(&idx);
-			free(tab);
-			return -ENOMEM;
-		}
-		if (o->fwd_tid == 0 && (s->fwd < 0 || s->fwd_ts < o->start_ns)) {
-			s->fwd = i;
-			s->fwd_ts = o->start_ns;
-			s->fwd_os_tid = o->tid;
-		} else if (o->fwd_tid != 0 && (s->bwd < 0 || s->bwd_ts < o->start_ns)) {
-			s->bwd = i;
-			s->bwd_ts = o->start_ns;
-			s->bwd_os_tid = o->tid;
-		}
-	}
-	asc_u64map_free(&idx);
-	/* pairs in the order their numbers first appeared */
-	for (i = 0; i < used; i++)
-		if (tab[i].fwd >= 0 && tab[i].bwd >= 0 && tab[i].fwd_os_tid != tab[i].bwd_os_tid)
-			tab[n++] = tab[i];
-	if (!n) {
-		free(tab);
-		return 0;
-	}
-	res = malloc(n * sizeof(*res));
-	if (!res) {
-		free(tab);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		res[i].seq = tab[i].seq;
-		res[i].fwd = tab[i].fwd;
-		res[i].bwd = tab[i].bwd;
-	}
-	free(tab);
-	*out = res;
-	return n;
 }

@@ -2,7 +2,7 @@
 /*
  * seqnr.h - PyTorch autograd sequence numbers and forward->backward links:
  * torch's "Sequence number" / "Fwd thread id" cpu_op args, the backward
- * node ranges, and the trace_view `fwdbwd` flows.
+ * node ranges (the trace_view `fwdbwd` flows: analysis/fwdbwd.h).
  *
  * What torch records (1.13, and torch_npu on top of it):
  *  - A forward op dispatched at an Autograd key with grad mode on records
@@ -111,44 +111,10 @@ struct asc_seqnr_names *asc_seqnr_names_open(const char *lib, uint64_t bias);
 /* The node name for vptr, NULL if no vtable symbol holds it. */
 const char *asc_seqnr_names_get(struct asc_seqnr_names *n, uint64_t vptr);
 void asc_seqnr_names_free(struct asc_seqnr_names *n);
+/* Classes in the table; class i: its name, *vaddr (load address) and *size. */
+size_t asc_seqnr_names_count(const struct asc_seqnr_names *n);
+const char *asc_seqnr_names_at(const struct asc_seqnr_names *n, size_t i, uint64_t *vaddr,
+			       uint64_t *size);
 
-/*
- * The same from a capture's CONFIG values pytorch_autograd_lib (path) and
- * pytorch_autograd_bias (hex); NULL (with a warning when they were given
- * but the library cannot be read) when names cannot be resolved.
- */
-struct asc_seqnr_names *asc_seqnr_names_from_config(const char *lib, const char *bias);
-
-#define ASC_EVAL_PREFIX		"autograd::engine::evaluate_function: "
-/* A node whose class could not be resolved (library gone, vptr unreadable): its base class. */
-#define ASC_NODE_UNKNOWN	"torch::autograd::Node"
-
-/* ---- forward -> backward flows (trace_view `fwdbwd`) ---- */
-
-/* The fields of an op the pairing reads (user/analysis/correlate.h asc_corr_op has them). */
-struct asc_fwdbwd_op {
-	int64_t start_ns;
-	int64_t seq;
-	uint32_t tid;
-	uint32_t fwd_tid;
-};
-
-struct asc_fwdbwd {
-	int64_t seq;		/* the flow id */
-	size_t fwd;		/* index of the forward op ("s" end) */
-	size_t bwd;		/* index of the backward op ("f" end) */
-};
-
-/*
- * torch_npu's pairing: for each sequence number >= 0, the latest-starting op
- * with Fwd thread id 0 (forward) and the latest-starting one with a non-zero
- * Fwd thread id (backward; the first of equal starts wins); a pair is kept
- * when both exist and their tids differ.  Pairs come in the order their
- * number first appears in ops[].  op(i, ctx) gives op i or NULL to leave it
- * out (another cycle).  Returns the number of pairs (*out malloc'd, NULL when
- * 0) or -ENOMEM.
- */
-long asc_fwdbwd_pairs(size_t nr_ops, const struct asc_fwdbwd_op *(*op)(size_t i, void *ctx),
-		      void *ctx, struct asc_fwdbwd **out);
 
 #endif /* __ASCBPF_SEQNR_H */

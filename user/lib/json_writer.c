@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * json_writer.c - buffered output and JSON string escaping (contract in the header).
+ * json_writer.c - buffered output, JSON string escaping and the structured
+ * writer (contract in the header).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,4 +285,75 @@ int asc_fmt_us(char *buf, int64_t ns)
 	buf[len++] = '0' + frac % 10;
 	buf[len] = '\0';
 	return len;
+}
+
+/* ---- structured writer ---- */
+
+void asc_jw_init(struct asc_jw *w, struct asc_out *o)
+{
+	memset(w, 0, sizeof(*w));
+	w->o = o;
+	w->first[0] = 1;
+}
+
+void asc_jw_key(struct asc_jw *w, const char *key)
+{
+	if (!w->first[w->depth])
+		asc_out_putc(w->o, ',');
+	w->first[w->depth] = 0;
+	if (key) {
+		asc_json_cstr(w->o, key);
+		asc_out_putc(w->o, ':');
+	}
+}
+
+void asc_jw_open(struct asc_jw *w, const char *key, char c)
+{
+	asc_jw_key(w, key);
+	asc_out_putc(w->o, c);
+	if (w->depth < ASC_JW_DEPTH - 1)
+		w->first[++w->depth] = 1;
+}
+
+void asc_jw_close(struct asc_jw *w, char c)
+{
+	asc_out_putc(w->o, c);
+	if (w->depth)
+		w->depth--;
+}
+
+void asc_jw_num(struct asc_jw *w, const char *key, double v)
+{
+	asc_jw_key(w, key);
+	if (isfinite(v))
+		asc_out_printf(w->o, "%.17g", v);
+	else
+		asc_out_puts(w->o, "null");
+}
+
+void asc_jw_int(struct asc_jw *w, const char *key, int64_t v)
+{
+	asc_jw_key(w, key);
+	asc_out_s64(w->o, v);
+}
+
+void asc_jw_str(struct asc_jw *w, const char *key, const char *s)
+{
+	asc_jw_key(w, key);
+	if (s)
+		asc_json_cstr(w->o, s);
+	else
+		asc_out_puts(w->o, "null");
+}
+
+void asc_jw_bool(struct asc_jw *w, const char *key, int b)
+{
+	asc_jw_key(w, key);
+	asc_out_puts(w->o, b ? "true" : "false");
+}
+
+void asc_jw_null(struct asc_jw *w, const char *key)
+{
+	asc_jw_key(w, key);
+	asc_out_puts(w->o, "null");
 }

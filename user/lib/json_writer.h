@@ -10,6 +10,8 @@
  * is always valid UTF-8 JSON.
  *
  * The stream records the first write error; asc_out_close() returns it.
+ * struct asc_jw writes a document through a stream with the commas placed
+ * for the caller (`ascbpf report --json`).
  */
 #ifndef __ASCBPF_JSON_WRITER_H
 #define __ASCBPF_JSON_WRITER_H
@@ -66,5 +68,32 @@ size_t asc_utf8_valid_prefix(const char *s, size_t n);
  * buf must hold 32 bytes.  Returns the length.
  */
 int asc_fmt_us(char *buf, int64_t ns);
+
+/*
+ * A structured writer: compact JSON (no spaces) through a stream, the
+ * commas placed by nesting level.  Keys are NULL for array elements and for
+ * the outermost value.  Doubles are written as %.17g (they read back to the
+ * same value), non-finite ones as null; a NULL string is null.  Nesting
+ * deeper than ASC_JW_DEPTH - 1 is written but its commas are not tracked.
+ */
+#define ASC_JW_DEPTH	32
+
+struct asc_jw {
+	struct asc_out *o;
+	int first[ASC_JW_DEPTH];	/* nothing written yet at this level */
+	int depth;
+};
+
+void asc_jw_init(struct asc_jw *w, struct asc_out *o);
+/* The comma before a value, and "key": when key is not NULL. */
+void asc_jw_key(struct asc_jw *w, const char *key);
+/* Opens an object ('{') or an array ('['); asc_jw_close() with '}' / ']'. */
+void asc_jw_open(struct asc_jw *w, const char *key, char c);
+void asc_jw_close(struct asc_jw *w, char c);
+void asc_jw_num(struct asc_jw *w, const char *key, double v);
+void asc_jw_int(struct asc_jw *w, const char *key, int64_t v);
+void asc_jw_str(struct asc_jw *w, const char *key, const char *s);
+void asc_jw_bool(struct asc_jw *w, const char *key, int b);
+void asc_jw_null(struct asc_jw *w, const char *key);
 
 #endif /* __ASCBPF_JSON_WRITER_H */

@@ -22,62 +22,7 @@
 #include "lib/json_writer.h"
 #include "lib/log.h"
 #include "report/report_detect.h"
-
-#define MB		(1024.0 * 1024.0)
-#define STEP_ROW	"%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %7.0f %8llu %s\n"
-#define MAX_FINDINGS	64
-#define MAX_EVIDENCE	12
-
-static double us(uint64_t ns)
-{
-	return (double)ns / 1000.0;
-}
-
-struct evidence {
-	const char *key;
-	double value;
-};
-
-struct finding {
-	const char *id;			/* stable name for scripts */
-	char summary[1024];		/* one line with the numbers */
-	struct evidence ev[MAX_EVIDENCE];
-	int nev;
-	const char *thresholds[4];	/* names compared against */
-	int nthr;
-	const char *op, *api, *stack;	/* call site, when the finding has one */
-	const char *suggestion;
-};
-
-struct report {
-	const struct asc_rpt_source *src;
-	const struct asc_rpt_thresholds *t;
-	const struct asc_rpt_result *res;
-	struct finding f[MAX_FINDINGS];
-	int nf;
-	struct asc_out *o;
-};
-
-static size_t count_kind(const struct asc_rpt_source *src, uint32_t kind)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < src->in.nr_kernels; i++)
-		n += src->in.kernels[i].kind == kind;
-	return n;
-}
-
-static double thr(const struct asc_rpt_thresholds *t, const char *name)
-{
-	const char *n;
-	double v;
-	size_t i;
-
-	for (i = 0; (n = asc_rpt_threshold_get(t, i, &v)); i++)
-		if (!strcmp(n, name))
-			return v;
-	return NAN;
-}
+#include "report/report_int.h"
 
 static struct finding *add_finding(struct report *r, const char *id, const char *suggestion)
 {
@@ -352,559 +297,6 @@ static void find_streams(struct report *r)
 	uses(f, "overlap_share");
 }
 
-/* ---- text ---- */
-
-/* Call stack frames one per line; the correlation layer joins them with ";\r\n". */
-static void text_stack(struct asc_out *o, const char *stack, const char *indent)
-{
-	const char *p = stack;
-
-	while (p && *p) {
-		size_t n = strcspn(p, ";");
-
-		while (n && (*p == '\r' || *p == '\n' || *p == ' ')) {
-			p++;
-			n--;
-		}
-		if (n)
-			asc_out_printf(o, "%s%.*s\n", indent, (int)n, p);
-		p += n;
-		if (*p == ';')
-			p++;
-	}
-}
-
-static void text_report(struct report *r)
-{
-	const struct asc_rpt_result *res = r->res;
-	const struct asc_rpt_source *src = r->src;
-	struct asc_out *o = r->o;
-	uint64_t tot = 0, comp = 0, copy = 0, idle = 0, host = 0, kern = 0;
-	const char *name;
-	double v;
-	size_t i;
-	int k;
-
-	asc_out_printf(o, "ascbpf report: %s\n", src->capture);
-	asc_out_printf(o, "process %u, rank %d, device %d: %zu recorded steps, %zu kernels, %zu "
-		       "copies, %zu CANN calls, %zu queue slots, %zu memory events\n",
-		       src->pid, src->rank, src->device, src->in.nr_steps,
-		       count_kind(src, ASC_RPT_K_COMPUTE), count_kind(src, ASC_RPT_K_COPY),
-		       src->in.nr_apis, src->in.nr_queue, src->in.nr_mem);
-	if (src->bpf_drops || src->devtask_drops || src->lost || src->unmatched_kernels)
-		asc_out_printf(o, "capture losses: %llu BPF drops, %llu device records lost, %llu "
-			       "records lost, %llu kernels without a launch\n",
-			       (unsigned long long)src->bpf_drops,
-			       (unsigned long long)src->devtask_drops,
-			       (unsigned long long)src->lost,
-			       (unsigned long long)src->unmatched_kernels);
-	if (src->damaged)
-		asc_out_printf(o, "capture DAMAGED: %s (the report covers what was read)\n",
-			       src->damage);
-	if (src->nr_only_steps) {
-		asc_out_printf(o, "run directory: only its %zu steps (", src->nr_only_steps);
-		for (i = 0; i < src->nr_only_steps; i++)
-			asc_out_printf(o, "%s%lld", i ? " " : "", (long long)src->only_steps[i]);
-		asc_out_puts(o, ") of the capture's steps\n");
-	}
-	asc_out_puts(o, "thresholds:");
-	for (i = 0; (name = asc_rpt_threshold_get(r->t, i, &v)); i++)
-		asc_out_printf(o, " %s=%g", name, v);
-	asc_out_puts(o, "\n\n");
-
-	asc_out_printf(o, "== Findings (%d) ==\n", r->nf);
-	if (!r->nf)
-		asc_out_puts(o, "none at the thresholds above\n");
-	for (k = 0; k < r->nf; k++) {
-		const struct finding *f = &r->f[k];
-
-		asc_out_printf(o, "[%d] %s\n", k + 1, f->summary);
-		if (f->stack) {
-			asc_out_puts(o, "    call stack:\n");
-			text_stack(o, f->stack, "      ");
-		}
-		asc_out_printf(o, "    suggested: %s\n", f->suggestion);
-	}
-
-	asc_out_puts(o, "\n== Step time (us): device compute / copy only / device idle / "
-		     "host-only ==\n");
-	asc_out_printf(o, "%8s %12s %12s %10s %12s %12s %7s %10s %7s %8s %s\n", "step", "total",
-		       "compute", "copy", "idle", "host-only", "idle%", "gap-med", "q-med",
-		       "kernels", "verdict");
-	for (i = 0; i < res->nr_steps; i++) {
-		const struct asc_rpt_step_split *s = &res->steps[i];
-		uint64_t d = s->end_ns - s->start_ns;
-		char id[24];
-
-		if (s->step == ASC_RPT_NO_STEP)
-			snprintf(id, sizeof(id), "(none)");
-		else
-			snprintf(id, sizeof(id), "%lld", (long long)s->step);
-		asc_out_printf(o, STEP_ROW, id, us(d), us(s->compute_ns), us(s->copy_ns),
-			       us(s->idle_ns), us(s->host_only_ns),
-			       100.0 * s->idle_share, s->gap_median_us, s->queue_depth_median,
-			       (unsigned long long)s->kernels,
-			       s->dispatch_bound ? "dispatch-bound" : "-");
-		tot += d;
-		comp += s->compute_ns;
-		copy += s->copy_ns;
-		idle += s->idle_ns;
-		host += s->host_only_ns;
-		kern += s->kernels;
-	}
-	asc_out_printf(o, STEP_ROW, "all",
-		       us(tot), us(comp), us(copy), us(idle), us(host),
-		       100.0 * res->dispatch.idle_share, res->dispatch.gap_median_us,
-		       res->dispatch.queue_depth_median, (unsigned long long)kern,
-		       res->dispatch.dispatch_bound ? "dispatch-bound" : "-");
-	asc_out_printf(o, "gaps between consecutive kernels on a stream: %llu, median %.1f us, "
-		       "p99 %.1f us\n", (unsigned long long)res->dispatch.nr_gaps,
-		       res->dispatch.gap_median_us, res->dispatch.gap_p99_us);
-	asc_out_printf(o, "device waiting for submissions: %.1f us (%.1f%% of its active time) in "
-		       "%llu stretches, longest %.1f us; %llu of %llu kernels submitted after the "
-		       "previous one on their stream ended%s\n",
-		       us(res->dispatch.starved_ns), 100.0 * res->dispatch.starved_share,
-		       (unsigned long long)res->dispatch.starved_gaps,
-		       us(res->dispatch.starved_max_ns),
-		       (unsigned long long)res->dispatch.starved_transitions,
-		       (unsigned long long)res->dispatch.transitions,
-		       res->dispatch.submissions_known ? "" : " (no submission times captured)");
-	if (res->dispatch.queue_measured)
-		asc_out_printf(o, "task queue: %llu slots, depth at enqueue median %.0f max %.0f, "
-			       "enqueue-to-dequeue median %.1f us\n",
-			       (unsigned long long)res->dispatch.queue_pairs,
-			       res->dispatch.queue_depth_median, res->dispatch.queue_depth_max,
-			       res->dispatch.queue_wait_median_us);
-	else
-		asc_out_puts(o, "task queue: not measured (no Enqueue/Dequeue pairs captured)\n");
-
-	asc_out_printf(o, "\n== Top %zu of %llu kernel types by total device time (%.1f us) ==\n",
-		       res->nr_top, (unsigned long long)res->kernel_types, us(res->device_ns));
-	asc_out_printf(o, "%-40s %8s %12s %10s %10s %7s\n", "kernel", "count", "total(us)",
-		       "avg(us)", "max(us)", "share");
-	for (i = 0; i < res->nr_top; i++) {
-		const struct asc_rpt_kernel_stat *s = &res->top[i];
-
-		asc_out_printf(o, "%-40s %8llu %12.1f %10.2f %10.2f %6.1f%%\n", s->name,
-			       (unsigned long long)s->count, us(s->total_ns), s->avg_us,
-			       us(s->max_ns), 100.0 * s->share);
-	}
-
-	asc_out_puts(o, "\n== Optimizer ==\n");
-	if (!res->optimizer.kernels) {
-		asc_out_puts(o, "no optimizer kernels recognised\n");
-	} else {
-		asc_out_printf(o, "%llu optimizer kernels in %llu steps (%llu fused/multi-tensor, "
-			       "%llu per-parameter: %.1f per step, %llu types x ~%llu), %.1f us; "
-			       "fused optimizer would cut them: %s\n",
-			       (unsigned long long)res->optimizer.kernels,
-			       (unsigned long long)res->optimizer.steps,
-			       (unsigned long long)res->optimizer.fused_kernels,
-			       (unsigned long long)res->optimizer.per_param_kernels,
-			       res->optimizer.per_param_per_step,
-			       (unsigned long long)res->optimizer.distinct_types,
-			       (unsigned long long)res->optimizer.repeats_per_step,
-			       us(res->optimizer.optimizer_ns),
-			       res->optimizer.flagged ? "yes" : "no");
-	}
-
-	asc_out_puts(o, "\n== TransData / Cast kernels by call site ==\n");
-	if (!res->nr_conv)
-		asc_out_puts(o, "none\n");
-	for (i = 0; i < res->nr_conv; i++) {
-		const struct asc_rpt_conv_site *c = &res->conv[i];
-
-		asc_out_printf(o, "%-9s %6llu kernels (%.1f per step, %.1f us) from %s%s%s\n",
-			       c->kind == ASC_RPT_CONV_TRANSDATA ? "TransData" : "Cast",
-			       (unsigned long long)c->count, c->per_step, us(c->total_ns),
-			       c->op ? c->op : "(unknown op)", c->api ? " via " : "",
-			       c->api ? c->api : "");
-		if (c->stack)
-			text_stack(o, c->stack, "      ");
-	}
-
-	asc_out_puts(o, "\n== Host-device synchronisations ==\n");
-	if (!res->nr_syncs)
-		asc_out_puts(o, "none captured\n");
-	for (i = 0; i < res->nr_syncs; i++) {
-		const struct asc_rpt_sync_site *s = &res->syncs[i];
-
-		asc_out_printf(o, "%-28s %6llu calls from %s: host blocked %.1f us, device drained "
-			       "%.1f us (%.1f%% of step time)\n", s->name ? s->name : "?",
-			       (unsigned long long)s->count, s->op ? s->op : "(outside any op)",
-			       us(s->blocked_ns), us(s->drained_ns), 100.0 * s->share);
-	}
-
-	asc_out_puts(o, "\n== Memory ==\n");
-	if (!res->mem_peak.measured) {
-		asc_out_puts(o, "no allocator events captured (trace with memory profiling on)\n");
-	} else {
-		const struct asc_rpt_mem_peak *p = &res->mem_peak;
-		const struct asc_rpt_mem_growth *g = &res->mem_growth;
-
-		asc_out_printf(o, "peak allocated %.2f MiB (step %lld), peak reserved %.2f MiB; "
-			       "held at the peak by:\n", p->peak_allocated / MB,
-			       (long long)p->peak_step, p->peak_reserved / MB);
-		for (i = 0; i < p->nr_holders; i++)
-			asc_out_printf(o, "  %10.2f MiB in %6llu blocks  %s\n",
-				       p->holders[i].bytes / MB,
-				       (unsigned long long)p->holders[i].blocks,
-				       p->holders[i].op ? p->holders[i].op : "(outside any op)");
-		if (p->unattributed_bytes)
-			asc_out_printf(o, "  %10.2f MiB allocated before the capture started\n",
-				       p->unattributed_bytes / MB);
-		asc_out_printf(o, "allocated at the end of each step (MiB):");
-		for (i = 0; i < g->nr_steps; i++)
-			asc_out_printf(o, " %lld:%.2f", (long long)g->steps[i].step,
-				       g->steps[i].end_allocated / MB);
-		asc_out_printf(o, "\ngrowth per step: median %.2f MiB, %.2f MiB in all\n",
-			       g->growth_median_mb, g->growth_total_mb);
-	}
-
-	asc_out_puts(o, "\n== Streams ==\n");
-	for (i = 0; i < res->overlap.nr_streams; i++)
-		asc_out_printf(o, "stream %u: %llu kernels, busy %.1f us\n",
-			       res->overlap.streams[i].stream,
-			       (unsigned long long)res->overlap.streams[i].kernels,
-			       us(res->overlap.streams[i].busy_ns));
-	asc_out_printf(o, "multi-stream overlap: %.1f us with two or more streams busy (%.1f%% of "
-		       "the least busy stream's time); device busy %.1f us\n",
-		       us(res->overlap.overlap_ns), 100.0 * res->overlap.overlap_share,
-		       us(res->overlap.busy_ns));
-}
-
-/* ---- JSON ---- */
-
-struct jw {
-	struct asc_out *o;
-	int first[32];
-	int depth;
-};
-
-static void jw_key(struct jw *w, const char *key)
-{
-	if (!w->first[w->depth])
-		asc_out_putc(w->o, ',');
-	w->first[w->depth] = 0;
-	if (key) {
-		asc_json_cstr(w->o, key);
-		asc_out_putc(w->o, ':');
-	}
-}
-
-static void jw_open(struct jw *w, const char *key, char c)
-{
-	jw_key(w, key);
-	asc_out_putc(w->o, c);
-	if (w->depth < 31)
-		w->first[++w->depth] = 1;
-}
-
-static void jw_close(struct jw *w, char c)
-{
-	asc_out_putc(w->o, c);
-	if (w->depth)
-		w->depth--;
-}
-
-static void jw_num(struct jw *w, const char *key, double v)
-{
-	jw_key(w, key);
-	if (isfinite(v))
-		asc_out_printf(w->o, "%.17g", v);	/* round-trips into --threshold */
-	else
-		asc_out_puts(w->o, "null");
-}
-
-static void jw_int(struct jw *w, const char *key, int64_t v)
-{
-	jw_key(w, key);
-	asc_out_s64(w->o, v);
-}
-
-static void jw_str(struct jw *w, const char *key, const char *s)
-{
-	jw_key(w, key);
-	if (s)
-		asc_json_cstr(w->o, s);
-	else
-		asc_out_puts(w->o, "null");
-}
-
-static void jw_bool(struct jw *w, const char *key, int b)
-{
-	jw_key(w, key);
-	asc_out_puts(w->o, b ? "true" : "false");
-}
-
-static void jw_step(struct jw *w, const char *key, int64_t step)
-{
-	if (step == ASC_RPT_NO_STEP) {
-		jw_key(w, key);
-		asc_out_puts(w->o, "null");
-	} else {
-		jw_int(w, key, step);
-	}
-}
-
-static void json_report(struct report *r)
-{
-	const struct asc_rpt_result *res = r->res;
-	const struct asc_rpt_source *src = r->src;
-	struct jw w = { .o = r->o, .first = { 1 } };
-	uint64_t tot = 0, comp = 0, copy = 0, idle = 0, host = 0;
-	const char *name;
-	double v;
-	size_t i;
-	int k, j;
-
-	jw_open(&w, NULL, '{');
-	jw_str(&w, "capture", src->capture);
-	jw_int(&w, "pid", src->pid);
-	jw_int(&w, "rank", src->rank);
-	jw_int(&w, "device", src->device);
-	jw_bool(&w, "damaged", src->damaged);
-	jw_str(&w, "damage", src->damaged ? src->damage : NULL);
-	jw_open(&w, "losses", '{');
-	jw_int(&w, "bpf_drops", (int64_t)src->bpf_drops);
-	jw_int(&w, "devtask_drops", (int64_t)src->devtask_drops);
-	jw_int(&w, "lost", (int64_t)src->lost);
-	jw_int(&w, "unmatched_kernels", (int64_t)src->unmatched_kernels);
-	jw_close(&w, '}');
-	jw_open(&w, "run_steps", '[');
-	for (i = 0; i < src->nr_only_steps; i++)
-		jw_int(&w, NULL, src->only_steps[i]);
-	jw_close(&w, ']');
-	jw_open(&w, "counts", '{');
-	jw_int(&w, "steps", (int64_t)src->in.nr_steps);
-	jw_int(&w, "kernels", (int64_t)count_kind(src, ASC_RPT_K_COMPUTE));
-	jw_int(&w, "copies", (int64_t)count_kind(src, ASC_RPT_K_COPY));
-	jw_int(&w, "calls", (int64_t)src->in.nr_apis);
-	jw_int(&w, "queue_slots", (int64_t)src->in.nr_queue);
-	jw_int(&w, "memory_events", (int64_t)src->in.nr_mem);
-	jw_close(&w, '}');
-	jw_open(&w, "thresholds", '{');
-	for (i = 0; (name = asc_rpt_threshold_get(r->t, i, &v)); i++)
-		jw_num(&w, name, v);
-	jw_close(&w, '}');
-
-	jw_open(&w, "findings", '[');
-	for (k = 0; k < r->nf; k++) {
-		const struct finding *f = &r->f[k];
-
-		jw_open(&w, NULL, '{');
-		jw_str(&w, "id", f->id);
-		jw_str(&w, "summary", f->summary);
-		jw_open(&w, "evidence", '{');
-		for (j = 0; j < f->nev; j++)
-			jw_num(&w, f->ev[j].key, f->ev[j].value);
-		jw_close(&w, '}');
-		jw_open(&w, "thresholds", '{');
-		for (j = 0; j < f->nthr; j++)
-			jw_num(&w, f->thresholds[j], thr(r->t, f->thresholds[j]));
-		jw_close(&w, '}');
-		if (f->op || f->api || f->stack) {
-			jw_str(&w, "op", f->op);
-			jw_str(&w, "api", f->api);
-			jw_str(&w, "stack", f->stack);
-		}
-		jw_str(&w, "suggestion", f->suggestion);
-		jw_close(&w, '}');
-	}
-	jw_close(&w, ']');
-
-	jw_open(&w, "steps", '[');
-	for (i = 0; i < res->nr_steps; i++) {
-		const struct asc_rpt_step_split *s = &res->steps[i];
-
-		jw_open(&w, NULL, '{');
-		jw_step(&w, "step", s->step);
-		jw_num(&w, "start_us", us(s->start_ns));
-		jw_num(&w, "duration_us", us(s->end_ns - s->start_ns));
-		jw_num(&w, "compute_us", us(s->compute_ns));
-		jw_num(&w, "copy_us", us(s->copy_ns));
-		jw_num(&w, "idle_us", us(s->idle_ns));
-		jw_num(&w, "host_only_us", us(s->host_only_ns));
-		jw_num(&w, "idle_share", s->idle_share);
-		jw_int(&w, "kernels", (int64_t)s->kernels);
-		jw_int(&w, "gaps", (int64_t)s->nr_gaps);
-		jw_num(&w, "gap_median_us", s->gap_median_us);
-		jw_int(&w, "queue_slots", (int64_t)s->queue_slots);
-		jw_num(&w, "queue_depth_median", s->queue_depth_median);
-		jw_num(&w, "starved_us", us(s->starved_ns));
-		jw_num(&w, "starved_share", s->starved_share);
-		jw_int(&w, "starved_gaps", (int64_t)s->starved_gaps);
-		jw_num(&w, "starved_queued_us", us(s->starved_queued_ns));
-		jw_int(&w, "transitions", (int64_t)s->transitions);
-		jw_int(&w, "starved_transitions", (int64_t)s->starved_transitions);
-		jw_bool(&w, "dispatch_bound", s->dispatch_bound);
-		jw_close(&w, '}');
-		tot += s->end_ns - s->start_ns;
-		comp += s->compute_ns;
-		copy += s->copy_ns;
-		idle += s->idle_ns;
-		host += s->host_only_ns;
-	}
-	jw_close(&w, ']');
-
-	jw_open(&w, "overall", '{');
-	jw_num(&w, "duration_us", us(tot));
-	jw_num(&w, "compute_us", us(comp));
-	jw_num(&w, "copy_us", us(copy));
-	jw_num(&w, "idle_us", us(idle));
-	jw_num(&w, "host_only_us", us(host));
-	jw_close(&w, '}');
-
-	jw_open(&w, "dispatch", '{');
-	jw_num(&w, "idle_share", res->dispatch.idle_share);
-	jw_int(&w, "gaps", (int64_t)res->dispatch.nr_gaps);
-	jw_num(&w, "gap_median_us", res->dispatch.gap_median_us);
-	jw_num(&w, "gap_p99_us", res->dispatch.gap_p99_us);
-	jw_bool(&w, "queue_measured", res->dispatch.queue_measured);
-	jw_int(&w, "queue_slots", (int64_t)res->dispatch.queue_pairs);
-	jw_num(&w, "queue_depth_median", res->dispatch.queue_depth_median);
-	jw_num(&w, "queue_depth_max", res->dispatch.queue_depth_max);
-	jw_num(&w, "queue_wait_median_us", res->dispatch.queue_wait_median_us);
-	jw_bool(&w, "submissions_known", res->dispatch.submissions_known);
-	jw_num(&w, "starved_us", us(res->dispatch.starved_ns));
-	jw_num(&w, "starved_share", res->dispatch.starved_share);
-	jw_int(&w, "starved_gaps", (int64_t)res->dispatch.starved_gaps);
-	jw_num(&w, "starved_max_us", us(res->dispatch.starved_max_ns));
-	jw_num(&w, "starved_queued_us", us(res->dispatch.starved_queued_ns));
-	jw_int(&w, "transitions", (int64_t)res->dispatch.transitions);
-	jw_int(&w, "starved_transitions", (int64_t)res->dispatch.starved_transitions);
-	jw_num(&w, "starved_kernel_share", res->dispatch.starved_kernel_share);
-	jw_bool(&w, "dispatch_bound", res->dispatch.dispatch_bound);
-	jw_bool(&w, "by_gaps", res->dispatch.by_gaps);
-	jw_bool(&w, "by_queue", res->dispatch.by_queue);
-	jw_close(&w, '}');
-
-	jw_num(&w, "device_us", us(res->device_ns));
-	jw_int(&w, "kernel_types", (int64_t)res->kernel_types);
-	jw_open(&w, "top_kernels", '[');
-	for (i = 0; i < res->nr_top; i++) {
-		const struct asc_rpt_kernel_stat *s = &res->top[i];
-
-		jw_open(&w, NULL, '{');
-		jw_str(&w, "name", s->name);
-		jw_int(&w, "count", (int64_t)s->count);
-		jw_num(&w, "total_us", us(s->total_ns));
-		jw_num(&w, "avg_us", s->avg_us);
-		jw_num(&w, "max_us", us(s->max_ns));
-		jw_num(&w, "min_us", us(s->min_ns));
-		jw_num(&w, "share", s->share);
-		jw_close(&w, '}');
-	}
-	jw_close(&w, ']');
-
-	jw_open(&w, "optimizer", '{');
-	jw_int(&w, "kernels", (int64_t)res->optimizer.kernels);
-	jw_int(&w, "fused_kernels", (int64_t)res->optimizer.fused_kernels);
-	jw_int(&w, "per_param_kernels", (int64_t)res->optimizer.per_param_kernels);
-	jw_int(&w, "steps", (int64_t)res->optimizer.steps);
-	jw_num(&w, "per_param_kernels_per_step", res->optimizer.per_param_per_step);
-	jw_int(&w, "kernel_types", (int64_t)res->optimizer.distinct_types);
-	jw_int(&w, "repeats_per_step", (int64_t)res->optimizer.repeats_per_step);
-	jw_num(&w, "optimizer_us", us(res->optimizer.optimizer_ns));
-	jw_bool(&w, "fused_would_cut", res->optimizer.flagged);
-	jw_close(&w, '}');
-
-	jw_open(&w, "conversions", '[');
-	for (i = 0; i < res->nr_conv; i++) {
-		const struct asc_rpt_conv_site *c = &res->conv[i];
-
-		jw_open(&w, NULL, '{');
-		jw_str(&w, "kind", c->kind == ASC_RPT_CONV_TRANSDATA ? "TransData" : "Cast");
-		jw_str(&w, "op", c->op);
-		jw_str(&w, "api", c->api);
-		jw_str(&w, "stack", c->stack);
-		jw_int(&w, "count", (int64_t)c->count);
-		jw_num(&w, "total_us", us(c->total_ns));
-		jw_num(&w, "per_step", c->per_step);
-		jw_bool(&w, "flagged", c->flagged);
-		jw_close(&w, '}');
-	}
-	jw_close(&w, ']');
-
-	jw_open(&w, "syncs", '[');
-	for (i = 0; i < res->nr_syncs; i++) {
-		const struct asc_rpt_sync_site *s = &res->syncs[i];
-
-		jw_open(&w, NULL, '{');
-		jw_str(&w, "api", s->name);
-		jw_str(&w, "op", s->op);
-		jw_str(&w, "stack", s->stack);
-		jw_int(&w, "count", (int64_t)s->count);
-		jw_num(&w, "blocked_us", us(s->blocked_ns));
-		jw_num(&w, "drained_us", us(s->drained_ns));
-		jw_num(&w, "share", s->share);
-		jw_bool(&w, "flagged", s->flagged);
-		jw_close(&w, '}');
-	}
-	jw_close(&w, ']');
-
-	jw_open(&w, "memory", '{');
-	jw_bool(&w, "measured", res->mem_peak.measured);
-	jw_int(&w, "component", src->mem_component);
-	jw_num(&w, "peak_allocated_mb", res->mem_peak.peak_allocated / MB);
-	jw_num(&w, "peak_reserved_mb", res->mem_peak.peak_reserved / MB);
-	jw_num(&w, "peak_us", us(res->mem_peak.peak_ns));
-	jw_step(&w, "peak_step", res->mem_peak.peak_step);
-	jw_num(&w, "unattributed_mb", res->mem_peak.unattributed_bytes / MB);
-	jw_open(&w, "holders", '[');
-	for (i = 0; i < res->mem_peak.nr_holders; i++) {
-		jw_open(&w, NULL, '{');
-		jw_str(&w, "op", res->mem_peak.holders[i].op);
-		jw_num(&w, "mb", res->mem_peak.holders[i].bytes / MB);
-		jw_int(&w, "bytes", (int64_t)res->mem_peak.holders[i].bytes);
-		jw_int(&w, "blocks", (int64_t)res->mem_peak.holders[i].blocks);
-		jw_close(&w, '}');
-	}
-	jw_close(&w, ']');
-	jw_open(&w, "growth", '{');
-	jw_num(&w, "median_mb_per_step", res->mem_growth.growth_median_mb);
-	jw_num(&w, "total_mb", res->mem_growth.growth_total_mb);
-	jw_int(&w, "steps_grown", (int64_t)res->mem_growth.steps_grown);
-	jw_bool(&w, "flagged", res->mem_growth.flagged);
-	jw_open(&w, "steps", '[');
-	for (i = 0; i < res->mem_growth.nr_steps; i++) {
-		jw_open(&w, NULL, '{');
-		jw_step(&w, "step", res->mem_growth.steps[i].step);
-		jw_num(&w, "end_allocated_mb", res->mem_growth.steps[i].end_allocated / MB);
-		jw_num(&w, "peak_allocated_mb", res->mem_growth.steps[i].peak_allocated / MB);
-		jw_close(&w, '}');
-	}
-	jw_close(&w, ']');
-	jw_close(&w, '}');
-	jw_close(&w, '}');
-
-	jw_open(&w, "allocations", '{');
-	jw_int(&w, "calls", (int64_t)res->alloc.calls);
-	jw_int(&w, "failures", (int64_t)res->alloc.failures);
-	jw_int(&w, "first_error", res->alloc.first_ret);
-	jw_str(&w, "first_api", res->alloc.name);
-	jw_str(&w, "first_op", res->alloc.op);
-	jw_close(&w, '}');
-
-	jw_open(&w, "streams", '{');
-	jw_open(&w, "streams", '[');
-	for (i = 0; i < res->overlap.nr_streams; i++) {
-		jw_open(&w, NULL, '{');
-		jw_int(&w, "stream", res->overlap.streams[i].stream);
-		jw_int(&w, "kernels", (int64_t)res->overlap.streams[i].kernels);
-		jw_num(&w, "busy_us", us(res->overlap.streams[i].busy_ns));
-		jw_close(&w, '}');
-	}
-	jw_close(&w, ']');
-	jw_num(&w, "busy_us", us(res->overlap.busy_ns));
-	jw_num(&w, "overlap_us", us(res->overlap.overlap_ns));
-	jw_num(&w, "overlap_share", res->overlap.overlap_share);
-	jw_bool(&w, "serialised", res->overlap.serialised);
-	jw_close(&w, '}');
-	jw_close(&w, '}');
-	asc_out_putc(r->o, '\n');
-}
-
 /* ---- command ---- */
 
 static void usage(FILE *f)
@@ -934,6 +326,57 @@ static void usage(FILE *f)
 		   "unreadable, 2 usage error or no capture found.\n");
 }
 
+/*
+ * The capture ARG names (a capture, a run directory or a directory holding
+ * one) into src, with only the steps of a run directory's cycle (*steps,
+ * malloc'd, for the caller to free after src); nothing to free on error.
+ * A capture holding nothing to analyse: -ENODATA.
+ */
+static int load_source(const char *arg, char *capture, size_t len, struct asc_rpt_source *src,
+		       int64_t **steps)
+{
+	int64_t *run_steps = NULL;
+	size_t nr_run_steps = 0;
+	int err;
+
+	*steps = NULL;
+	err = asc_rpt_find_capture(arg, capture, len);
+	if (err)
+		return err;
+	/* a {run}_ascend_pt directory holds one cycle: report its steps only */
+	err = asc_rpt_run_steps(capture, &run_steps, &nr_run_steps);
+	if (err)
+		return err;
+	memset(src, 0, sizeof(*src));
+	src->only_steps = run_steps;
+	src->nr_only_steps = nr_run_steps;
+	err = asc_rpt_source_load(capture, src);
+	if (err) {
+		free(run_steps);
+		return err;
+	}
+	if (nr_run_steps && !src->in.nr_steps) {
+		asc_err("report: %s: its run directory lists %zu steps (step_trace_time.csv) that "
+			"the capture does not record\n", capture, nr_run_steps);
+		err = -ENODATA;
+	} else if (!src->in.nr_kernels && !src->in.nr_apis && !src->in.nr_mem) {
+		if (src->damaged)
+			asc_err("report: %s is damaged (%s) and holds nothing to analyse "
+				"before the damage\n", capture, src->damage);
+		else
+			asc_err("report: %s holds no kernels, CANN calls or memory events to "
+				"analyse\n", capture);
+		err = -ENODATA;
+	}
+	if (err) {
+		asc_rpt_source_free(src);
+		free(run_steps);
+		return err;
+	}
+	*steps = run_steps;
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -948,8 +391,7 @@ int cmd_report(int argc, char **argv)
 	struct asc_rpt_source src;
 	struct asc_rpt_result res;
 	char capture[4096], arg[64];
-	int64_t *run_steps = NULL;
-	size_t nr_run_steps = 0;
+	int64_t *run_steps;
 	struct asc_out o;
 	int c, json = 0, err;
 
@@ -986,39 +428,9 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return -EINVAL;
 	}
-	err = asc_rpt_find_capture(argv[optind], capture, sizeof(capture));
+	err = load_source(argv[optind], capture, sizeof(capture), &src, &run_steps);
 	if (err)
 		return err;
-	/* a {run}_ascend_pt directory holds one cycle: report its steps only */
-	err = asc_rpt_run_steps(capture, &run_steps, &nr_run_steps);
-	if (err)
-		return err;
-	memset(&src, 0, sizeof(src));
-	src.only_steps = run_steps;
-	src.nr_only_steps = nr_run_steps;
-	err = asc_rpt_source_load(capture, &src);
-	if (err) {
-		free(run_steps);
-		return err;
-	}
-	if (nr_run_steps && !src.in.nr_steps) {
-		asc_err("report: %s: its run directory lists %zu steps (step_trace_time.csv) that "
-			"the capture does not record\n", capture, nr_run_steps);
-		asc_rpt_source_free(&src);
-		free(run_steps);
-		return -ENODATA;
-	}
-	if (!src.in.nr_kernels && !src.in.nr_apis && !src.in.nr_mem) {
-		if (src.damaged)
-			asc_err("report: %s is damaged (%s) and holds nothing to analyse "
-				"before the damage\n", capture, src.damage);
-		else
-			asc_err("report: %s holds no kernels, CANN calls or memory events to "
-				"analyse\n", capture);
-		asc_rpt_source_free(&src);
-		free(run_steps);
-		return -ENODATA;
-	}
 	err = asc_rpt_analyse(&src.in, &t, &res);
 	if (err) {
 		asc_err("report: analysis failed: %s\n", strerror(-err));
@@ -1041,10 +453,7 @@ int cmd_report(int argc, char **argv)
 	err = asc_out_fdopen(&o, STDOUT_FILENO);
 	if (!err) {
 		rep.o = &o;
-		if (json)
-			json_report(&rep);
-		else
-			text_report(&rep);
+		rpt_render(&rep, json);
 		err = asc_out_close(&o);
 		if (err)
 			asc_err("report: writing the report: %s\n", strerror(-err));

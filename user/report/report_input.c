@@ -378,38 +378,11 @@ static int in_recorded_step(const struct asc_rpt_source *src, int64_t ts)
 	return 0;
 }
 
-static int build(const struct asc_corr *c, struct asc_rpt_source *src)
+/* The recorded steps (the run directory's only, when it names them). */
+static void take_steps(const struct asc_corr *c, struct asc_rpt_source *src,
+		       struct source_priv *p)
 {
-	struct source_priv *p;
-	size_t i, n, compute = 0;
-
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	src->priv = p;
-	p->view = c;
-	p->op_path = calloc(c->nr_ops + 1, sizeof(*p->op_path));
-	p->kernels = calloc(c->nr_kernels + 1, sizeof(*p->kernels));
-	p->apis = calloc(c->nr_calls + 1, sizeof(*p->apis));
-	p->queue = calloc(c->nr_queues + 1, sizeof(*p->queue));
-	p->mem = calloc(c->nr_mems + 1, sizeof(*p->mem));
-	p->steps = calloc(c->nr_steps + 1, sizeof(*p->steps));
-	if (!p->op_path || !p->kernels || !p->apis || !p->queue || !p->mem || !p->steps) {
-		asc_rpt_source_free(src);
-		return -ENOMEM;
-	}
-
-	src->pid = c->info.pid;
-	src->rank = c->info.rank;
-	src->device = c->info.device;
-	src->steps_in_capture = c->nr_steps;
-	src->kernels_in_capture = c->nr_kernels;
-
-	src->bpf_drops = c->info.bpf_drops;
-	src->devtask_drops = c->info.devtask_drops;
-	src->lost = c->info.lost;
-	src->damaged = c->info.damaged;
-	snprintf(src->damage, sizeof(src->damage), "%s", c->info.damage);
+	size_t i, n;
 
 	for (i = 0, n = 0; i < c->nr_steps; i++) {
 		const struct asc_corr_step *s = &c->steps[i];
@@ -427,6 +400,13 @@ static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 	}
 	src->in.steps = p->steps;
 	src->in.nr_steps = n;
+}
+
+/* Compute kernels and SDMA copies of the kept steps, with their op and API. */
+static void take_kernels(const struct asc_corr *c, struct asc_rpt_source *src,
+			 struct source_priv *p)
+{
+	size_t i, n, compute = 0;
 
 	for (i = 0; i < c->nr_kernels; i++)
 		if (c->kernels[i].flags & ASC_CORR_K_COMPUTE)
@@ -477,6 +457,13 @@ static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 	}
 	src->in.kernels = p->kernels;
 	src->in.nr_kernels = n;
+}
+
+/* CANN calls of the kept steps (not Node@launch spans), inner sync/alloc calls marked. */
+static void take_apis(const struct asc_corr *c, struct asc_rpt_source *src,
+		      struct source_priv *p)
+{
+	size_t i, n;
 
 	for (i = 0, n = 0; i < c->nr_calls; i++) {
 		const struct asc_corr_call *a = &c->calls[i];
@@ -505,6 +492,13 @@ static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 	}
 	src->in.apis = p->apis;
 	src->in.nr_apis = n;
+}
+
+/* Task-queue slots of the kept steps. */
+static void take_queue(const struct asc_corr *c, struct asc_rpt_source *src,
+		       struct source_priv *p)
+{
+	size_t i, n;
 
 	for (i = 0, n = 0; i < c->nr_queues; i++) {
 		if (!step_kept(src, c->queues[i].step))
@@ -518,6 +512,13 @@ static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 	}
 	src->in.queue = p->queue;
 	src->in.nr_queue = n;
+}
+
+/* Allocator events of the component the report reads (pick_mem_component). */
+static void take_mem(const struct asc_corr *c, struct asc_rpt_source *src,
+		     struct source_priv *p)
+{
+	size_t i, n;
 
 	src->mem_component = pick_mem_component(c);
 	for (i = 0, n = 0; i < c->nr_mems; i++) {
@@ -538,7 +539,45 @@ static int build(const struct asc_corr *c, struct asc_rpt_source *src)
 	}
 	src->in.mem = p->mem;
 	src->in.nr_mem = n;
+}
 
+static int build(const struct asc_corr *c, struct asc_rpt_source *src)
+{
+	struct source_priv *p;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	src->priv = p;
+	p->view = c;
+	p->op_path = calloc(c->nr_ops + 1, sizeof(*p->op_path));
+	p->kernels = calloc(c->nr_kernels + 1, sizeof(*p->kernels));
+	p->apis = calloc(c->nr_calls + 1, sizeof(*p->apis));
+	p->queue = calloc(c->nr_queues + 1, sizeof(*p->queue));
+	p->mem = calloc(c->nr_mems + 1, sizeof(*p->mem));
+	p->steps = calloc(c->nr_steps + 1, sizeof(*p->steps));
+	if (!p->op_path || !p->kernels || !p->apis || !p->queue || !p->mem || !p->steps) {
+		asc_rpt_source_free(src);
+		return -ENOMEM;
+	}
+
+	src->pid = c->info.pid;
+	src->rank = c->info.rank;
+	src->device = c->info.device;
+	src->steps_in_capture = c->nr_steps;
+	src->kernels_in_capture = c->nr_kernels;
+
+	src->bpf_drops = c->info.bpf_drops;
+	src->devtask_drops = c->info.devtask_drops;
+	src->lost = c->info.lost;
+	src->damaged = c->info.damaged;
+	snprintf(src->damage, sizeof(src->damage), "%s", c->info.damage);
+
+	take_steps(c, src, p);
+	take_kernels(c, src, p);
+	take_apis(c, src, p);
+	take_queue(c, src, p);
+	take_mem(c, src, p);
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include "discovery/pytorch.h"
 #include "discovery/pystack.h"
 #include "lib/log.h"
+#include "trace/names.h"
 #include "trace/trace_priv.h"
 
 static int probe_add(struct trace *t, uint32_t id, const struct asc_probe_site *s,
@@ -370,6 +371,8 @@ int attach_plan(struct trace *t, struct target *tg, size_t idx)
 		asc_pytorch_add_sites(tg->pt, plan);
 	if (opened)
 		describe_pytorch(tg);
+	if (tg->w)	/* what names ops and nodes at convert time, before the sites fire */
+		asc_trace_write_names(tg->w, tg->pid, tg->pt, tg->plans, idx, opened);
 	t->select_pt = tg->pt;
 	n = asc_attach_plan(t->set, plan, 0, select_new, &rc, tg->pid, errs);
 	t->select_pt = NULL;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ioctl_decode.h - names, argument sizes and argument fields of the davinci
- * driver ioctls ('Z' interface, TSDRV 'X', SVM 'M'), shared by the tracer and
- * the converter.  Values are those of the driver headers listed in
- * docs/cann_api.md §3 (x86-64 / aarch64 LP64).
+ * driver ioctls ('Z' interface, TSDRV 'X', SVM 'M'), for `ascbpf dump` (the
+ * cmd_name and decoded fields of IOCTL records).  Only commands of the real
+ * driver's headers are named and decoded; any other shows as its _IOC text.
+ * Values are those of the driver headers listed in docs/cann_api.md §3
+ * (x86-64 / aarch64 LP64).
  *
  * Magics collide across sub-modules ('M' is SVM and DEVMNG), so lookups take
  * the module the fd was bound to (ASC_MOD_*, from the 'Z' bind); with

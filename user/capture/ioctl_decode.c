@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ascbpf_events.h"
-#include "analysis/ioctl_decode.h"
+#include "capture/ioctl_decode.h"
 
 #define IOC(dir, type, nr, size) \
 	(((uint32_t)(dir) << 30) | ((uint32_t)(size) << 16) | ((uint32_t)(type) << 8) | (nr))

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * conv.h - what the files of the convert stage share (not an interface of
+ * the stage: that is convert.h).
+ *
+ *   convert.c        the command, run directories, one conversion per cycle
+ *   trace_view.c     trace_view.json
+ *   csv_files.c      the CSV files
+ *   profiler_info.c  profiler_info.json, profiler_metadata.json
+ */
+#ifndef __ASCBPF_CONV_H
+#define __ASCBPF_CONV_H
+
+#include <limits.h>
+#include <stdint.h>
+#include "analysis/correlate.h"
+#include "convert/convert.h"
+#include "lib/csv_writer.h"
+#include "lib/json_writer.h"
+
+/* msprof process sort indices as in the sample (older CANN). */
+#define SORT_CANN		7
+#define SORT_HARDWARE		13
+#define SORT_NPU_MEM		19
+#define SORT_OVERLAP		23
+#define MODEL_ID_INVALID	"4294967295"
+
+struct conv {
+	const struct asc_corr *c;
+	const struct asc_convert_opts *opts;
+	int level;
+	int export_type;		/* ASC_EXPORT_* */
+	int cycle;			/* index into c->cycles, -1 = whole capture */
+	int has_steps;
+	uint32_t pid;
+	char dir[PATH_MAX];		/* the *_ascend_pt directory */
+	char out[PATH_MAX];		/* its ASCEND_PROFILER_OUTPUT */
+	int err;
+	int64_t last_stamp_ms;		/* run directory stamps stay unique within one convert */
+};
+
+/* convert.c */
+int conv_close_out(struct conv *v, struct asc_out *o, const char *name);
+int conv_in_cycle(const struct conv *v, int32_t step);
+int conv_open_out(struct conv *v, struct asc_out *o, const char *dir, const char *name);
+uint32_t conv_fmt_pid(uint32_t pid, uint32_t sort, uint32_t dev);
+void conv_csv_3(struct asc_csv *c, double v);
+void conv_csv_3ns(struct asc_csv *c, int64_t ns);
+
+/* csv_files.c */
+void conv_api_statistic(struct conv *v);
+void conv_kernel_details(struct conv *v);
+void conv_memory_record(struct conv *v);
+void conv_op_statistic(struct conv *v);
+void conv_operator_details(struct conv *v);
+void conv_operator_memory(struct conv *v);
+void conv_step_trace_time(struct conv *v);
+
+/* profiler_info.c */
+void conv_profiler_info(struct conv *v);
+void conv_profiler_metadata(struct conv *v);
+
+/* trace_view.c */
+/* Computing intervals: union of the compute kernels of a device, in time order. */
+struct span {
+	int64_t s, e;
+};
+int conv_call_level_shown(const struct conv *v, const struct asc_corr_call *k);
+int conv_kernel_in(const struct conv *v, const struct asc_corr_kernel *k);
+int conv_write_trace(struct conv *v, const char *path);
+struct span *conv_computing_spans(const struct conv *v, uint32_t dev, size_t *nr);
+uint32_t conv_devices_of(const struct conv *v);
+
+#endif /* __ASCBPF_CONV_H */
