@@ -736,6 +736,93 @@ static void test_level0_marks(void **state)
 	unlink(bpath);
 }
 
+/* "aclnn" + n + 400 - 5 letters: distinct names long enough to make the string table grow. */
+static void long_aclnn_name(char *buf, size_t len, int n)
+{
+	int k = snprintf(buf, len, "aclnn%03d", n);
+
+	memset(buf + k, 'T', 400 - k);
+	buf[400] = '\0';
+}
+
+/*
+ * Kernel types from long aclnn names, interned while the string table grows:
+ * type_from_name() passed a pointer into the table's own buffer to
+ * strtab_add(), which read it after the realloc had freed it (issue 19; the
+ * sanitizer build reports it, the normal one read freed memory).
+ */
+static void test_types_while_strings_grow(void **state)
+{
+	struct asc_clock k = { 0 };
+	struct asc_devclock dc = { 0 };
+	char bpath[300], sym[420];
+	struct asc_corr *b;
+	size_t i;
+	int n;
+
+	(void)state;
+	snprintf(bpath, sizeof(bpath), "%s/types.ascb", dir);
+	capture_begin(bpath);
+	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
+	k.realtime_ns = 5000;
+	put(&k);
+	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, 2000);
+	dc.counter = 100;
+	dc.freq_hz = 1000000000;
+	put(&dc);
+	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
+	for (n = 0; n < 64; n++) {
+		long_aclnn_name(sym, sizeof(sym), n);
+		probe(100 + n, sym, ASC_LAYER_CANN, ASC_PK_CALL);
+	}
+	for (n = 0; n < 64; n++) {
+		uint64_t ts = 10000 + n * 1000;
+
+		enter(PY, 100 + n, ts);
+		enter(PY, P_RT, ts + 100);
+		enter(PY, P_HAL, ts + 200);
+		sqe(PY, ts + 200, 3, n);
+		leave(PY, P_HAL, ts + 210);
+		leave(PY, P_RT, ts + 220);
+		leave(PY, 100 + n, ts + 300);
+		devtask(3, n, ts + 400, ts + 500);
+	}
+	b = capture_corr(bpath);
+	assert_int_equal(b->nr_kernels, 64);
+	for (i = 0; i < b->nr_kernels; i++) {
+		long_aclnn_name(sym, sizeof(sym), (int)b->kernels[i].task_id);
+		assert_string_equal(asc_corr_str(b, b->kernels[i].type), sym + 5);
+	}
+	asc_corr_free(b);
+	unlink(bpath);
+}
+
+/*
+ * A PROBE record's id far above the probes the capture holds is a bad record,
+ * not an array index: a 2 KB capture made convert allocate 2.7 GB (issue 19).
+ */
+static void test_probe_id_bounded(void **state)
+{
+	char bpath[300];
+	struct asc_corr *b;
+
+	(void)state;
+	snprintf(bpath, sizeof(bpath), "%s/probeid.ascb", dir);
+	capture_begin(bpath);
+	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(0xfffffff0u, "aclnnHuge", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(0x7fffffffu, "aclnnHuge", ASC_LAYER_CANN, ASC_PK_CALL);
+	enter(PY, P_ACLNN, 1000);
+	leave(PY, P_ACLNN, 2000);
+	b = capture_corr(bpath);	/* before the fix: ENOMEM, no result */
+	assert_int_equal(b->info.bad_records, 2);
+	assert_int_equal(b->nr_calls, 1);
+	assert_string_equal(asc_corr_str(b, b->calls[0].name), "aclnnAdd");
+	asc_corr_free(b);
+	unlink(bpath);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -749,6 +836,8 @@ int main(void)
 		cmocka_unit_test(test_native_frames),
 		cmocka_unit_test(test_batched_launches),
 		cmocka_unit_test(test_level0_marks),
+		cmocka_unit_test(test_types_while_strings_grow),
+		cmocka_unit_test(test_probe_id_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

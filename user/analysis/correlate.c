@@ -188,9 +188,14 @@ static uint32_t strtab_add(struct strtab *t, const char *s, size_t n)
 	}
 	if (probe == 64 || memchr(s, 0, n))
 		return 0;
+	/* s may point into the arena (an interned name, type_from_name): the realloc moves it */
+	uintptr_t in = (uintptr_t)s - (uintptr_t)t->arena;
+
 	if (grow_array((void **)&t->arena, &t->cap, t->len + n + 1, 1) ||
 	    grow_array((void **)&t->offs, &t->ocap, t->nr + 1, sizeof(*t->offs)))
 		return 0;
+	if (in < t->len)
+		s = t->arena + in;
 	memcpy(t->arena + t->len, s, n);
 	t->arena[t->len + n] = '\0';
 	t->offs[t->nr] = t->len;
@@ -342,6 +347,7 @@ struct pend_launch {
 	uint8_t cls;		/* PROD_* */
 };
 
+#define ASC_CORR_PROBE_SLACK	4096	/* probe ids accepted beyond the PROBE records read */
 #define MAX_PEND_LAUNCH	256	/* per thread; the runtime holds at most 64 per stream */
 #define MAX_SEND_SQES	(8 * ASC_MAX_SQES)	/* headers kept per halSqTaskSend */
 #define WIN_MIXED	UINT32_MAX
@@ -388,6 +394,7 @@ struct priv {
 	struct strtab strs;
 	struct probe_info *probes;
 	size_t nr_probes, probes_cap;
+	size_t nr_probe_recs;		/* PROBE records accepted: bounds the ids (add_probe) */
 	struct tstate *threads;
 	size_t nr_threads, threads_cap;
 	struct hmap tid_index;		/* tid -> threads index */
@@ -588,13 +595,23 @@ static int add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe 
 	const char *sym = asc_probe_sym(pr);
 	char buf[256];
 
+	/*
+	 * The tracer numbers its probes densely from 0, so a capture holding N
+	 * PROBE records names ids below N; the slack covers records of damaged
+	 * frames.  A larger id is a bad record: the table stays linear in the
+	 * input, never id-sized (a 2 KB capture asked for 2.7 GB).
+	 */
+	if (id >= p->nr_probe_recs + ASC_CORR_PROBE_SLACK) {
+		c->info.bad_records++;
+		return 0;
+	}
+	p->nr_probe_recs++;
 	if (grow_array((void **)&p->probes, &p->probes_cap, (size_t)id + 1, sizeof(*p->probes)))
 		return -ENOMEM;
 	if (id >= p->nr_probes) {
 		memset(p->probes + p->nr_probes, 0, (id + 1 - p->nr_probes) * sizeof(*p->probes));
 		p->nr_probes = id + 1;
 	}
-	(void)c;
 	pi = &p->probes[id];
 	pi->known = 1;
 	pi->layer = pr->layer;
@@ -1597,7 +1614,8 @@ static int32_t push_alts(struct priv *p, const struct lctx *x, uint32_t n)
 {
 	if (grow_array((void **)&p->alts, &p->alts_cap, p->nr_alts + n, sizeof(*p->alts)))
 		return -1;
-	memcpy(p->alts + p->nr_alts, x, n * sizeof(*x));
+	if (n)
+		memcpy(p->alts + p->nr_alts, x, n * sizeof(*x));
 	p->nr_alts += n;
 	return (int32_t)(p->nr_alts - n);
 }
@@ -2042,7 +2060,8 @@ static int32_t *sort_remap(void *arr, size_t n, size_t elem,
 		memcpy(tmp + i * elem, (char *)arr + k[i].idx * elem, elem);
 		map[k[i].idx] = (int32_t)i;
 	}
-	memcpy(arr, tmp, n * elem);
+	if (n)	/* arr is NULL when empty (every Level0 capture's ops) */
+		memcpy(arr, tmp, n * elem);
 	free(tmp);
 	free(k);
 	return map;
@@ -2058,7 +2077,7 @@ static void key_op(const void *e, int64_t *a, int64_t *b)
 	const struct asc_corr_op *o = e;
 
 	*a = o->start_ns;
-	*b = -o->end_ns;	/* enclosing ops first */
+	*b = ~o->end_ns;	/* enclosing ops first (~x = -x - 1: no overflow at INT64_MIN) */
 }
 
 static void key_call(const void *e, int64_t *a, int64_t *b)
@@ -2066,7 +2085,7 @@ static void key_call(const void *e, int64_t *a, int64_t *b)
 	const struct asc_corr_call *o = e;
 
 	*a = o->start_ns;
-	*b = -o->end_ns;
+	*b = ~o->end_ns;
 }
 
 static void key_kernel(const void *e, int64_t *a, int64_t *b)
@@ -2302,7 +2321,8 @@ static int finish(struct asc_corr *c, struct priv *p)
 		flush_tensors(c, p, &p->threads[i]);
 
 	/* steps: sorted by start, end = next start; ProfilerStep#N ops */
-	qsort(c->steps, c->nr_steps, sizeof(*c->steps), cmp_step);
+	if (c->nr_steps)	/* qsort(NULL, 0): undefined */
+		qsort(c->steps, c->nr_steps, sizeof(*c->steps), cmp_step);
 	for (i = 0; i < c->nr_steps; i++) {
 		struct asc_corr_op *o;
 		char name[40];
