@@ -28,6 +28,7 @@
 #include <zstd.h>
 #include "ascbpf_events.h"
 #include "capture/capture.h"
+#include "lib/safeio.h"
 #include "lib/log.h"
 
 #define FILE_HDR_LEN	32
@@ -142,11 +143,17 @@ struct asc_capture_writer *asc_capture_create(const char *path, int force)
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
 	pthread_mutex_init(&w->lock, NULL);
 
-	w->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	/*
+	 * Never through a link (lib/safeio.h).  --force unlinks an existing
+	 * name and creates it anew rather than writing a temporary name: the
+	 * capture grows while the job runs and has its final name from the first
+	 * frame, so a trace that is killed leaves it where it is announced.
+	 */
+	w->fd = asc_file_create_path(path, force);
 	if (w->fd < 0) {
-		err = -errno;
-		asc_err("capture: cannot create %s: %s%s\n", path, strerror(errno),
-			errno == EEXIST ? " (use --force to overwrite)" : "");
+		err = w->fd;
+		asc_err("capture: cannot create %s: %s%s%s\n", path, strerror(-err),
+			err == -EEXIST ? " (use --force to overwrite)" : "", asc_safeio_hint(err));
 		goto fail_nofd;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
