@@ -434,6 +434,7 @@ static int load_frame(struct asc_capture_reader *r)
 	uint32_t raw_len, comp_len, nr, seq, count;
 	unsigned long long fcs;
 	size_t off, dlen;
+	struct stat st;
 	ssize_t n;
 
 	n = pread_all(r->fd, fh, sizeof(fh), r->pos);
@@ -465,7 +466,17 @@ static int load_frame(struct asc_capture_reader *r)
 			     r->seq, raw_len, comp_len);
 		return 0;
 	}
-	if (grow(&r->comp, &r->comp_cap, comp_len) || grow(&r->raw, &r->raw_cap, raw_len))
+	/* buffers sized by what the file holds, never by the header alone */
+	if (!fstat(r->fd, &st) && (uint64_t)st.st_size < r->pos + FRAME_HDR_LEN + comp_len) {
+		uint64_t start = r->pos + FRAME_HDR_LEN;
+
+		mark_damaged(r, "frame %u: truncated (%llu of %u compressed bytes present)",
+			     r->seq, (unsigned long long)((uint64_t)st.st_size > start ?
+							  (uint64_t)st.st_size - start : 0),
+			     comp_len);
+		return 0;
+	}
+	if (grow(&r->comp, &r->comp_cap, comp_len))
 		return -ENOMEM;
 	n = pread_all(r->fd, r->comp, comp_len, r->pos + FRAME_HDR_LEN);
 	if (n < 0)
@@ -481,6 +492,8 @@ static int load_frame(struct asc_capture_reader *r)
 			     r->seq, raw_len);
 		return 0;
 	}
+	if (grow(&r->raw, &r->raw_cap, raw_len))	/* after zstd confirmed the size */
+		return -ENOMEM;
 	dlen = ZSTD_decompressDCtx(r->dctx, r->raw, raw_len, r->comp, comp_len);
 	if (ZSTD_isError(dlen) || dlen != raw_len) {
 		mark_damaged(r, "frame %u: decompression failed (%s)", r->seq,
