@@ -1974,6 +1974,14 @@ int cmd_convert(int argc, char **argv)
 	asc_capture_free(r);
 	if (!c)
 		return -errno;
+	if (!c->info.pid && c->info.damaged) {
+		/* the damage hid the process record: say what happened, as dump and report do */
+		asc_err("convert: %s is damaged (%s; %llu bytes not read): nothing to convert "
+			"before the damage\n", argv[optind], c->info.damage,
+			(unsigned long long)c->info.bytes_unread);
+		asc_corr_free(c);
+		return -EIO;
+	}
 	if (!c->info.pid) {
 		asc_err("convert: %s has no process record (not written by ascbpf trace?)\n",
 			argv[optind]);
