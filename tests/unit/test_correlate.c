@@ -823,6 +823,67 @@ static void test_probe_id_bounded(void **state)
 	unlink(bpath);
 }
 
+/*
+ * Times at the ends of the 64-bit range (a crafted or corrupt capture): ops,
+ * calls and kernels whose end precedes their start by more than 2^63, a wall
+ * clock offset near INT64_MAX.  Converted at every level and as a chrome
+ * trace without signed overflow (issue 19: end_ns - start_ns and the sums
+ * of durations were undefined; the sanitizer build aborts on them).
+ */
+static void test_extreme_times(void **state)
+{
+	struct asc_convert_opts o = { 0 };
+	struct asc_clock k = { 0 };
+	struct asc_devclock dc = { 0 };
+	struct asc_process pr = { 0 };
+	char bpath[300], out[300], cmd[700];
+	struct asc_corr *b;
+
+	(void)state;
+	snprintf(bpath, sizeof(bpath), "%s/extreme.ascb", dir);
+	snprintf(out, sizeof(out), "%s/extreme.out", dir);
+	capture_begin(bpath);
+	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1);
+	k.realtime_ns = (uint64_t)INT64_MAX - 1;	/* wall = mono + ~INT64_MAX */
+	put(&k);
+	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, 2);
+	dc.counter = UINT64_MAX - 5;
+	dc.freq_hz = 1000000000;
+	put(&dc);
+	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
+	put(&pr);
+	queue_probes();
+	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
+	step(0, ASC_SCHED_RECORD_AND_SAVE, 3);
+	enter(PY, P_ADD, 10);
+	enter(PY, P_ACLNN, (uint64_t)INT64_MAX - 3);
+	enter(PY, P_RT, (uint64_t)INT64_MAX - 2);
+	enter(PY, P_HAL, (uint64_t)INT64_MAX - 1);
+	sqe(PY, (uint64_t)INT64_MAX - 1, 3, 1);
+	leave(PY, P_HAL, (uint64_t)INT64_MAX);
+	leave(PY, P_RT, (uint64_t)INT64_MAX + 2);
+	leave(PY, P_ACLNN, (uint64_t)INT64_MAX + 3);	/* negative as an int64_t */
+	leave(PY, P_ADD, UINT64_MAX - 1);
+	devtask(3, 1, 0, UINT64_MAX / 2);
+	enter(PY, P_ENQ, UINT64_MAX - 10);
+	queue(PY, P_ENQ, UINT64_MAX - 10, 9, ASC_QUEUE_ENQUEUE);
+	leave(PY, P_ENQ, 20);
+	b = capture_corr(bpath);
+	for (o.level = 0; o.level <= 2; o.level++) {
+		o.out_dir = out;
+		o.force = 1;
+		asc_convert(b, bpath, &o);	/* any result, without undefined behaviour */
+	}
+	o.chrome = 1;
+	snprintf(out, sizeof(out), "%s/extreme.json", dir);
+	asc_convert(b, bpath, &o);
+	asc_corr_free(b);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/extreme.out' '%s'", out, dir, bpath);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -838,6 +899,7 @@ int main(void)
 		cmocka_unit_test(test_level0_marks),
 		cmocka_unit_test(test_types_while_strings_grow),
 		cmocka_unit_test(test_probe_id_bounded),
+		cmocka_unit_test(test_extreme_times),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

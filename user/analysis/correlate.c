@@ -2558,25 +2558,27 @@ static int finish(struct asc_corr *c, struct priv *p)
 	/* device durations onto ops */
 	for (i = 0; i < c->nr_kernels; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
-		int64_t dur = k->end_ns - k->start_ns;
+		int64_t dur = asc_ns_sub(k->end_ns, k->start_ns);
 		int aic = k->task_type == 0;
 		int32_t o = k->op;
 
 		if (o < 0 || !(k->flags & ASC_CORR_K_COMPUTE))
 			continue;
-		c->ops[o].device_self_ns += dur;
+		c->ops[o].device_self_ns = asc_ns_add(c->ops[o].device_self_ns, dur);
 		if (aic)
-			c->ops[o].device_self_aicore_ns += dur;
+			c->ops[o].device_self_aicore_ns =
+				asc_ns_add(c->ops[o].device_self_aicore_ns, dur);
 		for (; o >= 0; o = c->ops[o].parent) {
-			c->ops[o].device_total_ns += dur;
+			c->ops[o].device_total_ns = asc_ns_add(c->ops[o].device_total_ns, dur);
 			if (aic)
-				c->ops[o].device_total_aicore_ns += dur;
+				c->ops[o].device_total_aicore_ns =
+					asc_ns_add(c->ops[o].device_total_aicore_ns, dur);
 		}
 	}
 	resolve_stacks(c, p, opmap);
 
 	/* everything to wall clock */
-#define WALL(x) ((x) = (x) ? (x) + p->wall_off : 0)
+#define WALL(x) ((x) = (x) ? asc_ns_add((x), p->wall_off) : 0)
 	for (i = 0; i < c->nr_ops; i++) {
 		WALL(c->ops[i].start_ns);
 		WALL(c->ops[i].end_ns);
@@ -2760,11 +2762,11 @@ struct asc_corr *asc_corr_build(struct asc_capture_reader *r)
 		errno = -ret;
 		return NULL;
 	}
-	c->info.last_ts_ns = p->max_mono ? p->max_mono + p->wall_off : 0;
+	c->info.last_ts_ns = p->max_mono ? asc_ns_add(p->max_mono, p->wall_off) : 0;
 	if (!c->info.end_wall_ns)
-		c->info.end_wall_ns = p->max_mono + p->wall_off;
+		c->info.end_wall_ns = asc_ns_add(p->max_mono, p->wall_off);
 	if (!c->info.start_wall_ns)
-		c->info.start_wall_ns = p->min_mono + p->wall_off;
+		c->info.start_wall_ns = asc_ns_add(p->min_mono, p->wall_off);
 	priv_shrink(p);
 	return c;
 }

@@ -339,7 +339,7 @@ static void node_launch(struct trace *t, const struct asc_corr *c, const struct 
 	asc_out_printf(t->o, "\"name\": \"Node@launch\", \"pid\": %u, \"tid\": %u, ", cann, a->tid);
 	put_ts(t->o, "ts", a->start_ns);
 	asc_out_puts(t->o, ", ");
-	put_dur(t->o, a->end_ns - a->start_ns);
+	put_dur(t->o, asc_ns_sub(a->end_ns, a->start_ns));
 	asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"launch\", "
 		       "\"level\": \"node\", \"id\": \"0\", \"item_id\": ", a->tid);
 	asc_json_cstr(t->o, asc_corr_str(c, k->name));
@@ -426,7 +426,7 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 		asc_out_write(t->o, ", ", 2);
 		put_ts(t->o, "ts", o->start_ns);
 		asc_out_write(t->o, ", ", 2);
-		put_dur(t->o, o->end_ns - o->start_ns);
+		put_dur(t->o, asc_ns_sub(o->end_ns, o->start_ns));
 		asc_out_puts(t->o, ", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": ");
 		asc_out_s64(t->o, o->seq);
 		asc_out_puts(t->o, ", \"Fwd thread id\": ");
@@ -469,7 +469,7 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 			asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", pid, tid);
 			put_ts(t->o, "ts", s);
 			asc_out_puts(t->o, ", ");
-			put_dur(t->o, e - s);
+			put_dur(t->o, asc_ns_sub(e, s));
 			asc_out_printf(t->o, ", \"cat\": \"%s\", \"args\": {\"correlation_id\": %llu}}",
 				       side ? "dequeue" : "enqueue",
 				       (unsigned long long)q->correlation_id);
@@ -626,7 +626,7 @@ static void write_npu_half(struct conv *v, struct trace *t)
 		asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", cann, k->tid);
 		put_ts(t->o, "ts", k->start_ns);
 		asc_out_puts(t->o, ", ");
-		put_dur(t->o, k->end_ns - k->start_ns);
+		put_dur(t->o, asc_ns_sub(k->end_ns, k->start_ns));
 		asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"%s\", "
 			       "\"level\": \"%s\", \"id\": ", k->tid, call_mode(nm),
 			       k->level == ASC_CORR_LEVEL_RUNTIME ? "runtime" : "acl");
@@ -694,7 +694,7 @@ static void write_npu_half(struct conv *v, struct trace *t)
 			asc_out_write(t->o, ", ", 2);
 			put_ts(t->o, "ts", k->start_ns);
 			asc_out_write(t->o, ", ", 2);
-			put_dur(t->o, k->end_ns - k->start_ns);
+			put_dur(t->o, asc_ns_sub(k->end_ns, k->start_ns));
 			asc_out_puts(t->o, ", \"args\": {\"Model Id\": 4294967295, \"Task Type\": \"");
 			asc_out_puts(t->o, asc_corr_task_type_name(k->task_type));
 			put_u(t->o, "\", \"Physic Stream Id\": ", k->stream);
@@ -883,7 +883,7 @@ static void kernel_details(struct conv *v)
 			asc_csv_cstr(&csv, "N/A");	/* OP State: dynamic/static unknown */
 		asc_csv_cstr(&csv, asc_corr_task_type_name(k->task_type));
 		asc_csv_ts(&csv, k->start_ns);
-		csv_3ns(&csv, k->end_ns - k->start_ns);
+		csv_3ns(&csv, asc_ns_sub(k->end_ns, k->start_ns));
 		csv_3ns(&csv, wait);
 		asc_csv_printf(&csv, "%u", k->block_dim);
 		if (v->level > 0) {
@@ -921,7 +921,9 @@ static void operator_details(struct conv *v)
 	}
 	for (i = 0; i < c->nr_ops; i++)
 		if (c->ops[i].parent >= 0)
-			child[c->ops[i].parent] += c->ops[i].end_ns - c->ops[i].start_ns;
+			child[c->ops[i].parent] = asc_ns_add(child[c->ops[i].parent],
+							     asc_ns_sub(c->ops[i].end_ns,
+									c->ops[i].start_ns));
 	if (open_out(v, &o, v->out, "operator_details.csv")) {
 		free(child);
 		v->err = -EIO;
@@ -931,14 +933,14 @@ static void operator_details(struct conv *v)
 	asc_csv_header(&csv, od_header);
 	for (i = 0; i < c->nr_ops; i++) {
 		const struct asc_corr_op *op = &c->ops[i];
-		int64_t dur = op->end_ns - op->start_ns;
+		int64_t dur = asc_ns_sub(op->end_ns, op->start_ns);
 
 		if ((op->flags & ASC_CORR_O_STEP) || !in_cycle(v, op->step))
 			continue;
 		asc_csv_cstr(&csv, asc_corr_str(c, op->name));
 		asc_csv_cstr(&csv, asc_corr_str(c, op->input_dims));	/* empty without shapes */
 		asc_csv_cstr(&csv, asc_corr_str(c, op->stack));
-		asc_csv_us_float(&csv, dur - child[i]);
+		asc_csv_us_float(&csv, asc_ns_sub(dur, child[i]));
 		asc_csv_us_float(&csv, dur);
 #define DEV(x) do { if (x) asc_csv_us_float(&csv, (x)); \
 		    else asc_csv_cstr(&csv, "0"); } while (0)
@@ -1368,8 +1370,8 @@ static void op_statistic(struct conv *v)
 			v->err = -ENOMEM;
 			goto out;
 		}
-		agg_add(g, (double)(k->end_ns - k->start_ns) / 1000.0);
-		sum += (double)(k->end_ns - k->start_ns) / 1000.0;
+		agg_add(g, (double)asc_ns_sub(k->end_ns, k->start_ns) / 1000.0);
+		sum += (double)asc_ns_sub(k->end_ns, k->start_ns) / 1000.0;
 	}
 	a = t.a;
 	n = t.n;
@@ -1419,7 +1421,7 @@ static void api_statistic(struct conv *v)
 			v->err = -ENOMEM;
 			goto out;
 		}
-		agg_add(g, (double)(k->end_ns - k->start_ns) / 1000.0);
+		agg_add(g, (double)asc_ns_sub(k->end_ns, k->start_ns) / 1000.0);
 	}
 	a = t.a;
 	n = t.n;
