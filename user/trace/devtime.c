@@ -14,6 +14,7 @@
 #include "ascbpf_events.h"
 #include "../../npu_model/include/ascend_hal.h"	/* the HAL ABI (contract file) */
 #include "trace/devtime.h"
+#include "trace/privs.h"
 #include "lib/log.h"
 #include "lib/procmaps.h"
 
@@ -326,6 +327,9 @@ static void *reader(void *arg)
 	struct asc_devtime *dt = arg;
 	int n;
 
+	/* started before trace dropped its capabilities: drop them here too (per thread) */
+	if (asc_privs_drop())
+		asc_warn("devtime: cannot drop capabilities in the reader thread\n");
 	while (!dt->stop) {
 		n = drain_once(dt);
 		if (n < 0) {

@@ -47,6 +47,7 @@
 #include "trace/devtime.h"
 #include "discovery/elfsym.h"
 #include "trace/launch.h"
+#include "trace/privs.h"
 #include "lib/log.h"
 #include "discovery/probes.h"
 #include "lib/procmaps.h"
@@ -2973,6 +2974,12 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	t->rb_open = 1;
+	/* loaded, attached, output open: keep only what the run needs (trace/privs.h) */
+	err = asc_privs_drop();
+	if (err) {
+		asc_err("trace: cannot drop capabilities: %s\n", strerror(-err));
+		goto out;
+	}
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
