@@ -40,7 +40,8 @@ rm -rf "$logs"
 mkdir -p "$logs" || exit 1
 # abort_on_error=0: exit with exitcode (a status no test expects) rather than SIGABRT;
 # leaks are reported (detect_leaks), UBSAN stops at the first report (-fno-sanitize-recover)
-export ASAN_OPTIONS="log_path=$logs/asan:exitcode=86:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1"
+ASAN_OPTIONS="log_path=$logs/asan:exitcode=86:detect_leaks=1:abort_on_error=0"
+export ASAN_OPTIONS="$ASAN_OPTIONS:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=86"
 export LSAN_OPTIONS="exitcode=86"
 
@@ -59,5 +60,7 @@ if [ -n "$reports" ]; then
 	echo "sanitizer stage: $(echo "$reports" | wc -l) report(s)"
 	rc=1
 fi
-echo "sanitizer stage: $([ $rc -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - start )) s"
+verdict=passed
+[ $rc -eq 0 ] || verdict=FAILED
+echo "sanitizer stage: $verdict in $(( $(date +%s) - start )) s"
 exit $rc
