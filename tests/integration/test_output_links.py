@@ -10,7 +10,8 @@ pointing at files and a directory outside it, at each name ascbpf writes:
   predictable: learned from a first conversion of the same capture), and,
   in a run directory planted as a real directory, profiler_info.json,
   profiler_metadata.json and ASCEND_PROFILER_OUTPUT inside it;
-* convert --export chrome's FILE (.json and .json.gz).
+* convert --export chrome's FILE (.json and .json.gz);
+* a directory on the way of -o (convert and trace) that is such a link.
 
 Without --force each is refused (non-zero exit, a message); with --force the
 link itself is replaced by ascbpf's own file or directory.  Either way the
@@ -131,6 +132,17 @@ def main():
             unchanged("chrome %s --force" % name)
             tc.check(os.path.isfile(out) and not os.path.islink(out),
                      "chrome %s: the link was not replaced" % name)
+        # a link another user planted on the way of -o: not followed, with or without --force
+        hop = os.path.join(shared, "hop")
+        plant(vdir, hop)
+        for force in ([], ["--force"]):
+            r = run(["convert", cap, "-o", os.path.join(hop, "res")] + force, False,
+                    "link in the -o path " + " ".join(force))
+            tc.check(r.returncode == 2 and "not followed" in r.stderr,
+                     "link in the -o path: exit %d, expected 2" % r.returncode)
+            unchanged("link in the -o path " + " ".join(force))
+        os.unlink(hop)
+
         leftovers = [n for n in os.listdir(shared) if ".tmp." in n]
         tc.check(not leftovers, "temporary files left behind: %s" % leftovers)
 
@@ -153,6 +165,13 @@ def main():
             tc.check(os.path.isfile(capname) and not os.path.islink(capname),
                      "capture link --force: the link was not replaced")
             tc.records(capname)	# a capture ascbpf dump reads
+
+            plant(vdir, os.path.join(shared, "hop"))
+            r = run(["trace", "-p", str(t.pid), "-o", os.path.join(shared, "hop"), "--duration",
+                     "1", "--no-convert", "--force"], False, "trace -o a planted link")
+            tc.check(r.returncode == 2 and "not followed" in r.stderr,
+                     "trace -o a planted link: exit %d" % r.returncode)
+            unchanged("trace -o a planted link")
 
             capfile = os.path.join(shared, "given.cap")
             plant(victim2, capfile)

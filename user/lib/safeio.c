@@ -24,15 +24,21 @@ const char *asc_safeio_hint(int err)
 	return err == -ELOOP ? " (a symbolic link: not followed)" : "";
 }
 
-/* 1: a link at name that root or the effective user made (the walk may follow it); 0: a link
- * another user made; -1: no link. */
+/*
+ * 1: a link at name the walk may follow: made by root, by the effective user or
+ * by the directory's owner, or in a directory others cannot write to; 0: a
+ * link another user planted in a directory everyone writes to (/tmp); -1: no link.
+ */
 static int link_owner_ok(int dirfd, const char *name)
 {
-	struct stat st;
+	struct stat st, dir;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode))
 		return -1;
-	return st.st_uid == 0 || st.st_uid == geteuid();
+	if (fstat(dirfd, &dir))
+		return 0;
+	return st.st_uid == 0 || st.st_uid == geteuid() || st.st_uid == dir.st_uid ||
+	       !(dir.st_mode & S_IWOTH);
 }
 
 /* One component of a walk: name in dirfd as a directory, made when create. */

@@ -18,11 +18,12 @@
  *   must have its final name from the first frame on).
  *
  * The user's own path (the -o / --capture argument) is walked from "/" or
- * ".", one component at a time: a symbolic link on the way is followed only
- * when root or the effective user owns it (links the system or the user
- * made: /var/run -> /run, a home directory on another disk); a link another
- * user owns is refused with -ELOOP, the rule of the kernel's
- * fs.protected_symlinks for sticky directories, applied everywhere.  The
+ * ".", one component at a time: a symbolic link on the way is followed when
+ * root, the effective user or the owner of its directory made it, or when
+ * others cannot write to its directory (/var/run -> /run, a link in the
+ * user's home); a link another user planted in a directory everyone may write
+ * to (/tmp) is refused with -ELOOP: the kernel's fs.protected_symlinks rule,
+ * for every world-writable directory, sticky or not.  The
  * names ascbpf itself chooses (asc_subdir_open, asc_file_create,
  * asc_tmp_create) are never followed, whoever owns the link.
  *
