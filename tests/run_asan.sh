@@ -9,22 +9,23 @@
 #
 # Runs the unit tests of $ASAN_OUTPUT, then the integration tests named in
 # $ASAN_INTEGRATION (substrings of test file names, as tests/run.sh takes
-# them; default: trace, convert and report of every npu_train scenario) with
-# the sanitized ascbpf against the normal npu_model: a simulator built with
-# ASAN is a different program (its code is what ascbpf's discovery decodes,
-# its libfuse leaks on exit), and the stage tests ascbpf.  The integration
-# tests see a tree $ASAN_OUTPUT/mix: $OUTPUT's entries as links, ascbpf the
-# sanitized one.  Every
-# sanitized process writes its reports to $OUTPUT/sanitizer-logs/ (log_path),
-# so a report fails the stage even where the process's exit status is not
-# checked (a daemon, the traced workload, a command expected to fail): the
-# stage passes only when the tests pass and that directory stays empty.
+# them; default: trace, convert and report of every npu_train scenario, and
+# the bad-input reproducers of test_convert_messages) with the sanitized
+# ascbpf against the normal npu_model: a simulator built with ASAN is a
+# different program (its code is what ascbpf's discovery decodes, its libfuse
+# leaks at exit), and the stage tests ascbpf.  The integration tests see a
+# tree $ASAN_OUTPUT/mix: $OUTPUT's entries as links, ascbpf the sanitized one.
+# Every sanitized process writes its reports to $ASAN_OUTPUT/sanitizer-logs/
+# (log_path), so a report fails the stage even where the process's exit
+# status is not checked (a daemon, the traced workload, a command expected to
+# fail): the stage passes only when the tests pass and that directory stays
+# empty.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 : "${OUTPUT:?OUTPUT: the normal build tree}"
 : "${ASAN_OUTPUT:?ASAN_OUTPUT: the sanitizer build tree}"
 ASAN_INTEGRATION=${ASAN_INTEGRATION:-"test_trace_npu_train test_convert_npu_train \
-test_report_scenarios"}
+test_report_scenarios test_convert_messages"}
 logs=$ASAN_OUTPUT/sanitizer-logs
 mix=$ASAN_OUTPUT/mix
 rm -rf "$mix"
