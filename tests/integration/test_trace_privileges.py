@@ -6,7 +6,9 @@
   and CAP_DAC_OVERRIDE (CAP_SYS_ADMIN instead of the first two on a kernel
   without CAP_BPF) as effective, permitted and bounding sets, nothing
   inheritable or ambient, and no_new_privs; read from /proc/PID/task/*/status
-  while it traces tt; and the capture it writes is whole (ascbpf dump reads it);
+  while it traces tt (the capture it writes is whole: ascbpf dump reads it)
+  and while it traces npu_train, whose device-channel reader thread was
+  started before the drop;
 * convert, report and dump need no privilege: run as nobody (setpriv, no
   capabilities, no groups) on a capture nobody may read, into a directory
   nobody owns, they succeed and write what root's run writes.
@@ -70,6 +72,34 @@ def traced_caps(d):
         t.stop()
 
 
+def traced_caps_model(d):
+    """The same while tracing npu_train on a private npu-modeld: the device-channel reader
+    thread, started before the drop, has dropped too."""
+    from npu_model import ModelDaemon
+    with ModelDaemon(cards=1, journal=False) as m:
+        out = os.path.join(d, "mout")
+        p = subprocess.Popen([tc.ASCBPF, "trace", "-o", out, "--no-convert", "--",
+                              m.bin("npu_train"), "--steps", "3000"], env=m.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = None
+        for _ in range(1000):
+            time.sleep(0.02)
+            if os.path.isdir(out) and any(n.endswith(".cap") for n in os.listdir(out)):
+                time.sleep(1.0)
+                try:
+                    seen = {tid: status("/proc/%d/task/%s/status" % (p.pid, tid))
+                            for tid in os.listdir("/proc/%d/task" % p.pid)}
+                except FileNotFoundError:
+                    seen = None
+                break
+        log, _ = p.communicate(timeout=240)
+        print(log, end="")
+        tc.check(p.returncode == 0, "trace of npu_train exited %d" % p.returncode)
+        tc.check(seen and len(seen) >= 2, "trace of npu_train: threads seen %s" %
+                 (sorted(seen) if seen else None))
+        return seen
+
+
 def main():
     d = tempfile.mkdtemp(prefix="test_trace_privileges.")
     try:
@@ -77,6 +107,7 @@ def main():
         tc.build(d)
         keep = expected()
         seen = traced_caps(d)
+        seen.update(traced_caps_model(d))
         for tid, st in sorted(seen.items()):
             caps = {k: int(st[k], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd",
                                                 "CapAmb")}
