@@ -4,7 +4,8 @@
 #
 #   make            build ascbpf, the BPF objects, npu_model and the tests
 #   make demo       install deps, trace npu_train, write ./result/*_ascend_pt
-#   make check      install deps, build, lint, run unit + integration tests
+#   make check      install deps, build, lint, run unit + integration tests, then check-asan
+#   make check-asan unit tests + trace/convert/report under ASAN+UBSAN ($(OUTPUT)/asan)
 #   make lint       100 columns, clang-format on the files of tools/clang-format-files.txt
 #   make format [FILES=...]   clang-format in place (default: every C source)
 #   make bench      run the benchmarks and rewrite BENCHMARKS.md
@@ -55,7 +56,7 @@ include bpf/build.mk
 include user/build.mk
 include tests/build.mk
 
-.PHONY: all deps check lint format unit integration demo bench install install-model clean
+.PHONY: all deps check check-asan lint format unit integration demo bench install install-model clean
 
 all: $(ALL_TARGETS)
 
@@ -66,11 +67,25 @@ $(OUTPUT) $(sort $(OUTPUT_DIRS)):
 deps:
 	$(Q)tools/setup.sh
 
-# `make check` = deps, then a fresh make (pkg-config needs the packages), lint, then tests.
+# `make check` = deps, then a fresh make (pkg-config needs the packages), lint, then tests,
+# then the sanitizer stage.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) tests/run.sh
+	$(Q)$(MAKE) --no-print-directory check-asan
+
+# The sanitizer stage (issue 19): a second tree, $(ASAN_OUTPUT), with all user
+# space built with ASAN+UBSAN (no recovery: a report ends the process); its
+# unit tests, and the sanitized ascbpf through trace, convert and report of
+# every npu_train scenario (tests/run_asan.sh; ASAN_INTEGRATION overrides the
+# list).  Any sanitizer report fails it.
+ASAN_OUTPUT	?= $(OUTPUT)/asan
+ASAN_FLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+check-asan: all
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(ASAN_OUTPUT) EXTRA_CFLAGS='$(ASAN_FLAGS)' \
+		EXTRA_LDFLAGS='$(ASAN_FLAGS)' all
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) ASAN_OUTPUT=$(abspath $(ASAN_OUTPUT)) tests/run_asan.sh
 
 # Style (docs/CONTRIBUTING.md): lint checks, format rewrites.
 lint:

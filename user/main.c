@@ -47,7 +47,7 @@ static int exit_status(int err)
 	case 0:
 		return 0;
 	case -EINVAL: case -EPERM: case -ESRCH: case -ENOENT: case -EEXIST:
-	case -ENOTDIR: case -EACCES: case -ENOSYS: case -EPROTONOSUPPORT:
+	case -ENOTDIR: case -EACCES: case -ENOSYS: case -EPROTONOSUPPORT: case -ELOOP:
 		return 2;
 	default:
 		return 1;

@@ -136,7 +136,8 @@ void npu_tensor_release(struct at_tensor *t)
 	t->impl = NULL;
 	if (__atomic_sub_fetch(&i->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
-	npu_autograd_release_meta(i);
+	if (npu_autograd_release_meta(i))
+		return;
 	if (i->base) {
 		struct at_tensor b = { i->base };
 

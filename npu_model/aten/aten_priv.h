@@ -6,13 +6,19 @@
 #ifndef __NPU_MODEL_ATEN_PRIV_H
 #define __NPU_MODEL_ATEN_PRIV_H
 
+#include <stdbool.h>
+
 #include "npu_autograd.h"
 #include "npu_torch.h"
 
 #define ATEN_PRIV __attribute__((visibility("hidden")))
 
-/* Drops the autograd meta of a tensor being freed (its grad_fn and .grad references). */
-ATEN_PRIV void npu_autograd_release_meta(struct npu_tensor_impl *impl);
+/*
+ * Drops the autograd meta of a tensor being freed (its grad_fn and .grad
+ * references); true: its grad_fn saved it and outlives it, and took it over
+ * (the caller does not free it).
+ */
+ATEN_PRIV bool npu_autograd_release_meta(struct npu_tensor_impl *impl);
 
 /*
  * The autograd kernel of a forward op: called after npu_autograd_op_enter()

@@ -127,6 +127,7 @@ struct ag_node {
 	int nedges;
 	struct ag_edge next[AG_MAX_EDGES];
 	struct at_tensor saved[AG_MAX_SAVED];
+	unsigned int saved_weak;		/* bit i: saved[i] is an output, held weakly */
 	int64_t ints[AG_MAX_INTS];
 	struct at_tensor variable;		/* AccumulateGrad: the leaf */
 	/* engine state, touched only by the engine thread during a pass */
@@ -145,7 +146,11 @@ static void node_put(struct ag_node *n);
 static void release_saved(struct ag_node *n)
 {
 	for (int i = 0; i < AG_MAX_SAVED; i++)
-		npu_tensor_release(&n->saved[i]);
+		if (n->saved_weak & 1u << i)
+			n->saved[i].impl = NULL;
+		else
+			npu_tensor_release(&n->saved[i]);
+	n->saved_weak = 0;
 }
 
 static void node_put(struct ag_node *n)
@@ -272,6 +277,18 @@ void npu_ag_set_outputs(struct torch_autograd_node *node, struct at_tensor *outs
 		o->grad_fn = n;
 		o->output_nr = (uint32_t)i;
 		o->requires_grad = true;
+		/*
+		 * A saved output is held weakly, as torch's SavedVariable(is_output)
+		 * is: held strongly it makes a cycle (output -> grad_fn -> saved
+		 * output) that only a backward breaks, and a graph never run leaked.
+		 * npu_autograd_release_meta() hands it to the node if the node
+		 * outlives the output.
+		 */
+		for (int s = 0; s < AG_MAX_SAVED; s++)
+			if (n->saved[s].impl == o && !(n->saved_weak & 1u << s)) {
+				__atomic_sub_fetch(&o->refcount, 1, __ATOMIC_ACQ_REL);
+				n->saved_weak |= 1u << s;
+			}
 	}
 	node_put(n);	/* the creation reference */
 }
@@ -288,11 +305,21 @@ void npu_ag_save_int(struct torch_autograd_node *node, int slot, int64_t v)
 		AG(node)->ints[slot] = v;
 }
 
-void npu_autograd_release_meta(struct npu_tensor_impl *impl)
+bool npu_autograd_release_meta(struct npu_tensor_impl *impl)
 {
 	struct npu_tensor_impl *g = impl->grad;
 	struct ag_node *fn = impl->grad_fn;
 
+	/* the last reference to an output its (surviving) node saved: the node keeps it */
+	if (fn && atomic_load(&fn->refs) > 1)
+		for (int s = 0; s < AG_MAX_SAVED; s++)
+			if ((fn->saved_weak & 1u << s) && fn->saved[s].impl == impl) {
+				fn->saved_weak &= ~(1u << s);
+				__atomic_store_n(&impl->refcount, 1, __ATOMIC_RELEASE);
+				impl->grad_fn = NULL;
+				node_put(fn);
+				return true;
+			}
 	impl->grad_fn = NULL;
 	impl->grad = NULL;
 	node_put(fn);
@@ -301,6 +328,7 @@ void npu_autograd_release_meta(struct npu_tensor_impl *impl)
 
 		npu_tensor_release(&t);
 	}
+	return false;
 }
 
 int npu_tensor_set_requires_grad(struct at_tensor *t, bool on)

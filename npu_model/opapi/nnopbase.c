@@ -63,6 +63,7 @@ struct aclTensorList {
 struct aclOpExecutor {
 	uint32_t magic;
 	int repeatable;
+	struct aclOpExecutor *next, *prev;	/* the live list (executor_live) */
 	uint64_t workspace;
 	char op_name[48];
 	int nr_kernels;
@@ -260,6 +261,29 @@ __attribute__((visibility("default"))) double NnopbaseScalarValue(const aclScala
 	return (s && s->magic == SCALAR_MAGIC) ? s->value : 0.0;
 }
 
+/*
+ * The executors not yet freed.  A handle is checked against this list, not
+ * by reading its memory: running a non-repeatable executor a second time
+ * (CANN frees it after its run) is refused without reading freed memory.
+ * Few are live at once (one per op between its two phases, plus the
+ * repeatable ones), so the walk is short.
+ */
+static pthread_mutex_t exec_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aclOpExecutor *exec_live;
+
+static int executor_live(const aclOpExecutor *ex)
+{
+	const struct aclOpExecutor *e;
+
+	if (!ex)
+		return 0;
+	pthread_mutex_lock(&exec_lock);
+	for (e = exec_live; e && e != ex; e = e->next)
+		;
+	pthread_mutex_unlock(&exec_lock);
+	return e && e->magic == EXEC_MAGIC;
+}
+
 __attribute__((visibility("default"))) aclOpExecutor *NnopbaseExecutorCreate(const char *op_name,
 									     uint64_t workspace)
 {
@@ -270,13 +294,19 @@ __attribute__((visibility("default"))) aclOpExecutor *NnopbaseExecutorCreate(con
 	ex->magic = EXEC_MAGIC;
 	ex->workspace = workspace;
 	strncpy(ex->op_name, op_name ? op_name : "-", sizeof(ex->op_name) - 1);
+	pthread_mutex_lock(&exec_lock);
+	ex->next = exec_live;
+	if (exec_live)
+		exec_live->prev = ex;
+	exec_live = ex;
+	pthread_mutex_unlock(&exec_lock);
 	return ex;
 }
 
 __attribute__((visibility("default"))) aclnnStatus
 NnopbaseExecutorAddKernel(aclOpExecutor *ex, const struct npu_op_cost *k)
 {
-	if (!ex || ex->magic != EXEC_MAGIC || !k)
+	if (!executor_live(ex) || !k)
 		return ACLNN_ERR_PARAM_NULLPTR;
 	if (ex->nr_kernels == NNOP_MAX_KERNELS)
 		return ACLNN_ERR_INNER;
@@ -286,7 +316,7 @@ NnopbaseExecutorAddKernel(aclOpExecutor *ex, const struct npu_op_cost *k)
 
 __attribute__((visibility("default"))) const char *NnopbaseExecutorOpName(const aclOpExecutor *ex)
 {
-	return (ex && ex->magic == EXEC_MAGIC) ? ex->op_name : "-";
+	return executor_live(ex) ? ex->op_name : "-";
 }
 
 /* The op library's "binary": one per process, kernels are looked up in it by name. */
@@ -309,6 +339,14 @@ static aclrtFuncHandle kernel_func(const char *name)
 
 static void executor_free(struct aclOpExecutor *ex)
 {
+	pthread_mutex_lock(&exec_lock);
+	if (ex->prev)
+		ex->prev->next = ex->next;
+	else
+		exec_live = ex->next;
+	if (ex->next)
+		ex->next->prev = ex->prev;
+	pthread_mutex_unlock(&exec_lock);
 	ex->magic = 0;
 	free(ex);
 }
@@ -320,7 +358,7 @@ NnopbaseExecutorRunWithWorkspace(aclOpExecutor *ex, void *workspace, uint64_t wo
 	struct npu_kernel_args args;
 	aclnnStatus r = ACLNN_SUCCESS;
 
-	if (!ex || ex->magic != EXEC_MAGIC)
+	if (!executor_live(ex))
 		return ACLNN_ERR_PARAM_NULLPTR;
 	if (ex->workspace && (!workspace || workspace_size < ex->workspace))
 		return ACLNN_ERR_PARAM_INVALID;
@@ -348,7 +386,7 @@ NnopbaseExecutorRunWithWorkspace(aclOpExecutor *ex, void *workspace, uint64_t wo
 
 NPU_NOINLINE aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
 {
-	if (!executor || executor->magic != EXEC_MAGIC)
+	if (!executor_live(executor))
 		return ACLNN_ERR_PARAM_NULLPTR;
 	executor->repeatable = 1;
 	return ACLNN_SUCCESS;
@@ -358,7 +396,7 @@ NPU_NOINLINE aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
 {
 	if (!executor)
 		return ACLNN_SUCCESS;
-	if (executor->magic != EXEC_MAGIC)
+	if (!executor_live(executor))
 		return ACLNN_ERR_PARAM_INVALID;
 	executor_free(executor);
 	return ACLNN_SUCCESS;

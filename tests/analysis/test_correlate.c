@@ -736,6 +736,154 @@ static void test_level0_marks(void **state)
 	unlink(bpath);
 }
 
+/* "aclnn" + n + 400 - 5 letters: distinct names long enough to make the string table grow. */
+static void long_aclnn_name(char *buf, size_t len, int n)
+{
+	int k = snprintf(buf, len, "aclnn%03d", n);
+
+	memset(buf + k, 'T', 400 - k);
+	buf[400] = '\0';
+}
+
+/*
+ * Kernel types from long aclnn names, interned while the string table grows:
+ * type_from_name() passed a pointer into the table's own buffer to
+ * strtab_add(), which read it after the realloc had freed it (issue 19; the
+ * sanitizer build reports it, the normal one read freed memory).
+ */
+static void test_types_while_strings_grow(void **state)
+{
+	struct asc_clock k = { 0 };
+	struct asc_devclock dc = { 0 };
+	char bpath[300], sym[420];
+	struct asc_corr *b;
+	size_t i;
+	int n;
+
+	(void)state;
+	snprintf(bpath, sizeof(bpath), "%s/types.ascb", dir);
+	capture_begin(bpath);
+	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
+	k.realtime_ns = 5000;
+	put(&k);
+	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, 2000);
+	dc.counter = 100;
+	dc.freq_hz = 1000000000;
+	put(&dc);
+	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
+	for (n = 0; n < 64; n++) {
+		long_aclnn_name(sym, sizeof(sym), n);
+		probe(100 + n, sym, ASC_LAYER_CANN, ASC_PK_CALL);
+	}
+	for (n = 0; n < 64; n++) {
+		uint64_t ts = 10000 + n * 1000;
+
+		enter(PY, 100 + n, ts);
+		enter(PY, P_RT, ts + 100);
+		enter(PY, P_HAL, ts + 200);
+		sqe(PY, ts + 200, 3, n);
+		leave(PY, P_HAL, ts + 210);
+		leave(PY, P_RT, ts + 220);
+		leave(PY, 100 + n, ts + 300);
+		devtask(3, n, ts + 400, ts + 500);
+	}
+	b = capture_corr(bpath);
+	assert_int_equal(b->nr_kernels, 64);
+	for (i = 0; i < b->nr_kernels; i++) {
+		long_aclnn_name(sym, sizeof(sym), (int)b->kernels[i].task_id);
+		assert_string_equal(asc_corr_str(b, b->kernels[i].type), sym + 5);
+	}
+	asc_corr_free(b);
+	unlink(bpath);
+}
+
+/*
+ * A PROBE record's id far above the probes the capture holds is a bad record,
+ * not an array index: a 2 KB capture made convert allocate 2.7 GB (issue 19).
+ */
+static void test_probe_id_bounded(void **state)
+{
+	char bpath[300];
+	struct asc_corr *b;
+
+	(void)state;
+	snprintf(bpath, sizeof(bpath), "%s/probeid.ascb", dir);
+	capture_begin(bpath);
+	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(0xfffffff0u, "aclnnHuge", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(0x7fffffffu, "aclnnHuge", ASC_LAYER_CANN, ASC_PK_CALL);
+	enter(PY, P_ACLNN, 1000);
+	leave(PY, P_ACLNN, 2000);
+	b = capture_corr(bpath);	/* before the fix: ENOMEM, no result */
+	assert_int_equal(b->info.bad_records, 2);
+	assert_int_equal(b->nr_calls, 1);
+	assert_string_equal(asc_corr_str(b, b->calls[0].name), "aclnnAdd");
+	asc_corr_free(b);
+	unlink(bpath);
+}
+
+/*
+ * Times at the ends of the 64-bit range (a crafted or corrupt capture): ops,
+ * calls and kernels whose end precedes their start by more than 2^63, a wall
+ * clock offset near INT64_MAX.  Converted at every level and as a chrome
+ * trace without signed overflow (issue 19: end_ns - start_ns and the sums
+ * of durations were undefined; the sanitizer build aborts on them).
+ */
+static void test_extreme_times(void **state)
+{
+	struct asc_convert_opts o = { 0 };
+	struct asc_clock k = { 0 };
+	struct asc_devclock dc = { 0 };
+	struct asc_process pr = { 0 };
+	char bpath[300], out[300], cmd[700];
+	struct asc_corr *b;
+
+	(void)state;
+	snprintf(bpath, sizeof(bpath), "%s/extreme.ascb", dir);
+	snprintf(out, sizeof(out), "%s/extreme.out", dir);
+	capture_begin(bpath);
+	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1);
+	k.realtime_ns = (uint64_t)INT64_MAX - 1;	/* wall = mono + ~INT64_MAX */
+	put(&k);
+	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, 2);
+	dc.counter = UINT64_MAX - 5;
+	dc.freq_hz = 1000000000;
+	put(&dc);
+	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
+	put(&pr);
+	queue_probes();
+	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
+	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
+	step(0, ASC_SCHED_RECORD_AND_SAVE, 3);
+	enter(PY, P_ADD, 10);
+	enter(PY, P_ACLNN, (uint64_t)INT64_MAX - 3);
+	enter(PY, P_RT, (uint64_t)INT64_MAX - 2);
+	enter(PY, P_HAL, (uint64_t)INT64_MAX - 1);
+	sqe(PY, (uint64_t)INT64_MAX - 1, 3, 1);
+	leave(PY, P_HAL, (uint64_t)INT64_MAX);
+	leave(PY, P_RT, (uint64_t)INT64_MAX + 2);
+	leave(PY, P_ACLNN, (uint64_t)INT64_MAX + 3);	/* negative as an int64_t */
+	leave(PY, P_ADD, UINT64_MAX - 1);
+	devtask(3, 1, 0, UINT64_MAX / 2);
+	enter(PY, P_ENQ, UINT64_MAX - 10);
+	queue(PY, P_ENQ, UINT64_MAX - 10, 9, ASC_QUEUE_ENQUEUE);
+	leave(PY, P_ENQ, 20);
+	b = capture_corr(bpath);
+	for (o.level = 0; o.level <= 2; o.level++) {
+		o.out_dir = out;
+		o.force = 1;
+		asc_convert(b, bpath, &o);	/* any result, without undefined behaviour */
+	}
+	o.chrome = 1;
+	snprintf(out, sizeof(out), "%s/extreme.json", dir);
+	asc_convert(b, bpath, &o);
+	asc_corr_free(b);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/extreme.out' '%s'", out, dir, bpath);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -749,6 +897,9 @@ int main(void)
 		cmocka_unit_test(test_native_frames),
 		cmocka_unit_test(test_batched_launches),
 		cmocka_unit_test(test_level0_marks),
+		cmocka_unit_test(test_types_while_strings_grow),
+		cmocka_unit_test(test_probe_id_bounded),
+		cmocka_unit_test(test_extreme_times),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -29,7 +29,7 @@ TEST_OBJS_test_names	:= $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
 PT_TRACE := $(TEST_OUT)/pt_trace
 PT_TRACE_OBJS := $(addprefix $(USER_OUT)/,discovery/pytorch.o discovery/seqnr.o discovery/pystack.o \
 		 trace/attach.o lib/log.o discovery/elfsym.o discovery/probes.o lib/procmaps.o \
-		 lib/hashmap.o arch/prologue.o arch/x86.o arch/arm64.o lib/json_writer.o \
+		 lib/hashmap.o lib/safeio.o arch/prologue.o arch/x86.o arch/arm64.o lib/json_writer.o \
 		 capture/records.o)
 $(PT_TRACE): tests/lib/pt_trace.c $(PT_TRACE_OBJS) | $(TEST_OUT)
 	$(call msg,CC,$@)

@@ -21,8 +21,9 @@ static void quiet(enum asc_log_level level, const char *fmt, va_list ap)
 	(void)ap;
 }
 
+/* argv_ is static: the options keep pointers into it (o.cmd) past the statement */
 #define PARSE(o, ...) ({						\
-	char *argv_[] = { "trace", __VA_ARGS__, NULL };			\
+	static char *argv_[] = { "trace", __VA_ARGS__, NULL };			\
 	asc_trace_parse_args(sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, (o)); })
 
 static void test_defaults(void **state)

@@ -81,6 +81,10 @@ expect_fail "bad ring size" "power of two" trace --ringbuf-size 3 -p 1
 expect_fail "bad duration" "positive number" trace --duration 0 -p 1
 expect_fail "bad step" "LIB:SYMBOL" trace --step foo -p 1
 expect_fail "unknown option" "unknown option" trace --frobnicate -p 1
+# a worker name with '/' is refused as convert refuses it (it names a directory; issue 19)
+expect_fail "worker name with /" "without '/'" trace --worker-name ../../y -p 1 -o "$work/o4"
+expect_fail "empty worker name" "without '/'" trace --worker-name "" -p 1 -o "$work/o4"
+[ ! -e "$work/o4" ] || fail "worker name: output directory created"
 [ ! -e ./result ] || [ -n "$(ls -A ./result 2>/dev/null)" ] || fail "an empty ./result was left"
 
 # not root: drop to nobody (no capabilities)

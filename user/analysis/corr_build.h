@@ -196,10 +196,13 @@ struct wrapstate {
 	int seen;
 };
 
+#define ASC_CORR_PROBE_SLACK	4096	/* probe ids accepted beyond the PROBE records read */
+
 struct priv {
 	struct strtab strs;
 	struct probe_info *probes;
 	size_t nr_probes, probes_cap;
+	size_t nr_probe_recs;		/* PROBE records accepted: bound the ids */
 	struct tstate *threads;
 	size_t nr_threads, threads_cap;
 	struct asc_u64map tid_index;		/* tid -> threads index */

@@ -59,7 +59,8 @@ static int32_t *sort_remap(void *arr, size_t n, size_t elem,
 		memcpy(tmp + i * elem, (char *)arr + k[i].idx * elem, elem);
 		map[k[i].idx] = (int32_t)i;
 	}
-	memcpy(arr, tmp, n * elem);
+	if (n)	/* arr is NULL when empty (every Level0 capture's ops) */
+		memcpy(arr, tmp, n * elem);
 	free(tmp);
 	free(k);
 	return map;
@@ -75,7 +76,7 @@ static void key_op(const void *e, int64_t *a, int64_t *b)
 	const struct asc_corr_op *o = e;
 
 	*a = o->start_ns;
-	*b = -o->end_ns;	/* enclosing ops first */
+	*b = ~o->end_ns;	/* enclosing ops first (~x = -x - 1: no overflow at INT64_MIN) */
 }
 
 static void key_call(const void *e, int64_t *a, int64_t *b)
@@ -83,7 +84,7 @@ static void key_call(const void *e, int64_t *a, int64_t *b)
 	const struct asc_corr_call *o = e;
 
 	*a = o->start_ns;
-	*b = -o->end_ns;
+	*b = ~o->end_ns;
 }
 
 static void key_kernel(const void *e, int64_t *a, int64_t *b)
@@ -251,7 +252,8 @@ static int finish_steps(struct asc_corr *c, struct priv *p)
 {
 	size_t i;
 
-	qsort(c->steps, c->nr_steps, sizeof(*c->steps), cmp_step);
+	if (c->nr_steps)	/* qsort(NULL, 0): undefined */
+		qsort(c->steps, c->nr_steps, sizeof(*c->steps), cmp_step);
 	for (i = 0; i < c->nr_steps; i++) {
 		struct asc_corr_op *o;
 		char name[40];
@@ -527,19 +529,21 @@ static void finish_device_times(struct asc_corr *c)
 
 	for (i = 0; i < c->nr_kernels; i++) {
 		const struct asc_corr_kernel *k = &c->kernels[i];
-		int64_t dur = k->end_ns - k->start_ns;
+		int64_t dur = asc_ns_sub(k->end_ns, k->start_ns);
 		int aic = k->task_type == RT_STARS_SQE_TYPE_FFTS;
 		int32_t o = k->op;
 
 		if (o < 0 || !(k->flags & ASC_CORR_K_COMPUTE))
 			continue;
-		c->ops[o].device_self_ns += dur;
+		c->ops[o].device_self_ns = asc_ns_add(c->ops[o].device_self_ns, dur);
 		if (aic)
-			c->ops[o].device_self_aicore_ns += dur;
+			c->ops[o].device_self_aicore_ns =
+				asc_ns_add(c->ops[o].device_self_aicore_ns, dur);
 		for (; o >= 0; o = c->ops[o].parent) {
-			c->ops[o].device_total_ns += dur;
+			c->ops[o].device_total_ns = asc_ns_add(c->ops[o].device_total_ns, dur);
 			if (aic)
-				c->ops[o].device_total_aicore_ns += dur;
+				c->ops[o].device_total_aicore_ns =
+					asc_ns_add(c->ops[o].device_total_aicore_ns, dur);
 		}
 	}
 }
@@ -549,7 +553,7 @@ static void finish_wall_clock(struct asc_corr *c, const struct priv *p)
 {
 	size_t i;
 
-#define WALL(x) ((x) = (x) ? (x) + p->wall_off : 0)
+#define WALL(x) ((x) = (x) ? asc_ns_add((x), p->wall_off) : 0)
 	for (i = 0; i < c->nr_ops; i++) {
 		WALL(c->ops[i].start_ns);
 		WALL(c->ops[i].end_ns);

@@ -116,13 +116,23 @@ int corr_add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe *p
 	const char *sym = asc_probe_sym(pr);
 	char buf[256];
 
+	/*
+	 * The tracer numbers its probes densely from 0, so a capture holding N
+	 * PROBE records names ids below N; the slack covers records of damaged
+	 * frames.  A larger id is a bad record: the table stays linear in the
+	 * input, never id-sized (a 2 KB capture asked for 2.7 GB).
+	 */
+	if (id >= p->nr_probe_recs + ASC_CORR_PROBE_SLACK) {
+		c->info.bad_records++;
+		return 0;
+	}
+	p->nr_probe_recs++;
 	if (grow_array((void **)&p->probes, &p->probes_cap, (size_t)id + 1, sizeof(*p->probes)))
 		return -ENOMEM;
 	if (id >= p->nr_probes) {
 		memset(p->probes + p->nr_probes, 0, (id + 1 - p->nr_probes) * sizeof(*p->probes));
 		p->nr_probes = id + 1;
 	}
-	(void)c;
 	pi = &p->probes[id];
 	pi->known = 1;
 	pi->layer = pr->layer;

@@ -77,9 +77,14 @@ uint32_t strtab_add(struct strtab *t, const char *s, size_t n)
 		return id;
 	if (memchr(s, 0, n))
 		return 0;
+	/* s may point into the arena (an interned name, type_from_name): the realloc moves it */
+	uintptr_t in = (uintptr_t)s - (uintptr_t)t->arena;
+
 	if (grow_array((void **)&t->arena, &t->cap, t->len + n + 1, 1) ||
 	    grow_array((void **)&t->offs, &t->ocap, t->nr + 1, sizeof(*t->offs)))
 		return 0;
+	if (in < t->len)
+		s = t->arena + in;
 	memcpy(t->arena + t->len, s, n);
 	t->arena[t->len + n] = '\0';
 	t->offs[t->nr] = t->len;

@@ -453,7 +453,8 @@ static int32_t push_alts(struct priv *p, const struct lctx *x, uint32_t n)
 {
 	if (grow_array((void **)&p->alts, &p->alts_cap, p->nr_alts + n, sizeof(*p->alts)))
 		return -1;
-	memcpy(p->alts + p->nr_alts, x, n * sizeof(*x));
+	if (n)
+		memcpy(p->alts + p->nr_alts, x, n * sizeof(*x));
 	p->nr_alts += n;
 	return (int32_t)(p->nr_alts - n);
 }

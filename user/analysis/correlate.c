@@ -461,11 +461,11 @@ struct asc_corr *asc_corr_build(struct asc_capture_reader *r)
 		errno = -ret;
 		return NULL;
 	}
-	c->info.last_ts_ns = p->max_mono ? p->max_mono + p->wall_off : 0;
+	c->info.last_ts_ns = p->max_mono ? asc_ns_add(p->max_mono, p->wall_off) : 0;
 	if (!c->info.end_wall_ns)
-		c->info.end_wall_ns = p->max_mono + p->wall_off;
+		c->info.end_wall_ns = asc_ns_add(p->max_mono, p->wall_off);
 	if (!c->info.start_wall_ns)
-		c->info.start_wall_ns = p->min_mono + p->wall_off;
+		c->info.start_wall_ns = asc_ns_add(p->min_mono, p->wall_off);
 	priv_shrink(p);
 	return c;
 }

@@ -46,6 +46,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * b - a and a + b saturated at the int64_t limits: times and durations come
+ * from a file and may be anything, and signed overflow is undefined (issue 19).
+ * Every difference of two times and every sum of durations goes through these.
+ */
+static inline int64_t asc_ns_sub(int64_t b, int64_t a)
+{
+	int64_t r;
+
+	return __builtin_sub_overflow(b, a, &r) ? (b < 0 ? INT64_MIN : INT64_MAX) : r;
+}
+
+static inline int64_t asc_ns_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? (a < 0 ? INT64_MIN : INT64_MAX) : r;
+}
+
 struct asc_capture_reader;
 
 /* Backward nodes (SEQNR records): the evaluate_function range is renamed PREFIX + node name. */

@@ -89,7 +89,7 @@ static int modrm_len(const uint8_t *p, size_t avail, uint8_t rex, struct asc_ins
 
 static int64_t read_imm(const uint8_t *p, int size)
 {
-	int64_t v = 0;
+	uint64_t v = 0;	/* unsigned: an 8-byte immediate shifts into the sign bit */
 	int i;
 
 	for (i = size - 1; i >= 0; i--)

@@ -28,6 +28,7 @@
 #include <zstd.h>
 #include "ascbpf_events.h"
 #include "capture/capture.h"
+#include "lib/safeio.h"
 #include "lib/log.h"
 
 #define FILE_HDR_LEN	32
@@ -142,11 +143,17 @@ struct asc_capture_writer *asc_capture_create(const char *path, int force)
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
 	pthread_mutex_init(&w->lock, NULL);
 
-	w->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	/*
+	 * Never through a link (lib/safeio.h).  --force unlinks an existing
+	 * name and creates it anew rather than writing a temporary name: the
+	 * capture grows while the job runs and has its final name from the first
+	 * frame, so a trace that is killed leaves it where it is announced.
+	 */
+	w->fd = asc_file_create_path(path, force);
 	if (w->fd < 0) {
-		err = -errno;
-		asc_err("capture: cannot create %s: %s%s\n", path, strerror(errno),
-			errno == EEXIST ? " (use --force to overwrite)" : "");
+		err = w->fd;
+		asc_err("capture: cannot create %s: %s%s%s\n", path, strerror(-err),
+			err == -EEXIST ? " (use --force to overwrite)" : "", asc_safeio_hint(err));
 		goto fail_nofd;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -427,6 +434,7 @@ static int load_frame(struct asc_capture_reader *r)
 	uint32_t raw_len, comp_len, nr, seq, count;
 	unsigned long long fcs;
 	size_t off, dlen;
+	struct stat st;
 	ssize_t n;
 
 	n = pread_all(r->fd, fh, sizeof(fh), r->pos);
@@ -458,7 +466,17 @@ static int load_frame(struct asc_capture_reader *r)
 			     r->seq, raw_len, comp_len);
 		return 0;
 	}
-	if (grow(&r->comp, &r->comp_cap, comp_len) || grow(&r->raw, &r->raw_cap, raw_len))
+	/* buffers sized by what the file holds, never by the header alone */
+	if (!fstat(r->fd, &st) && (uint64_t)st.st_size < r->pos + FRAME_HDR_LEN + comp_len) {
+		uint64_t start = r->pos + FRAME_HDR_LEN;
+
+		mark_damaged(r, "frame %u: truncated (%llu of %u compressed bytes present)",
+			     r->seq, (unsigned long long)((uint64_t)st.st_size > start ?
+							  (uint64_t)st.st_size - start : 0),
+			     comp_len);
+		return 0;
+	}
+	if (grow(&r->comp, &r->comp_cap, comp_len))
 		return -ENOMEM;
 	n = pread_all(r->fd, r->comp, comp_len, r->pos + FRAME_HDR_LEN);
 	if (n < 0)
@@ -474,6 +492,8 @@ static int load_frame(struct asc_capture_reader *r)
 			     r->seq, raw_len);
 		return 0;
 	}
+	if (grow(&r->raw, &r->raw_cap, raw_len))	/* after zstd confirmed the size */
+		return -ENOMEM;
 	dlen = ZSTD_decompressDCtx(r->dctx, r->raw, raw_len, r->comp, comp_len);
 	if (ZSTD_isError(dlen) || dlen != raw_len) {
 		mark_damaged(r, "frame %u: decompression failed (%s)", r->seq,

@@ -456,7 +456,7 @@ int cmd_dump(int argc, char **argv)
 	struct asc_out out;
 	const void *rec;
 	size_t size;
-	int c, ret, bad = 0, err = 0;
+	int c, ret = 0, bad = 0, err = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
@@ -485,15 +485,20 @@ int cmd_dump(int argc, char **argv)
 		return -ENOMEM;
 	}
 	d.o = &out;
-	while ((ret = asc_capture_next(r, &rec, &size)) == 1)
+	/* a failed write (a full disk, /dev/full, a closed pipe) ends the dump */
+	while (!out.err && (ret = asc_capture_next(r, &rec, &size)) == 1)
 		if (dump_record(&d, rec, size))
 			bad++;
 	if (ret < 0) {
 		asc_err("dump: reading %s: %s\n", argv[optind], strerror(-ret));
 		err = ret;
 	}
-	if (asc_out_close(&out) && !err)
-		err = -EIO;
+	ret = asc_out_close(&out);
+	if (ret) {
+		asc_err("dump: writing standard output: %s\n", strerror(-ret));
+		asc_capture_free(r);
+		return err ? err : -EIO;
+	}
 	asc_capture_info(r, &info);
 	if (info.damaged) {
 		asc_err("dump: %s is damaged: %s; %llu records in %llu frames read, "

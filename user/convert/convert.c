@@ -19,7 +19,6 @@
  * This file holds the command and the run directories; conv.h lists the
  * files that write the outputs.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -42,6 +41,7 @@
 #include "lib/csv_writer.h"
 #include "lib/json_writer.h"
 #include "lib/log.h"
+#include "lib/safeio.h"
 #include "schedule.h"
 
 /* ---- small helpers ---- */
@@ -145,53 +145,6 @@ int conv_close_out(struct conv *v, struct asc_out *o, const char *name)
 
 /* ---- directories ---- */
 
-static int rm_tree(const char *path)
-{
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-	char sub[PATH_MAX];
-	int err = 0;
-
-	if (lstat(path, &st))
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path) ? -errno : 0;
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-		if (!err)
-			err = rm_tree(sub);
-	}
-	closedir(d);
-	if (!err && rmdir(path))
-		err = -errno;
-	return err;
-}
-
-static int mkdir_p(const char *path)
-{
-	char tmp[PATH_MAX];
-	char *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int copy_file(const char *src, const char *dst)
 {
 	char buf[1 << 16];
@@ -201,11 +154,10 @@ static int copy_file(const char *src, const char *dst)
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	out = asc_file_create_path(dst, 1);	/* never through a link (lib/safeio.h) */
 	if (out < 0) {
-		err = -errno;
 		close(in);
-		return err;
+		return out;
 	}
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, n) != n) {
@@ -248,32 +200,68 @@ static void run_name(struct conv *v, int64_t wall_ns, char *buf, size_t len)
 		 (int)((wall_ns / 1000000) % 1000));
 }
 
+/*
+ * DIR/NAME and its ASCEND_PROFILER_OUTPUT, made without following a link
+ * (lib/safeio.h): NAME is predictable, and another user may have planted a
+ * link there.  An existing NAME is kept (exit 2) unless --force: then a link
+ * or file there is removed (never its target), and in a directory the two
+ * subdirectories ascbpf writes are removed and made anew.
+ */
+static int make_run_dir(struct conv *v, const char *name)
+{
+	const char *out = v->opts->out_dir;
+	int outfd, runfd, fd, err = 0;
+	struct stat st;
+
+	outfd = asc_dir_open(out, 1, NULL);
+	if (outfd < 0) {
+		asc_err("convert: cannot create %s: %s%s\n", out, strerror(-outfd),
+			asc_safeio_hint(outfd));
+		return outfd;
+	}
+	if (!fstatat(outfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (!v->opts->force) {
+			asc_err("convert: %s exists; use --force to overwrite it\n", v->dir);
+			close(outfd);
+			return -EEXIST;
+		}
+		if (!S_ISDIR(st.st_mode))
+			err = asc_rm_tree_at(outfd, name);
+	}
+	runfd = err ? err : asc_subdir_open(outfd, name, NULL);
+	close(outfd);
+	if (runfd < 0) {
+		asc_err("convert: cannot create %s: %s%s\n", v->dir, strerror(-runfd),
+			asc_safeio_hint(runfd));
+		return runfd;
+	}
+	err = asc_rm_tree_at(runfd, "ASCEND_PROFILER_OUTPUT");
+	if (!err)
+		err = asc_rm_tree_at(runfd, "ascbpf");
+	fd = err ? err : asc_subdir_open(runfd, "ASCEND_PROFILER_OUTPUT", NULL);
+	close(runfd);
+	if (fd < 0) {
+		asc_err("convert: cannot create %s: %s%s\n", v->out, strerror(-fd),
+			asc_safeio_hint(fd));
+		return fd;
+	}
+	close(fd);
+	return 0;
+}
+
 static int convert_cycle(struct conv *v, const char *capture)
 {
 	const struct asc_corr *c = v->c;
 	int64_t start = v->cycle >= 0 ? c->cycles[v->cycle].start_ns : c->info.start_wall_ns;
 	char name[400], sub[PATH_MAX + 32];
-	struct stat st;
 	int err;
 
 	run_name(v, start, name, sizeof(name));
 	snprintf(v->dir, sizeof(v->dir), "%s/%s", v->opts->out_dir, name);
-	if (!stat(v->dir, &st)) {
-		if (!v->opts->force) {
-			asc_err("convert: %s exists; use --force to overwrite it\n", v->dir);
-			return -EEXIST;
-		}
-		join(sub, sizeof(sub), v->dir, "ASCEND_PROFILER_OUTPUT");
-		rm_tree(sub);
-		join(sub, sizeof(sub), v->dir, "ascbpf");
-		rm_tree(sub);
-	}
 	join(v->out, sizeof(v->out), v->dir, "ASCEND_PROFILER_OUTPUT");
-	err = mkdir_p(v->out);
-	if (err) {
-		asc_err("convert: cannot create %s: %s\n", v->out, strerror(-err));
+	err = make_run_dir(v, name);
+	if (err)
 		return err;
-	}
 	conv_profiler_info(v);
 	if (v->export_type & ASC_EXPORT_TEXT) {
 		conv_profiler_metadata(v);
@@ -299,10 +287,13 @@ static int convert_cycle(struct conv *v, const char *capture)
 	}
 	/* the capture itself, for `ascbpf report DIR` (a hard link when on one file system) */
 	join(sub, sizeof(sub), v->dir, "ascbpf");
-	if (mkdir(sub, 0755) && errno != EEXIST) {
-		asc_err("convert: cannot create %s: %s\n", sub, strerror(errno));
-		return -errno;
+	err = asc_dir_open(sub, 1, NULL);
+	if (err < 0) {
+		asc_err("convert: cannot create %s: %s%s\n", sub, strerror(-err),
+			asc_safeio_hint(err));
+		return err;
 	}
+	close(err);
 	join(sub, sizeof(sub), v->dir, "ascbpf/capture.ascb");
 	if (link(capture, sub)) {
 		err = copy_file(capture, sub);
@@ -323,26 +314,30 @@ static int convert_cycle(struct conv *v, const char *capture)
  */
 static int gzip_file(const char *tmp, const char *path, int force)
 {
-	char buf[1 << 16];
+	char buf[1 << 16], name[NAME_MAX + 1], tname[NAME_MAX + 1];
 	ssize_t n;
 	gzFile gz;
-	int in, out, err = 0;
+	int in, out, dirfd, err = 0;
 
 	in = open(tmp, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	out = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	/* never through a link: a new name O_EXCL, a replacement through a temporary name */
+	dirfd = asc_parent_open(path, name, sizeof(name));
+	out = dirfd < 0 ? dirfd : force ? asc_tmp_create(dirfd, name, tname, sizeof(tname)) :
+					  asc_file_create(dirfd, name, 0);
 	if (out < 0) {
-		err = -errno;
-		asc_err("cannot create %s: %s\n", path, strerror(-err));
+		asc_err("cannot create %s: %s%s\n", path, strerror(-out), asc_safeio_hint(out));
+		if (dirfd >= 0)
+			close(dirfd);
 		close(in);
-		return err;
+		return out;
 	}
 	gz = gzdopen(out, "wb");
 	if (!gz) {
 		close(out);
-		close(in);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (gzwrite(gz, buf, (unsigned int)n) != (int)n) {
@@ -353,6 +348,12 @@ static int gzip_file(const char *tmp, const char *path, int force)
 		err = -errno;
 	if (gzclose(gz) != Z_OK && !err)
 		err = -EIO;
+out:
+	if (force && !err)
+		err = asc_tmp_commit(dirfd, tname, name);
+	else if (force)
+		unlinkat(dirfd, tname, 0);
+	close(dirfd);
 	close(in);
 	if (err)
 		asc_err("convert: writing %s: %s\n", path, strerror(-err));
@@ -565,6 +566,14 @@ int cmd_convert(int argc, char **argv)
 	asc_capture_free(r);
 	if (!c)
 		return -errno;
+	if (!c->info.pid && c->info.damaged) {
+		/* the damage hid the process record: say what happened, as dump and report do */
+		asc_err("convert: %s is damaged (%s; %llu bytes not read): nothing to convert "
+			"before the damage\n", argv[optind], c->info.damage,
+			(unsigned long long)c->info.bytes_unread);
+		asc_corr_free(c);
+		return -EIO;
+	}
 	if (!c->info.pid) {
 		asc_err("convert: %s has no process record (not written by ascbpf trace?)\n",
 			argv[optind]);

@@ -128,7 +128,7 @@ void conv_kernel_details(struct conv *v)
 			asc_csv_cstr(&csv, "N/A");	/* OP State: dynamic/static unknown */
 		asc_csv_cstr(&csv, asc_corr_task_type_name(k->task_type));
 		asc_csv_ts(&csv, k->start_ns);
-		conv_csv_3ns(&csv, k->end_ns - k->start_ns);
+		conv_csv_3ns(&csv, asc_ns_sub(k->end_ns, k->start_ns));
 		conv_csv_3ns(&csv, wait);
 		asc_csv_printf(&csv, "%u", k->block_dim);
 		if (v->level > 0) {
@@ -166,7 +166,9 @@ void conv_operator_details(struct conv *v)
 	}
 	for (i = 0; i < c->nr_ops; i++)
 		if (c->ops[i].parent >= 0)
-			child[c->ops[i].parent] += c->ops[i].end_ns - c->ops[i].start_ns;
+			child[c->ops[i].parent] = asc_ns_add(child[c->ops[i].parent],
+							     asc_ns_sub(c->ops[i].end_ns,
+									c->ops[i].start_ns));
 	if (conv_open_out(v, &o, v->out, "operator_details.csv")) {
 		free(child);
 		v->err = -EIO;
@@ -176,14 +178,14 @@ void conv_operator_details(struct conv *v)
 	asc_csv_header(&csv, od_header);
 	for (i = 0; i < c->nr_ops; i++) {
 		const struct asc_corr_op *op = &c->ops[i];
-		int64_t dur = op->end_ns - op->start_ns;
+		int64_t dur = asc_ns_sub(op->end_ns, op->start_ns);
 
 		if ((op->flags & ASC_CORR_O_STEP) || !conv_in_cycle(v, op->step))
 			continue;
 		asc_csv_cstr(&csv, asc_corr_str(c, op->name));
 		asc_csv_cstr(&csv, asc_corr_str(c, op->input_dims));	/* empty without shapes */
 		asc_csv_cstr(&csv, asc_corr_str(c, op->stack));
-		asc_csv_us_float(&csv, dur - child[i]);
+		asc_csv_us_float(&csv, asc_ns_sub(dur, child[i]));
 		asc_csv_us_float(&csv, dur);
 #define DEV(x) do { if (x) asc_csv_us_float(&csv, (x)); \
 		    else asc_csv_cstr(&csv, "0"); } while (0)
@@ -601,8 +603,8 @@ void conv_op_statistic(struct conv *v)
 			v->err = -ENOMEM;
 			goto out;
 		}
-		agg_add(g, (double)(k->end_ns - k->start_ns) / 1000.0);
-		sum += (double)(k->end_ns - k->start_ns) / 1000.0;
+		agg_add(g, (double)asc_ns_sub(k->end_ns, k->start_ns) / 1000.0);
+		sum += (double)asc_ns_sub(k->end_ns, k->start_ns) / 1000.0;
 	}
 	a = t.a;
 	n = t.n;
@@ -652,7 +654,7 @@ void conv_api_statistic(struct conv *v)
 			v->err = -ENOMEM;
 			goto out;
 		}
-		agg_add(g, (double)(k->end_ns - k->start_ns) / 1000.0);
+		agg_add(g, (double)asc_ns_sub(k->end_ns, k->start_ns) / 1000.0);
 	}
 	a = t.a;
 	n = t.n;

@@ -157,7 +157,7 @@ static void node_launch(struct trace *t, const struct asc_corr *c, const struct 
 	asc_out_printf(t->o, "\"name\": \"Node@launch\", \"pid\": %u, \"tid\": %u, ", cann, a->tid);
 	put_ts(t->o, "ts", a->start_ns);
 	asc_out_puts(t->o, ", ");
-	put_dur(t->o, a->end_ns - a->start_ns);
+	put_dur(t->o, asc_ns_sub(a->end_ns, a->start_ns));
 	asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"launch\", "
 		       "\"level\": \"node\", \"id\": \"0\", \"item_id\": ", a->tid);
 	asc_json_cstr(t->o, asc_corr_str(c, k->name));
@@ -244,7 +244,7 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 		asc_out_write(t->o, ", ", 2);
 		put_ts(t->o, "ts", o->start_ns);
 		asc_out_write(t->o, ", ", 2);
-		put_dur(t->o, o->end_ns - o->start_ns);
+		put_dur(t->o, asc_ns_sub(o->end_ns, o->start_ns));
 		asc_out_puts(t->o, ", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": ");
 		asc_out_s64(t->o, o->seq);
 		asc_out_puts(t->o, ", \"Fwd thread id\": ");
@@ -287,7 +287,7 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 			asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", pid, tid);
 			put_ts(t->o, "ts", s);
 			asc_out_puts(t->o, ", ");
-			put_dur(t->o, e - s);
+			put_dur(t->o, asc_ns_sub(e, s));
 			asc_out_printf(t->o, ", \"cat\": \"%s\", "
 				       "\"args\": {\"correlation_id\": %llu}}",
 				       side ? "dequeue" : "enqueue",
@@ -446,7 +446,7 @@ static void cann_call(struct trace *t, const struct asc_corr *c, size_t i, uint3
 	asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", cann, k->tid);
 	put_ts(t->o, "ts", k->start_ns);
 	asc_out_puts(t->o, ", ");
-	put_dur(t->o, k->end_ns - k->start_ns);
+	put_dur(t->o, asc_ns_sub(k->end_ns, k->start_ns));
 	asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"%s\", "
 		       "\"level\": \"%s\", \"id\": ", k->tid, call_mode(nm),
 		       k->level == ASC_CORR_LEVEL_RUNTIME ? "runtime" : "acl");
@@ -507,7 +507,7 @@ static void hw_kernel(struct trace *t, const struct asc_corr *c, const struct as
 	asc_out_write(t->o, ", ", 2);
 	put_ts(t->o, "ts", k->start_ns);
 	asc_out_write(t->o, ", ", 2);
-	put_dur(t->o, k->end_ns - k->start_ns);
+	put_dur(t->o, asc_ns_sub(k->end_ns, k->start_ns));
 	asc_out_puts(t->o, ", \"args\": {\"Model Id\": 4294967295, \"Task Type\": \"");
 	asc_out_puts(t->o, asc_corr_task_type_name(k->task_type));
 	put_u(t->o, "\", \"Physic Stream Id\": ", k->stream);

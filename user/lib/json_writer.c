@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,10 +14,12 @@
 #include <unistd.h>
 #include "lib/json_writer.h"
 #include "lib/log.h"
+#include "lib/safeio.h"
 
 static int out_init(struct asc_out *o, int fd, int own)
 {
 	memset(o, 0, sizeof(*o));
+	o->dirfd = -1;
 	o->buf = malloc(ASC_OUT_BUF);
 	if (!o->buf) {
 		o->fd = -1;
@@ -27,23 +30,53 @@ static int out_init(struct asc_out *o, int fd, int own)
 	return 0;
 }
 
+/*
+ * New files are created O_EXCL|O_NOFOLLOW in their directory; with force the
+ * stream writes a temporary name beside path that asc_out_close() renames over
+ * it (lib/safeio.h): an existing file or link at path is replaced, never
+ * written through.
+ */
 int asc_out_open(struct asc_out *o, const char *path, int force)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+	int dirfd, fd;
 
+	memset(o, 0, sizeof(*o));
+	o->fd = o->dirfd = -1;
+	dirfd = asc_parent_open(path, name, sizeof(name));
+	fd = dirfd;
+	if (dirfd >= 0)
+		fd = force ? asc_tmp_create(dirfd, name, tmp, sizeof(tmp)) :
+			     asc_file_create(dirfd, name, 0);
 	if (fd < 0) {
-		int err = -errno;
-
-		memset(o, 0, sizeof(*o));
-		o->fd = -1;
-		asc_err("cannot create %s: %s\n", path, strerror(-err));
-		return o->err = err;
+		asc_err("cannot create %s: %s%s\n", path, strerror(-fd), asc_safeio_hint(fd));
+		if (dirfd >= 0)
+			close(dirfd);
+		return o->err = fd;
 	}
-	if (out_init(o, fd, 1)) {
-		close(fd);
-		return -ENOMEM;
+	if (out_init(o, fd, 1))
+		goto fail;
+	if (force) {
+		o->dirfd = dirfd;
+		o->tmp = strdup(tmp);
+		o->name = strdup(name);
+		if (!o->tmp || !o->name)
+			goto fail;
+	} else {
+		close(dirfd);
 	}
 	return 0;
+fail:
+	if (force)
+		unlinkat(dirfd, tmp, 0);
+	free(o->buf);
+	free(o->tmp);
+	free(o->name);
+	close(fd);
+	close(dirfd);
+	memset(o, 0, sizeof(*o));
+	o->fd = o->dirfd = -1;
+	return o->err = -ENOMEM;
 }
 
 int asc_out_fdopen(struct asc_out *o, int fd)
@@ -80,9 +113,19 @@ int asc_out_close(struct asc_out *o)
 	err = o->err;
 	if (o->own_fd && o->fd >= 0 && close(o->fd) && !err)
 		err = -errno;
+	if (o->tmp) {	/* force: the temporary file replaces the name, complete or not at all */
+		if (!err)
+			err = asc_tmp_commit(o->dirfd, o->tmp, o->name);
+		else
+			unlinkat(o->dirfd, o->tmp, 0);
+		close(o->dirfd);
+	}
+	free(o->tmp);
+	free(o->name);
 	free(o->buf);
 	o->buf = NULL;
-	o->fd = -1;
+	o->tmp = o->name = NULL;
+	o->fd = o->dirfd = -1;
 	return err;
 }
 

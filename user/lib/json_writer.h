@@ -28,9 +28,16 @@ struct asc_out {
 	size_t len;
 	uint64_t bytes;		/* bytes written through this stream */
 	char *buf;
+	int dirfd;		/* force: the directory of name, tmp renamed over name at close */
+	char *tmp, *name;
 };
 
-/* Creates PATH (O_EXCL unless force) and attaches a stream; 0 or -errno. */
+/*
+ * Creates PATH and attaches a stream; 0 or -errno.  Never writes through a
+ * link (lib/safeio.h): a new file is created O_EXCL|O_NOFOLLOW; with force,
+ * a temporary file beside PATH replaces PATH at asc_out_close() if every
+ * write succeeded (an existing file stays whole until then).
+ */
 int asc_out_open(struct asc_out *o, const char *path, int force);
 /* Attaches a stream to an open fd (not closed by asc_out_close()). */
 int asc_out_fdopen(struct asc_out *o, int fd);

@@ -16,6 +16,7 @@
 #include "ascend/hal.h"
 #include "ascend/stars.h"
 #include "trace/devtime.h"
+#include "trace/privs.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/procmaps.h"
@@ -350,6 +351,9 @@ static void *reader(void *arg)
 	struct asc_devtime *dt = arg;
 	int n;
 
+	/* started before trace dropped its capabilities: drop them here too (per thread) */
+	if (asc_privs_drop())
+		asc_warn("devtime: cannot drop capabilities in the reader thread\n");
 	while (!dt->stop) {
 		n = drain_once(dt);
 		if (n < 0) {

@@ -296,6 +296,11 @@ static int parse_opt(int c, char **argv, struct asc_trace_opts *o)
 		o->force = 1;
 		break;
 	case OPT_WORKER:
+		/* the rule convert applies: the name becomes part of a directory name */
+		if (!*optarg || strlen(optarg) >= 226 || strchr(optarg, '/')) {
+			asc_err("trace: --worker-name must be 1..225 characters without '/'\n");
+			return -EINVAL;
+		}
 		o->worker_name = optarg;
 		break;
 	case OPT_EXPORT_TYPE:

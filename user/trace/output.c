@@ -12,6 +12,7 @@
 #include "convert/convert.h"
 #include "analysis/correlate.h"
 #include "lib/log.h"
+#include "lib/safeio.h"
 #include "trace/trace_priv.h"
 
 static int dir_is_empty(const char *path)
@@ -31,35 +32,24 @@ static int dir_is_empty(const char *path)
 	return empty;
 }
 
-static int mkdir_p(const char *path)
-{
-	char buf[PATH_MAX], *p;
-
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(buf, 0755) && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 int prepare_outdir(struct trace *t)
 {
-	struct stat st;
-	int err;
+	int err, fd;
 
 	snprintf(t->outdir, sizeof(t->outdir), "%s", t->o.outdir);
-	if (stat(t->outdir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode)) {
-			asc_err("trace: output %s is not a directory\n", t->outdir);
-			return -ENOTDIR;
-		}
+	/* opened as lib/safeio.h walks a path: a link another user planted is refused */
+	fd = asc_dir_open(t->outdir, 0, NULL);
+	if (fd == -ENOTDIR) {
+		asc_err("trace: output %s is not a directory\n", t->outdir);
+		return -ENOTDIR;
+	}
+	if (fd == -ELOOP) {
+		asc_err("trace: output %s is a symbolic link another user owns: not followed\n",
+			t->outdir);
+		return -EPERM;
+	}
+	if (fd >= 0) {
+		close(fd);
 		if (access(t->outdir, W_OK | X_OK)) {
 			asc_err("trace: output directory %s is not writable\n", t->outdir);
 			return -EACCES;
@@ -77,13 +67,14 @@ int prepare_outdir(struct trace *t)
 		}
 		return 0;
 	}
-	err = mkdir_p(t->outdir);
-	if (err) {
-		asc_err("trace: cannot create output directory %s: %s\n", t->outdir,
-			strerror(-err));
-		return err == -EROFS ? -EACCES : err;
+	fd = asc_dir_open(t->outdir, 1, &t->created_outdir);
+	if (fd < 0) {
+		err = fd;
+		asc_err("trace: cannot create output directory %s: %s%s\n", t->outdir,
+			strerror(-err), asc_safeio_hint(err));
+		return err == -EROFS ? -EACCES : err == -ELOOP ? -EPERM : err;
 	}
-	t->created_outdir = 1;
+	close(fd);
 	return 0;
 }
 

@@ -35,6 +35,7 @@
 #include "discovery/pytorch.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
+#include "trace/privs.h"
 #include "trace/trace_priv.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -523,6 +524,12 @@ int cmd_trace(int argc, char **argv)
 	err = find_targets(t);
 	if (!err)
 		err = start_tracing(t);
+	/* loaded, attached, output open: keep only what the run needs (trace/privs.h) */
+	if (!err) {
+		err = asc_privs_drop();
+		if (err)
+			asc_err("trace: cannot drop capabilities: %s\n", strerror(-err));
+	}
 	if (!err)
 		err = open_gates(t);
 	if (err)
