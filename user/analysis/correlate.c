@@ -2125,11 +2125,20 @@ static int cmp_step(const void *x, const void *y)
 	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
 }
 
+/*
+ * name is usually a string of p->strs itself, whose arena strtab_add() may
+ * move: intern a copy (issue 19 item 1).
+ */
 static uint32_t type_from_name(struct priv *p, const char *name)
 {
-	if (!strncmp(name, "aclnn", 5) && name[5])
-		return strtab_cstr(&p->strs, name + 5);
-	return strtab_cstr(&p->strs, name);
+	char *copy = strdup(!strncmp(name, "aclnn", 5) && name[5] ? name + 5 : name);
+	uint32_t id;
+
+	if (!copy)
+		return 0;
+	id = strtab_cstr(&p->strs, copy);
+	free(copy);
+	return id;
 }
 
 /*
