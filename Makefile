@@ -4,7 +4,9 @@
 #
 #   make            build ascbpf, the BPF objects, npu_model and the tests
 #   make demo       install deps, trace npu_train, write ./result/*_ascend_pt
-#   make check      install deps, build, run unit + integration tests
+#   make check      install deps, build, run unit + integration tests + short fuzzing
+#   make fuzz       the libFuzzer harnesses, FUZZ_SECONDS (300) each (tests/fuzz/)
+#   make soak       trace under load for SOAK_SECONDS (3600): RSS curve, counts (tools/soak.sh)
 #   make bench      run the benchmarks and rewrite BENCHMARKS.md
 #   make install PREFIX=/usr/local      (ascbpf + man page)
 #   make install-model PREFIX=...       (the npu_model simulator)
@@ -53,7 +55,7 @@ include bpf/build.mk
 include user/build.mk
 include tests/build.mk
 
-.PHONY: all deps check unit integration demo bench install install-model clean
+.PHONY: all deps check unit integration fuzz soak demo bench install install-model clean
 
 all: $(ALL_TARGETS)
 
@@ -66,8 +68,17 @@ deps:
 
 # `make check` = deps, then a fresh make (pkg-config needs the packages), then tests.
 check: deps
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),30) tests/run.sh
+
+FUZZ_SECONDS	?=
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),300) tests/run.sh --fuzz
+
+soak: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)OUTPUT=$(abspath $(OUTPUT)) tests/run.sh
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) tools/soak.sh
 
 unit: all
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) tests/run.sh --unit

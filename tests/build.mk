@@ -28,3 +28,4 @@ ALL_TARGETS	+= $(UNIT_TESTS)
 include tests/lib/build.mk
 include tests/pytorch/build.mk
 include tests/probes/build.mk
+include tests/fuzz/build.mk

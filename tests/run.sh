@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# tests/run.sh [--unit|--integration] [NAME-FILTER]
+# tests/run.sh [--unit|--integration|--fuzz] [NAME-FILTER]
 #
-# Runs the cmocka unit binaries ($OUTPUT/tests/test_*) and the integration
-# tests (tests/integration/test_*.sh and test_*.py), then prints one closing
+# Runs the cmocka unit binaries ($OUTPUT/tests/test_*), the integration
+# tests (tests/integration/test_*.sh and test_*.py) and the fuzz stage (per
+# libFuzzer harness $OUTPUT/fuzz/bin/fuzz_*: the replay of seeds and findings,
+# then FUZZ_SECONDS (30) of fuzzing, each counted as one test, see
+# tests/fuzz/fuzz.sh), then prints one closing
 # line "N passed, N failed, N skipped".  An integration test exits 0 (pass),
 # 77 (skip: it must print the reason) or anything else (fail).  A skip fails
 # the run unless ASCBPF_ALLOW_SKIP=1: on our machines and in CI nothing may be
@@ -29,6 +32,7 @@ for a in "$@"; do
 	case "$a" in
 	--unit) mode=unit ;;
 	--integration) mode=integration ;;
+	--fuzz) mode=fuzz ;;
 	*) filter=$a ;;
 	esac
 done
@@ -84,20 +88,50 @@ run_integration() {
 	esac
 }
 
-if [ "$mode" != integration ]; then
+# the fuzz stages of tests/fuzz/fuzz.sh, counted as integration tests are
+run_fuzz() {
+	local h=$1 stage=$2 name out rc
+	name=$h.$stage
+	out=$logdir/$name.log
+	echo "=== $name"
+	timeout $((${FUZZ_SECONDS:-30} + timeout_s)) bash "$top/tests/fuzz/fuzz.sh" "$stage" "$h" >"$out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		passed=$((passed + 1)); tail -n 2 "$out"; echo "PASS: $name"
+	else
+		failed=$((failed + 1)); failed_names+=("$name"); tail -n 40 "$out"; echo "FAIL: $name (status $rc, log $out)"
+	fi
+}
+
+if [ "$mode" = all ] || [ "$mode" = unit ]; then
 	for bin in "$OUTPUT"/tests/test_*; do
 		[ -x "$bin" ] || continue
 		case "$(basename "$bin")" in *"$filter"*) ;; *) continue ;; esac
 		run_unit "$bin"
 	done
 fi
-if [ "$mode" != unit ]; then
+if [ "$mode" = all ] || [ "$mode" = integration ]; then
 	idir=${ASCBPF_INTEGRATION_DIR:-$top/tests/integration}
 	for t in "$idir"/test_*.sh "$idir"/test_*.py; do
 		[ -f "$t" ] || continue
 		case "$(basename "$t")" in *"$filter"*) ;; *) continue ;; esac
 		run_integration "$t"
 	done
+fi
+
+if [ "$mode" = all ] || [ "$mode" = fuzz ]; then
+	nfuzz=0
+	for bin in "$OUTPUT"/fuzz/bin/fuzz_*; do
+		[ -x "$bin" ] || continue
+		case "$(basename "$bin")" in *"$filter"*) ;; *) continue ;; esac
+		nfuzz=$((nfuzz + 1))
+		for stage in replay fuzz; do
+			run_fuzz "$(basename "$bin")" "$stage"
+		done
+	done
+	if [ "$nfuzz" -eq 0 ] && [ -z "$filter" ]; then
+		failed=$((failed + 1)); failed_names+=("fuzz stage: no harness in $OUTPUT/fuzz/bin (make fuzz-build)")
+	fi
 fi
 
 echo

@@ -16,9 +16,12 @@ PACKAGES=(
 	libcmocka-dev libfuse3-dev fuse3
 	python3 python3-torch bpftrace strace
 	binutils man-db time
+	libclang-rt-14-dev
 )
 # binutils: nm/readelf/c++filt, the tests' independent ELF oracle (gcc pulls it in today);
 # man-db: test_docs renders the man page; time: /usr/bin/time, the benchmarks' peak RSS.
+# libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (tests/fuzz/, -fsanitize=fuzzer;
+# clang-14 only recommends it).
 # util-linux (unshare, setpriv: error and container tests) is Essential, always there.
 
 missing=()
