@@ -36,9 +36,10 @@ $(FUZZ_OUT)/bin/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OUT)/libascbpf-fuzz.a | $(FUZ
 		$(FUZZ_OUT)/libascbpf-fuzz.a $(USER_LDLIBS) -o $@
 
 # Seed inputs: mkseed (an ordinary build) and a tiny shared object.
-$(FUZZ_OUT)/mkseed: tests/fuzz/mkseed.c $(OUTPUT)/libascbpf.a | $(FUZZ_OUT)/bin
+$(FUZZ_OUT)/mkseed: tests/fuzz/mkseed.c tests/fuzz/fuzz_common.c $(OUTPUT)/libascbpf.a | $(FUZZ_OUT)/bin
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) $< $(OUTPUT)/libascbpf.a $(USER_LDLIBS) -o $@
+	$(Q)$(CC) $(TEST_CFLAGS) -Itests/fuzz $< tests/fuzz/fuzz_common.c $(OUTPUT)/libascbpf.a \
+		$(USER_LDLIBS) -o $@
 
 $(FUZZ_OUT)/seed_elf.so: tests/fuzz/seed_elf.c | $(FUZZ_OUT)/bin
 	$(call msg,CC,$@)

@@ -96,6 +96,13 @@ const char *fz_write_file(const char *name, const void *data, size_t size)
 const char *fz_write_capture(const char *name, const uint8_t *data, size_t size)
 {
 	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", fz_dir(), name);
+	return fz_write_capture_at(path, data, size);
+}
+
+const char *fz_write_capture_at(const char *path, const uint8_t *data, size_t size)
+{
 	struct asc_capture_writer *w;
 	uint8_t *copy;
 	size_t off = 0, n;
@@ -106,7 +113,6 @@ const char *fz_write_capture(const char *name, const uint8_t *data, size_t size)
 	if (!copy)
 		abort();
 	memcpy(copy, data, size);
-	snprintf(path, sizeof(path), "%s/%s", fz_dir(), name);
 	unlink(path);
 	w = asc_capture_create(path, 0);
 	if (!w) {

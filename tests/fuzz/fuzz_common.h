@@ -29,6 +29,8 @@ const char *fz_write_file(const char *name, const void *data, size_t size);
  * path, or NULL when the input holds no whole record header.
  */
 const char *fz_write_capture(const char *name, const uint8_t *data, size_t size);
+/* The same at PATH (mkseed wrap: the corpus as captures for the ordinary build). */
+const char *fz_write_capture_at(const char *path, const uint8_t *data, size_t size);
 
 /* Removes everything below fz_dir()/NAME (and NAME itself). */
 void fz_rm_tree(const char *name);

@@ -9,6 +9,9 @@
  *                                  symbols of ELF, one file each (fuzz_insn)
  *   mkseed ioctl DIR               one input per command the decoder knows:
  *                                  cmd, module, a patterned argument (fuzz_ioctl)
+ *   mkseed wrap RECORDS CAPTURE    the reverse of records: a record stream (a
+ *                                  fuzz_convert input) as the capture that
+ *                                  harness reads (tools/bench_fuzzmem.sh)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "analysis/ioctl_decode.h"
 #include "capture/capture.h"
 #include "discovery/elfsym.h"
+#include "fuzz_common.h"
 
 static int put_file(const char *path, const void *buf, size_t len)
 {
@@ -123,14 +127,32 @@ static int seed_ioctl(const char *dir)
 	return 0;
 }
 
+static int seed_wrap(const char *in, const char *out)
+{
+	static uint8_t buf[1 << 22];
+	FILE *f = fopen(in, "rb");
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "mkseed: cannot read %s: %s\n", in, strerror(errno));
+		return 1;
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	return fz_write_capture_at(out, buf, n) ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "records"))
 		return seed_records(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "funcs"))
 		return seed_funcs(argv[2], argv[3], strtoul(argv[4], NULL, 0));
+	if (argc == 4 && !strcmp(argv[1], "wrap"))
+		return seed_wrap(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "ioctl"))
 		return seed_ioctl(argv[2]);
-	fprintf(stderr, "usage: mkseed records CAPTURE OUT | funcs ELF DIR MAX | ioctl DIR\n");
+	fprintf(stderr, "usage: mkseed records CAPTURE OUT | funcs ELF DIR MAX | ioctl DIR | "
+			"wrap RECORDS CAPTURE\n");
 	return 2;
 }
