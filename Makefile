@@ -69,7 +69,8 @@ deps:
 # `make check` = deps, then a fresh make (pkg-config needs the packages), then tests.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all fuzz-build
-	$(Q)OUTPUT=$(abspath $(OUTPUT)) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),30) tests/run.sh
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),30) ASCBPF_REQUIRE_FUZZ=1 \
+		tests/run.sh
 
 FUZZ_SECONDS	?=
 fuzz: deps

@@ -7,8 +7,8 @@
 # tests (tests/integration/test_*.sh and test_*.py) and the fuzz stage (per
 # libFuzzer harness $OUTPUT/fuzz/bin/fuzz_*: the replay of seeds and findings,
 # then FUZZ_SECONDS (30) of fuzzing, each counted as one test, see
-# tests/fuzz/fuzz.sh), then prints one closing
-# line "N passed, N failed, N skipped".  An integration test exits 0 (pass),
+# tests/fuzz/fuzz.sh; with --fuzz or ASCBPF_REQUIRE_FUZZ=1 no harness built is a
+# failure), then prints one closing line "N passed, N failed, N skipped".  An integration test exits 0 (pass),
 # 77 (skip: it must print the reason) or anything else (fail).  A skip fails
 # the run unless ASCBPF_ALLOW_SKIP=1: on our machines and in CI nothing may be
 # skipped.  Each test runs under a timeout ($ASCBPF_TEST_TIMEOUT s, 300).
@@ -26,6 +26,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
 export OUTPUT ASCBPF_TOP=$top
 timeout_s=${ASCBPF_TEST_TIMEOUT:-300}
+# make check sets it: no fuzz harness built is then a failure (not inherited by nested runs)
+require_fuzz=${ASCBPF_REQUIRE_FUZZ:-0}
+unset ASCBPF_REQUIRE_FUZZ
 mode=all
 filter=""
 for a in "$@"; do
@@ -129,7 +132,7 @@ if [ "$mode" = all ] || [ "$mode" = fuzz ]; then
 			run_fuzz "$(basename "$bin")" "$stage"
 		done
 	done
-	if [ "$nfuzz" -eq 0 ] && [ -z "$filter" ]; then
+	if [ "$nfuzz" -eq 0 ] && [ -z "$filter" ] && { [ "$mode" = fuzz ] || [ "$require_fuzz" = 1 ]; }; then
 		failed=$((failed + 1)); failed_names+=("fuzz stage: no harness in $OUTPUT/fuzz/bin (make fuzz-build)")
 	fi
 fi
