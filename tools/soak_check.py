@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """tools/soak_check.py DIR ASCBPF SECONDS JOBS FAILED_JOBS ASCBPF_STATUS: the checks and
-summary of tools/soak.sh.  Per capture (one per traced npu_train process): step records =
-the journal's step lines; captured tasks (SQE headers) + the records the capture says were
-dropped = the journal's task lines from the first step on (every step is recorded with the
-default SOAK_SCHEDULE); every *_ascend_pt of the process parses (json, csv).  Writes
+summary of tools/soak.sh.  Per capture (one per traced npu_train process): its step records
+are the journal's last steps (--comm attaches once the process runs: a launch-storm process
+often has its step 0 done by then); captured tasks (SQE headers kept) + the records the
+capture says were dropped = the journal's task lines from the first captured step on (every
+step is recorded with the default SOAK_SCHEDULE); every *_ascend_pt of the process parses (json, csv).  Writes
 DIR/summary.txt; exits 1 if any check failed."""
 import csv
 import glob
@@ -26,7 +27,7 @@ def capture_counts(cap):
     for line in p.stdout:
         head = line[:40]
         if '"type": "sqe"' in head:
-            tasks += json.loads(line)["sqe_num"]
+            tasks += json.loads(line)["nr_kept"]	# headers of this record (a batch spans several)
         elif '"type": "step"' in head:
             steps += 1
         elif '"type": "process"' in head:
@@ -38,20 +39,23 @@ def capture_counts(cap):
     return pid, steps, tasks, stats
 
 
-def journal_counts(pid):
-    """(steps, tasks from the first step on) of the process's journal, or None."""
+def journal_counts(pid, nsteps):
+    """(steps, tasks from the first of the last nsteps steps on) of the process's journal, or
+    None.  --comm adopts a process once it runs: steps before the probes were attached are in
+    the journal only, so the capture's steps are the journal's last ones."""
     path = os.path.join(d, "journal", "journal.%d.tsv" % pid)
     if not os.path.exists(path):
         return None
-    steps, t0, task_ts = 0, None, []
+    step_ts, task_ts = [], []
     for line in open(path):
         if line.startswith("step\t"):
-            steps += 1
-            if t0 is None:
-                t0 = int(line.split("\tt=", 1)[1].split("\t", 1)[0])
+            step_ts.append(int(line.split("\tt=", 1)[1].split("\t", 1)[0]))
         elif line.startswith("task\t"):
             task_ts.append(int(line.split("\tt=", 1)[1].split("\t", 1)[0]))
-    return steps, sum(1 for t in task_ts if t0 is not None and t >= t0)
+    if not nsteps or nsteps > len(step_ts):
+        return len(step_ts), None, 0
+    t0 = step_ts[len(step_ts) - nsteps]
+    return len(step_ts), sum(1 for t in task_ts if t >= t0), len(step_ts) - nsteps
 
 
 def parses(run):
@@ -71,19 +75,22 @@ def parses(run):
 
 caps = sorted(glob.glob(os.path.join(d, "trace", "*.cap")))
 runs = sorted(glob.glob(os.path.join(d, "trace", "*_ascend_pt")))
-tot = dict(caps=len(caps), steps=0, tasks=0, jtasks=0, drops=0, devtask_drops=0, files=0)
+tot = dict(caps=len(caps), steps=0, tasks=0, jtasks=0, drops=0, devtask_drops=0, files=0, early=0)
 for cap in caps:
     pid, steps, tasks, st = capture_counts(cap)
     if pid is None:
         problems.append("%s: no process record" % cap)
         continue
-    jc = journal_counts(pid)
+    jc = journal_counts(pid, steps)
     if jc is None:
         problems.append("%s: no journal for pid %d" % (cap, pid))
         continue
-    jsteps, jtasks = jc
-    if steps != jsteps:
-        problems.append("pid %d: %d step records, journal %d steps" % (pid, steps, jsteps))
+    jsteps, jtasks, early = jc
+    if jtasks is None:
+        if jsteps:
+            problems.append("pid %d: %d step records, journal %d steps" % (pid, steps, jsteps))
+        jtasks = 0
+    tot["early"] += early
     drops = st["drops"] if st else 0
     if not st:
         problems.append("pid %d: no stats record (trace did not end)" % pid)
@@ -113,8 +120,9 @@ lines = ["soak: %s s requested, %s jobs (launch-storm and multi-rank alternating
          % (secs, jobs, tot["caps"]),
          "cycles: %d *_ascend_pt directories, %d JSON/CSV files, all parsed" % (len(runs), tot["files"])
          if not any("parse" in p for p in problems) else "cycles: %d directories, parse errors" % len(runs),
-         "steps: %d step records; tasks: %d captured, %d ring drops, journal %d"
-         % (tot["steps"], tot["tasks"], tot["drops"], tot["jtasks"]),
+         "steps: %d step records (%d earlier steps ran before --comm had attached); tasks of "
+         "those steps: %d captured + %d ring drops, journal %d"
+         % (tot["steps"], tot["early"], tot["tasks"], tot["drops"], tot["jtasks"]),
          "device records dropped: %d" % tot["devtask_drops"]]
 if rss:
     ks = [k for _, k in rss]
