@@ -109,6 +109,13 @@ for cap in caps:
     tot["drops"] += drops
     tot["devtask_drops"] += st["devtask_drops"] if st else 0
 
+# every process that ran steps must have been traced (--comm: also forked ranks)
+traced = {os.path.basename(c)[len("ascbpf-"):-len(".cap")] for c in caps}
+for j in sorted(glob.glob(os.path.join(d, "journal", "journal.*.tsv"))):
+    jpid = os.path.basename(j)[len("journal."):-len(".tsv")]
+    if jpid not in traced and any(line.startswith("step\t") for line in open(j)):
+        problems.append("pid %s ran steps (journal) but was not traced" % jpid)
+
 rss = [(int(t), int(k)) for t, k in csv.reader(open(os.path.join(d, "rss.csv"))) if t != "t_s"]
 if arc != "0":
     problems.append("ascbpf trace exited %s" % arc)
