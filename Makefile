@@ -4,10 +4,13 @@
 #
 #   make            build ascbpf, the BPF objects, npu_model and the tests
 #   make demo       install deps, trace npu_train, write ./result/*_ascend_pt
-#   make check      install deps, build, lint, run unit + integration tests, then check-asan
+#   make check      install deps, build, lint, run unit + integration tests + short fuzzing,
+#                   then check-asan
 #   make check-asan unit tests + trace/convert/report under ASAN+UBSAN ($(OUTPUT)/asan)
 #   make lint       100 columns, clang-format on the files of tools/clang-format-files.txt
 #   make format [FILES=...]   clang-format in place (default: every C source)
+#   make fuzz       the libFuzzer harnesses, FUZZ_SECONDS (300) each (tests/fuzz/)
+#   make soak       trace under load for SOAK_SECONDS (3600): RSS curve, counts (tools/soak.sh)
 #   make bench      run the benchmarks and rewrite BENCHMARKS.md
 #   make install PREFIX=/usr/local      (ascbpf + man page)
 #   make install-model PREFIX=...       (the npu_model simulator)
@@ -56,7 +59,8 @@ include bpf/build.mk
 include user/build.mk
 include tests/build.mk
 
-.PHONY: all deps check check-asan lint format unit integration demo bench install install-model clean
+.PHONY: all deps check check-asan lint format unit integration fuzz soak demo bench install \
+	install-model clean
 
 all: $(ALL_TARGETS)
 
@@ -70,10 +74,20 @@ deps:
 # `make check` = deps, then a fresh make (pkg-config needs the packages), lint, then tests,
 # then the sanitizer stage.
 check: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)OUTPUT=$(abspath $(OUTPUT)) tests/run.sh
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),30) ASCBPF_REQUIRE_FUZZ=1 \
+		tests/run.sh
 	$(Q)$(MAKE) --no-print-directory check-asan
+
+FUZZ_SECONDS	?=
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),300) tests/run.sh --fuzz
+
+soak: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) tools/soak.sh
 
 # The sanitizer stage (issue 19): a second tree, $(ASAN_OUTPUT), with all user
 # space built with ASAN+UBSAN (no recovery: a report ends the process); its

@@ -42,3 +42,4 @@ ALL_TARGETS	+= $(UNIT_TESTS)
 include tests/lib/build.mk
 include tests/lib/probes/build.mk
 include tests/discovery/build.mk
+include tests/fuzz/build.mk

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# tests/run.sh [--unit|--integration] [NAME-FILTER]
+# tests/run.sh [--unit|--integration|--fuzz] [NAME-FILTER]
 #
 # Runs the cmocka unit binaries ($OUTPUT/tests/test_*, built from
-# tests/<room>/test_*.c) and the integration tests (tests/<room>/test_*.sh and
-# test_*.py, room by room), then prints one closing
-# line "N passed, N failed, N skipped".  An integration test exits 0 (pass),
+# tests/<room>/test_*.c), the integration tests (tests/<room>/test_*.sh and
+# test_*.py, room by room) and the fuzz stage (per libFuzzer harness
+# $OUTPUT/fuzz/bin/fuzz_*: the replay of seeds and findings, then FUZZ_SECONDS
+# (30) of fuzzing, each counted as one test, see tests/fuzz/fuzz.sh; with --fuzz
+# or ASCBPF_REQUIRE_FUZZ=1 no harness built is a failure), then prints one
+# closing line "N passed, N failed, N skipped".  An integration test exits 0 (pass),
 # 77 (skip: it must print the reason) or anything else (fail).  A skip fails
 # the run unless ASCBPF_ALLOW_SKIP=1: on our machines and in CI nothing may be
 # skipped.  Each test runs under a timeout ($ASCBPF_TEST_TIMEOUT s, 300).
@@ -26,12 +29,16 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
 export OUTPUT ASCBPF_TOP=$top
 timeout_s=${ASCBPF_TEST_TIMEOUT:-300}
+# make check sets it: no fuzz harness built is then a failure (not inherited by nested runs)
+require_fuzz=${ASCBPF_REQUIRE_FUZZ:-0}
+unset ASCBPF_REQUIRE_FUZZ
 mode=all
 filter=""
 for a in "$@"; do
 	case "$a" in
 	--unit) mode=unit ;;
 	--integration) mode=integration ;;
+	--fuzz) mode=fuzz ;;
 	*) filter=$a ;;
 	esac
 done
@@ -100,14 +107,29 @@ run_integration() {
 	esac
 }
 
-if [ "$mode" != integration ]; then
+# the fuzz stages of tests/fuzz/fuzz.sh, counted as integration tests are
+run_fuzz() {
+	local h=$1 stage=$2 name out rc
+	name=$h.$stage
+	out=$logdir/$name.log
+	echo "=== $name"
+	timeout $((${FUZZ_SECONDS:-30} + timeout_s)) bash "$top/tests/fuzz/fuzz.sh" "$stage" "$h" >"$out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		passed=$((passed + 1)); tail -n 2 "$out"; echo "PASS: $name"
+	else
+		failed=$((failed + 1)); failed_names+=("$name"); tail -n 40 "$out"; echo "FAIL: $name (status $rc, log $out)"
+	fi
+}
+
+if [ "$mode" = all ] || [ "$mode" = unit ]; then
 	for bin in "$OUTPUT"/tests/test_*; do
 		[ -x "$bin" ] || continue
 		case "$(basename "$bin")" in *"$filter"*) ;; *) continue ;; esac
 		run_unit "$bin"
 	done
 fi
-if [ "$mode" != unit ]; then
+if [ "$mode" = all ] || [ "$mode" = integration ]; then
 	if [ -n "${ASCBPF_INTEGRATION_DIR:-}" ]; then
 		idirs=("$ASCBPF_INTEGRATION_DIR")
 	else
@@ -124,6 +146,21 @@ if [ "$mode" != unit ]; then
 			run_integration "$t"
 		done
 	done
+fi
+
+if [ "$mode" = all ] || [ "$mode" = fuzz ]; then
+	nfuzz=0
+	for bin in "$OUTPUT"/fuzz/bin/fuzz_*; do
+		[ -x "$bin" ] || continue
+		case "$(basename "$bin")" in *"$filter"*) ;; *) continue ;; esac
+		nfuzz=$((nfuzz + 1))
+		for stage in replay fuzz; do
+			run_fuzz "$(basename "$bin")" "$stage"
+		done
+	done
+	if [ "$nfuzz" -eq 0 ] && [ -z "$filter" ] && { [ "$mode" = fuzz ] || [ "$require_fuzz" = 1 ]; }; then
+		failed=$((failed + 1)); failed_names+=("fuzz stage: no harness in $OUTPUT/fuzz/bin (make fuzz-build)")
+	fi
 fi
 
 echo

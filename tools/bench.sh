@@ -7,14 +7,15 @@
 # in the same run (these machines are noisy); nothing here is a test.
 #
 # Environment: OUTPUT (build dir), BENCH_RUNS (rounds per benchmark, 5),
-# BENCH_ONLY (space-separated subset: model rate trace attach convert pytorch),
+# BENCH_ONLY (space-separated subset: model rate trace attach convert pytorch
+# fuzzmem fuzz soak; fuzz and soak report the last `make fuzz` / `make soak`),
 # BENCH_FILE (default BENCHMARKS.md at the top of the tree).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
 export OUTPUT
 runs=${BENCH_RUNS:-5}
-only=${BENCH_ONLY:-model rate trace attach convert pytorch}
+only=${BENCH_ONLY:-model rate trace attach convert pytorch fuzzmem fuzz soak}
 out=${BENCH_FILE:-$top/BENCHMARKS.md}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -114,6 +115,15 @@ capture_rate() {
 	echo "drops are ring-buffer reserve failures counted per CPU by BPF and reported by ascbpf."
 }
 
+fuzz_last() {	# the latest fuzz stage of each harness ($OUTPUT/fuzz/stats.tsv, tests/fuzz/fuzz.sh)
+	[ -s "$OUTPUT/fuzz/stats.tsv" ] || { echo "no make fuzz run in $OUTPUT" >&2; return 1; }
+	echo "| harness | seconds | executions | exec/s | cov | ft | corpus files | run (UTC) |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---|"
+	awk -F '\t' '{ last[$2] = $0 } END { for (h in last) print last[h] }' "$OUTPUT/fuzz/stats.tsv" |
+		sort -t "$(printf '\t')" -k2,2 |
+		awk -F '\t' '{ printf "| %s | %s | %s | %.0f | %s | %s | %s | %s |\n", $2, $3, $4, $4 / $3, $5, $6, $7, $1 }'
+}
+
 : >"$tmp/body.md"
 want model && section "npu_model launch-storm throughput" "sudo BENCH_ONLY=model make bench" model_storm
 want rate && section "Highest event rate, drops and capture bytes per event" "sudo BENCH_ONLY=rate make bench" capture_rate
@@ -121,6 +131,9 @@ want trace && [ -x tools/bench_trace.sh ] && section "Cost per traced call and w
 want attach && [ -x tools/bench_attach.sh ] && section "Attach time and probe placement" "sudo tools/bench_attach.sh"
 want convert && [ -x tools/bench_convert.sh ] && section "Conversion throughput and memory" "tools/bench_convert.sh 10000000 $runs"
 want pytorch && [ -x tools/bench_pytorch.sh ] && section "Real PyTorch: ascbpf vs torch.profiler" "sudo tools/bench_pytorch.sh"
+want fuzzmem && [ -x tools/bench_fuzzmem.sh ] && section "Memory and time per input byte on the fuzz corpus" "tools/bench_fuzzmem.sh"
+want fuzz && section "Fuzzing: executions and coverage (last make fuzz)" "make fuzz FUZZ_SECONDS=300" fuzz_last
+want soak && section "Soak (last make soak)" "sudo make soak" "cat \"\$OUTPUT/soak/summary.txt\""
 
 {
 	echo "# Benchmarks"

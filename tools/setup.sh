@@ -16,11 +16,14 @@ PACKAGES=(
 	libcmocka-dev libfuse3-dev fuse3
 	python3 python3-torch bpftrace strace
 	binutils man-db time clang-format
+	libclang-rt-14-dev
 )
 # binutils: nm/readelf/c++filt, the tests' independent ELF oracle (gcc pulls it in today);
 # libsqlite3-dev: --export-type db (torch_npu's database output, user/convert/db_export.c);
 # man-db: test_docs renders the man page; time: /usr/bin/time, the benchmarks' peak RSS;
-# clang-format: make lint / make format (.clang-format).
+# clang-format: make lint / make format (.clang-format);
+# libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (tests/fuzz/, -fsanitize=fuzzer;
+# clang-14 only recommends it).
 # util-linux (unshare, setpriv: error and container tests) is Essential, always there.
 
 missing=()

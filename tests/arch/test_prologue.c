@@ -177,6 +177,30 @@ static void test_short_and_bad_input(void **state)
 	assert_int_equal(p.skip, 0);
 }
 
+/* Found by tests/fuzz (fuzz_insn): a branch longer than the bytes given was called emulated. */
+static void test_truncated_branch_not_decoded(void **state)
+{
+	/* a 4-byte read of a call rel32: its displacement is cut off */
+	struct asc_prologue p = analyze(EM_X86_64, BYTES(0xe8, 0xdb, 0xb4, 0xd4), 0);
+
+	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
+	assert_int_equal(p.insn_len, 0);
+	/* the same cut by the function's size, and the short forms */
+	p = analyze(EM_X86_64, BYTES(0xe9, 0x10, 0x00, 0x00, 0x00), 3);
+	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
+	p = analyze(EM_X86_64, BYTES(0x74), 0);
+	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
+	p = analyze(EM_X86_64, BYTES(0xeb), 0);
+	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
+	p = analyze(EM_X86_64, BYTES(0x0f, 0x84, 0x00, 0x01, 0x00), 0);
+	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
+	assert_int_equal(p.insn_len, 0);
+	/* after an endbr64: the jmp that follows it is cut at the end of the read */
+	p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0xe9, 0x00), 0);
+	assert_int_equal(p.skip, 4);
+	assert_int_equal(p.flags, ASC_PROBE_SKIPPED_ENDBR | ASC_PROBE_SINGLESTEP);
+}
+
 static void test_aarch64(void **state)
 {
 	/* bti c (0xd503245f): a hint, simulated, never skipped */
@@ -220,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_branches_emulated),
 		cmocka_unit_test(test_single_stepped),
 		cmocka_unit_test(test_short_and_bad_input),
+		cmocka_unit_test(test_truncated_branch_not_decoded),
 		cmocka_unit_test(test_aarch64),
 		cmocka_unit_test(test_unknown_machine),
 	};

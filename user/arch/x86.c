@@ -367,17 +367,18 @@ static int x86_classify(const uint8_t *c, size_t len, char *name, size_t nlen, u
 	}
 	if (rex)
 		goto other;
-	if (len >= 1 && (c[0] == 0xe8 || c[0] == 0xe9 || c[0] == 0xeb)) {
+	/* a branch cut off by the end of the bytes read (or of the function) is not decoded */
+	if ((len >= 5 && (c[0] == 0xe8 || c[0] == 0xe9)) || (len >= 2 && c[0] == 0xeb)) {
 		snprintf(name, nlen, c[0] == 0xe8 ? "call" : "jmp");
 		*ilen = c[0] == 0xeb ? 2 : 5;
 		return 1;
 	}
-	if (len >= 1 && c[0] >= 0x70 && c[0] <= 0x7f) {
+	if (len >= 2 && c[0] >= 0x70 && c[0] <= 0x7f) {
 		snprintf(name, nlen, "jcc");
 		*ilen = 2;
 		return 1;
 	}
-	if (len >= 2 && c[0] == 0x0f && c[1] >= 0x80 && c[1] <= 0x8f) {
+	if (len >= 6 && c[0] == 0x0f && c[1] >= 0x80 && c[1] <= 0x8f) {
 		snprintf(name, nlen, "jcc");
 		*ilen = 6;
 		return 1;
