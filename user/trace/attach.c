@@ -213,6 +213,10 @@ static int attach_single(struct asc_attach_set *set, const struct bpf_program *p
 	struct bpf_link *link;
 	int err;
 
+	/* the owner, for ret_site() (bpf/ascbpf_ring.bpf.h): older kernels ignore the filter */
+	if (retprobe && pid > 0)
+		opts.bpf_cookie = (uint32_t)site->cookie | (uint64_t)pid << 32;
+
 	link = bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, site->path,
 					       (size_t)site->offset, &opts);
 	if (!link)
