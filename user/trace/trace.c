@@ -39,6 +39,7 @@
 #include "ascbpf.skel.h"
 #include "ascbpf_maps.h"
 #include "trace/attach.h"
+#include "trace/features.h"
 #include "capture/capture.h"
 #include "commands.h"
 #include "trace/consumer.h"
@@ -736,20 +737,10 @@ static int check_privileges(void)
 	return -EPERM;
 }
 
+/* BTF, uprobes, the ring buffer, attach cookies...: user/trace/features.h */
 static int check_kernel(void)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		asc_err("trace: this kernel has no BTF (/sys/kernel/btf/vmlinux): "
-			"CONFIG_DEBUG_INFO_BTF=y is required\n");
-		return -ENOSYS;
-	}
-	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
-		asc_err("trace: this kernel has no uprobes "
-			"(/sys/bus/event_source/devices/uprobe): CONFIG_UPROBE_EVENTS=y is "
-			"required\n");
-		return -ENOSYS;
-	}
-	return 0;
+	return asc_features_check("trace");
 }
 
 static int read_file(const char *path, char *buf, size_t len)
