@@ -6,6 +6,7 @@
 #   make demo       install deps, trace npu_train, write ./result/*_ascend_pt
 #   make check      install deps, build, run unit + integration tests
 #   make bench      run the benchmarks and rewrite BENCHMARKS.md
+#   make check-kernels  the kernel-sensitive tests in VMs of Debian's 5.10 and 6.1 (tools/vm)
 #   make install PREFIX=/usr/local      (ascbpf + man page)
 #   make install-model PREFIX=...       (the npu_model simulator)
 #   V=1             show full command lines
@@ -52,6 +53,7 @@ include npu_model/build.mk
 include bpf/build.mk
 include user/build.mk
 include tests/build.mk
+include tools/vm/build.mk
 
 .PHONY: all deps check unit integration demo bench install install-model clean
 
