@@ -34,7 +34,10 @@ for tool in qemu-system-x86_64 cpio dpkg-deb apt-get; do
 		exit 2
 	fi
 done
-[ -x /bin/busybox ] || { echo "check-kernels: /bin/busybox missing (apt-get install busybox-static)" >&2; exit 2; }
+if [ ! -x /bin/busybox ]; then
+	echo "check-kernels: /bin/busybox missing (apt-get install busybox-static)" >&2
+	exit 2
+fi
 
 p=0 f=0 k=0
 for suite in ${ASCBPF_VM_SUITES:-bullseye bookworm}; do

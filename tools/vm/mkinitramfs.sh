@@ -72,7 +72,7 @@ for a in $(/bin/busybox --list); do
 	[ -e "$stage/usr/bin/$a" ] || ln -s busybox "$stage/usr/bin/$a"
 done
 # GNU tools over busybox's applets where the tests' scripts use GNU options
-for b in /usr/bin/bash /usr/bin/python3.11 /usr/bin/nm /usr/bin/fusermount3 \
+for b in /usr/bin/bash /usr/bin/python3.11 /usr/bin/nm /usr/bin/fusermount3 /usr/sbin/bpftool \
 	 $(dpkg -L coreutils findutils sed grep mawk procps | grep '^/usr/bin/[^/]*$\|^/bin/[^/]*$' |
 	   sed 's|^/bin/|/usr/bin/|' | sort -u); do
 	[ -f "$b" ] && [ ! -L "$b" ] || continue
@@ -83,17 +83,23 @@ ln -sf python3.11 "$stage/usr/bin/python3"
 ln -sf bash "$stage/usr/bin/sh.bash"
 # the Python standard library without its tests and GUI parts; lib-dynload's modules need libs
 (cd / && find usr/lib/python3.11 \( -name test -o -name tests -o -name idlelib -o -name tkinter \
-	-o -name turtledemo -o -name ensurepip -o -name 'config-3.11-*' \) -prune -o -print) | (cd / && cpio -pdm --quiet "$stage")
+	-o -name turtledemo -o -name ensurepip -o -name 'config-3.11-*' \) -prune -o -print) |
+	(cd / && cpio -pdm --quiet "$stage")
 for so in /usr/lib/python3.11/lib-dynload/*.so; do copy_elf "$so"; done
 if [ "${ASCBPF_VM_TORCH:-0}" = 1 ]; then
 	for d in /usr/lib/python3/dist-packages/torch /usr/lib/python3/dist-packages/numpy \
 		 /usr/lib/python3/dist-packages/typing_extensions.py; do
-		(cd / && find "${d#/}" \( -name bin -o -name test -o -name tests -o -name testing \) \
-			-prune -o -print) | (cd / && cpio -pdm --quiet "$stage")
+		(cd / && find "${d#/}" \( -path '*/numpy/*/tests' -o -path '*/torch/bin/test_*' \) \
+			-prune -o -print) |
+			(cd / && cpio -pdm --quiet "$stage")
 	done
 	# the extension modules `import torch` loads (not every .so of the tree: some
 	# pull in GDAL, ffmpeg and more through optional parts)
-	for so in /usr/lib/python3/dist-packages/torch/_C*.so \
+	for so in /usr/lib/python3/dist-packages/torch/lib/*; do	# links into /usr/lib
+		[ -e "$so" ] && copy_path "$so"	# some links dangle (packages not installed)
+	done
+	for so in /usr/lib/python3/dist-packages/torch/bin/torch_shm_manager \
+		  /usr/lib/python3/dist-packages/torch/_C*.so \
 		  $(find /usr/lib/python3/dist-packages/numpy -name '*.so' -type f); do
 		copy_elf "$so"
 	done
@@ -102,12 +108,14 @@ fi
 # the tree under test, at the same path, and the build
 (cd "$top" && git ls-files -z) | (cd "$top" && cpio -0pdm --quiet "$stage$top")
 mkdir -p "$stage$OUTPUT"
-(cd "$OUTPUT" && find . \( -name test-logs -o -name vm -o -name '*.o' -o -name '*.d' \) -prune \
+(cd "$OUTPUT" && find . \( -name test-logs -o -name vm -o -name '*.d' \
+	-o -name '*.o' ! -name '*.bpf.o' \) -prune \
 	-o -print) | (cd "$OUTPUT" && cpio -pdm --quiet "$stage$OUTPUT")
 for f in $(find "$OUTPUT" \( -name vm -o -name test-logs \) -prune -o -type f -perm -u+x -print); do
 	file -b "$f" | grep -q '^ELF' && copy_elf "$f"
 done
-for f in $(find "$OUTPUT" \( -name vm -o -name test-logs \) -prune -o -name '*.so*' -type f -print); do
+for f in $(find "$OUTPUT" \( -name vm -o -name test-logs \) -prune -o -name '*.so*' -type f \
+	   -print); do
 	copy_elf "$f"
 done
 
@@ -119,12 +127,15 @@ cp "$mods"/*.ko "$stage/vm/modules/"
 
 # trace_check.build()'s three target programs, built here with its own flags
 src=$top/tests/integration/test_trace_target.c
-gcc -O2 -g -Wall -Werror -shared -fPIC -DTT_ACL -o "$stage/vm/prebuilt/libascendcl.so" "$src" -lpthread
-gcc -O2 -g -Wall -Werror -shared -fPIC -DTT_STEP -o "$stage/vm/prebuilt/libtorch_npu.so" "$src" -lpthread
-gcc -O2 -g -Wall -Werror -o "$stage/vm/prebuilt/tt" "$src" -ldl -lpthread
-copy_elf "$stage/vm/prebuilt/tt" >/dev/null 2>&1 || true
+pre=$stage/vm/prebuilt
+gcc -O2 -g -Wall -Werror -shared -fPIC -DTT_ACL -o "$pre/libascendcl.so" "$src" -lpthread
+gcc -O2 -g -Wall -Werror -shared -fPIC -DTT_STEP -o "$pre/libtorch_npu.so" "$src" -lpthread
+gcc -O2 -g -Wall -Werror -o "$pre/tt" "$src" -ldl -lpthread
 for f in "$stage"/vm/prebuilt/*; do
-	for lib in $(ldd "$f" | awk '/=> \//{print $3}'); do copy_path "$lib"; copy_path "$(readlink -f "$lib")"; done
+	for lib in $(ldd "$f" | awk '/=> \//{print $3}'); do
+		copy_path "$lib"
+		copy_path "$(readlink -f "$lib")"
+	done
 done
 install -m 0755 "$top/tools/vm/gcc-prebuilt" "$stage/usr/bin/gcc"
 install -m 0755 "$top/tools/vm/init" "$stage/init"
