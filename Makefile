@@ -12,6 +12,7 @@
 #   make fuzz       the libFuzzer harnesses, FUZZ_SECONDS (300) each (tests/fuzz/)
 #   make soak       trace under load for SOAK_SECONDS (3600): RSS curve, counts (tools/soak.sh)
 #   make bench      run the benchmarks and rewrite BENCHMARKS.md
+#   make check-kernels  the kernel-sensitive tests in VMs of Debian's 5.10 and 6.1 (tools/vm)
 #   make install PREFIX=/usr/local      (ascbpf + man page)
 #   make install-model PREFIX=...       (the npu_model simulator)
 #   V=1             show full command lines
@@ -58,6 +59,7 @@ include npu_model/build.mk
 include bpf/build.mk
 include user/build.mk
 include tests/build.mk
+include tools/vm/build.mk
 
 .PHONY: all deps check check-asan lint format unit integration fuzz soak demo bench install \
 	install-model clean

@@ -150,10 +150,11 @@ SEC("uretprobe")
 int BPF_KRETPROBE(asc_call_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	long id;
 
-	if (!gate(pid_tgid))
+	if (!gate(pid_tgid) || (id = ret_site(ctx, pid_tgid)) < 0)
 		return 0;
-	emit_exit(pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns(), PT_REGS_RC(ctx));
+	emit_exit(pid_tgid, (__u32)id, bpf_ktime_get_ns(), PT_REGS_RC(ctx));
 	return 0;
 }
 
@@ -542,10 +543,11 @@ int BPF_KRETPROBE(asc_funcname_get_exit)
 	__u32 tid = (__u32)pid_tgid, id;
 	struct funcname_stash *st;
 	__u64 ts, ret, handle = 0;
+	long site;
 
-	if (!gate(pid_tgid))
+	if (!gate(pid_tgid) || (site = ret_site(ctx, pid_tgid)) < 0)
 		return 0;
-	id = bpf_get_attach_cookie(ctx);
+	id = (__u32)site;
 	ts = bpf_ktime_get_ns();
 	ret = PT_REGS_RC(ctx);
 	st = bpf_map_lookup_elem(&funcname_inflight, &tid);
@@ -728,14 +730,15 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 component)
 static __always_inline int alloc_exit(struct pt_regs *ctx, __u32 component)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx), tgid = pid_tgid >> 32;
+	long id = ret_site(ctx, pid_tgid);
+	__u32 tgid = pid_tgid >> 32;
 	struct stash_key k = { .tid = (__u32)pid_tgid, .component = component };
 	struct asc_alloc_key ak = { .tgid = tgid, .component = component };
 	struct asc_alloc_val av = {};
 	struct alloc_stash *st;
 	__u64 ts, ret, total;
 
-	if (!gate(pid_tgid))
+	if (!gate(pid_tgid) || id < 0)
 		return 0;
 	ts = bpf_ktime_get_ns();
 	ret = PT_REGS_RC(ctx);
@@ -1132,5 +1135,7 @@ int BPF_KPROBE(asc_launch_s5)
 SEC("uretprobe")
 int BPF_KRETPROBE(asc_launch_exit)
 {
+	if (ret_site(ctx, bpf_get_current_pid_tgid()) < 0)
+		return 0;
 	return emit_launch(ctx, ASC_LAUNCH_RETURN, 0, 0, (__u32)PT_REGS_RC(ctx));
 }

@@ -71,6 +71,24 @@ struct {
 	} while (0)
 
 /*
+ * A return probe's site id, or -1 when the hit belongs to another process.
+ * Older kernels (Debian 12's 6.1, in tools/vm; not 6.18) run every
+ * perf-event uretprobe consumer of a uprobe on each return, whatever the pid
+ * filter of its perf event: with two -p targets sharing a library each
+ * capture got the other's EXIT records too (tools/vm found it).  For
+ * pid-filtered perf-event uretprobes user/trace/attach.c puts the owner's
+ * tgid in the cookie's upper half; 0 there (uprobe_multi, system-wide
+ * probes) means any process.
+ */
+static __always_inline long ret_site(void *ctx, __u64 pid_tgid)
+{
+	__u64 c = bpf_get_attach_cookie(ctx);
+	__u32 owner = c >> 32;
+
+	return owner && owner != (__u32)(pid_tgid >> 32) ? -1 : (long)(__u32)c;
+}
+
+/*
  * One sample for nr records that belong together, back to back (a packed
  * struct of record structs: bpf/ascbpf_events.h "Samples"), or NULL with
  * all nr counted as drops: stats.drops counts records, not samples.

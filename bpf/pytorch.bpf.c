@@ -512,10 +512,11 @@ int BPF_KRETPROBE(asc_aten_exit)
 	__u32 id;
 	__u64 ts;
 	__s64 seq;
+	long site;
 
-	if (!gate(pid_tgid))
+	if (!gate(pid_tgid) || (site = ret_site(ctx, pid_tgid)) < 0)
 		return 0;
-	id = bpf_get_attach_cookie(ctx);
+	id = (__u32)site;
 	ts = bpf_ktime_get_ns();
 	if (!emit_exit(pid_tgid, id, ts, PT_REGS_RC(ctx)) || !cfg.seqnr)
 		return 0;
@@ -566,10 +567,11 @@ SEC("uretprobe")
 int BPF_KRETPROBE(asc_autograd_eval_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	long id;
 
-	if (!gate(pid_tgid))
+	if (!gate(pid_tgid) || (id = ret_site(ctx, pid_tgid)) < 0)
 		return 0;
-	emit_exit(pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns(), 0);
+	emit_exit(pid_tgid, (__u32)id, bpf_ktime_get_ns(), 0);
 	return 0;
 }
 

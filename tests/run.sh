@@ -113,12 +113,16 @@ run_fuzz() {
 	name=$h.$stage
 	out=$logdir/$name.log
 	echo "=== $name"
-	timeout $((${FUZZ_SECONDS:-30} + timeout_s)) bash "$top/tests/fuzz/fuzz.sh" "$stage" "$h" >"$out" 2>&1
+	timeout $((${FUZZ_SECONDS:-30} + timeout_s)) bash "$top/tests/fuzz/fuzz.sh" "$stage" "$h" \
+		>"$out" 2>&1
 	rc=$?
 	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1)); tail -n 2 "$out"; echo "PASS: $name"
 	else
-		failed=$((failed + 1)); failed_names+=("$name"); tail -n 40 "$out"; echo "FAIL: $name (status $rc, log $out)"
+		failed=$((failed + 1))
+		failed_names+=("$name")
+		tail -n 40 "$out"
+		echo "FAIL: $name (status $rc, log $out)"
 	fi
 }
 
@@ -158,8 +162,10 @@ if [ "$mode" = all ] || [ "$mode" = fuzz ]; then
 			run_fuzz "$(basename "$bin")" "$stage"
 		done
 	done
-	if [ "$nfuzz" -eq 0 ] && [ -z "$filter" ] && { [ "$mode" = fuzz ] || [ "$require_fuzz" = 1 ]; }; then
-		failed=$((failed + 1)); failed_names+=("fuzz stage: no harness in $OUTPUT/fuzz/bin (make fuzz-build)")
+	if [ "$nfuzz" -eq 0 ] && [ -z "$filter" ] &&
+		{ [ "$mode" = fuzz ] || [ "$require_fuzz" = 1 ]; }; then
+		failed=$((failed + 1))
+		failed_names+=("fuzz stage: no harness in $OUTPUT/fuzz/bin (make fuzz-build)")
 	fi
 fi
 

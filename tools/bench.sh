@@ -119,9 +119,11 @@ fuzz_last() {	# the latest fuzz stage of each harness ($OUTPUT/fuzz/stats.tsv, t
 	[ -s "$OUTPUT/fuzz/stats.tsv" ] || { echo "no make fuzz run in $OUTPUT" >&2; return 1; }
 	echo "| harness | seconds | executions | exec/s | cov | ft | corpus files | run (UTC) |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---|"
-	awk -F '\t' '{ last[$2] = $0 } END { for (h in last) print last[h] }' "$OUTPUT/fuzz/stats.tsv" |
+	awk -F '\t' '{ last[$2] = $0 } END { for (h in last) print last[h] }' \
+		"$OUTPUT/fuzz/stats.tsv" |
 		sort -t "$(printf '\t')" -k2,2 |
-		awk -F '\t' '{ printf "| %s | %s | %s | %.0f | %s | %s | %s | %s |\n", $2, $3, $4, $4 / $3, $5, $6, $7, $1 }'
+		awk -F '\t' '{ printf "| %s | %s | %s | %.0f | %s | %s | %s | %s |\n",
+			      $2, $3, $4, $4 / $3, $5, $6, $7, $1 }'
 }
 
 : >"$tmp/body.md"
@@ -131,8 +133,10 @@ want trace && [ -x tools/bench_trace.sh ] && section "Cost per traced call and w
 want attach && [ -x tools/bench_attach.sh ] && section "Attach time and probe placement" "sudo tools/bench_attach.sh"
 want convert && [ -x tools/bench_convert.sh ] && section "Conversion throughput and memory" "tools/bench_convert.sh 10000000 $runs"
 want pytorch && [ -x tools/bench_pytorch.sh ] && section "Real PyTorch: ascbpf vs torch.profiler" "sudo tools/bench_pytorch.sh"
-want fuzzmem && [ -x tools/bench_fuzzmem.sh ] && section "Memory and time per input byte on the fuzz corpus" "tools/bench_fuzzmem.sh"
-want fuzz && section "Fuzzing: executions and coverage (last make fuzz)" "make fuzz FUZZ_SECONDS=300" fuzz_last
+want fuzzmem && [ -x tools/bench_fuzzmem.sh ] &&
+	section "Memory and time per input byte on the fuzz corpus" "tools/bench_fuzzmem.sh"
+want fuzz && section "Fuzzing: executions and coverage (last make fuzz)" \
+	"make fuzz FUZZ_SECONDS=300" fuzz_last
 want soak && section "Soak (last make soak)" "sudo make soak" "cat \"\$OUTPUT/soak/summary.txt\""
 
 {

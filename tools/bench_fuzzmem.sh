@@ -25,7 +25,8 @@ for a in "--steps 20 --ops 20" "--steps 40 --ops 40 --stacks" "--steps 100 --ops
 		"$mkseed" records "$tmp/big.cap" "$tmp/big/mkcapture-${a// /}"
 done
 for f in "$tmp"/big/* $(find "$OUTPUT/fuzz/corpus/fuzz_convert" "$OUTPUT/fuzz/corpus/fuzz_report" \
-		"$OUTPUT/fuzz/seeds/fuzz_convert" -type f 2>/dev/null | sort | head -n "${FUZZMEM_MAX:-400}"); do
+		"$OUTPUT/fuzz/seeds/fuzz_convert" -type f 2>/dev/null | sort |
+		head -n "${FUZZMEM_MAX:-400}"); do
 	"$mkseed" wrap "$f" "$tmp/in.cap" 2>/dev/null || continue
 	size=$(stat -c %s "$tmp/in.cap")
 	for cmd in convert report; do
@@ -34,7 +35,8 @@ for f in "$tmp"/big/* $(find "$OUTPUT/fuzz/corpus/fuzz_convert" "$OUTPUT/fuzz/co
 		else
 			args=(report --json "$tmp/in.cap")
 		fi
-		/usr/bin/time -f "%M %e" -o "$tmp/t" timeout 60 "$ascbpf" "${args[@]}" >/dev/null 2>&1
+		/usr/bin/time -f "%M %e" -o "$tmp/t" timeout 60 "$ascbpf" "${args[@]}" \
+			>/dev/null 2>&1
 		read -r rss secs < <(tail -n 1 "$tmp/t") || continue
 		case "$rss" in [0-9]*) ;; *) continue ;; esac
 		echo "$cmd $size $rss $secs $(basename "$f")"
@@ -59,7 +61,8 @@ END {
     }
     printf "%s: %d runs on captures of up to %d bytes; RSS %d..%d KiB (max at %d bytes)\n",
       c, s[c], bs[c], mn[c], mx[c], mxs[c]
-    printf "%s: bound RSS <= %d KiB + %.0f x capture bytes (worst: %s, %d bytes)\n", c, mn[c], r, rf, rs
+    printf "%s: bound RSS <= %d KiB + %.0f x capture bytes (worst: %s, %d bytes)\n",
+           c, mn[c], r, rf, rs
     printf "%s: worst time per byte %.1f us/byte (%.2f s, %s, %d bytes)\n", c, t, tsec, tf, ts
   }
 }' "$tmp/rows"

@@ -5,8 +5,8 @@ summary of tools/soak.sh.  Per capture (one per traced npu_train process): its s
 are the journal's last steps (--comm attaches once the process runs: a launch-storm process
 often has its step 0 done by then); captured tasks (SQE headers kept) + the records the
 capture says were dropped = the journal's task lines from the first captured step on (every
-step is recorded with the default SOAK_SCHEDULE); every *_ascend_pt of the process parses (json, csv).  Writes
-DIR/summary.txt; exits 1 if any check failed."""
+step is recorded with the default SOAK_SCHEDULE); every *_ascend_pt of the process parses
+(json, csv).  Writes DIR/summary.txt; exits 1 if any check failed."""
 import csv
 import glob
 import json
@@ -27,7 +27,8 @@ def capture_counts(cap):
     for line in p.stdout:
         head = line[:40]
         if '"type": "sqe"' in head:
-            tasks += json.loads(line)["nr_kept"]	# headers of this record (a batch spans several)
+            # headers of this record (a batch spans several)
+            tasks += json.loads(line)["nr_kept"]
         elif '"type": "step"' in head:
             steps += 1
         elif '"type": "process"' in head:
@@ -123,10 +124,12 @@ if failed_jobs != "0":
     problems.append("%s jobs failed" % failed_jobs)
 if not caps:
     problems.append("no capture written")
-lines = ["soak: %s s requested, %s jobs (launch-storm and multi-rank alternating), %d processes traced"
-         % (secs, jobs, tot["caps"]),
-         "cycles: %d *_ascend_pt directories, %d JSON/CSV files, all parsed" % (len(runs), tot["files"])
-         if not any("parse" in p for p in problems) else "cycles: %d directories, parse errors" % len(runs),
+parsed = not any("parse" in p for p in problems)
+lines = ["soak: %s s requested, %s jobs (launch-storm and multi-rank alternating), "
+         "%d processes traced" % (secs, jobs, tot["caps"]),
+         "cycles: %d *_ascend_pt directories, %d JSON/CSV files, all parsed" %
+         (len(runs), tot["files"]) if parsed else
+         "cycles: %d directories, parse errors" % len(runs),
          "steps: %d step records (%d earlier steps ran before --comm had attached); tasks of "
          "those steps: %d captured + %d ring drops, journal %d"
          % (tot["steps"], tot["early"], tot["tasks"], tot["drops"], tot["jtasks"]),

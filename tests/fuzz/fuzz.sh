@@ -31,7 +31,10 @@ findings=$top/tests/fuzz/findings/$h
 corpus=$OUTPUT/fuzz/corpus/$h
 artifacts=$OUTPUT/fuzz/artifacts/$h
 
-case "$stage" in replay | fuzz) ;; *) echo "usage: $0 replay|fuzz HARNESS [SECONDS]" >&2; exit 2 ;; esac
+case "$stage" in
+replay | fuzz) ;;
+*) echo "usage: $0 replay|fuzz HARNESS [SECONDS]" >&2; exit 2 ;;
+esac
 if [ ! -x "$bin" ] || [ ! -d "$seeds" ]; then
 	echo "fuzz: $bin or its seeds are missing: run make fuzz-build" >&2
 	exit 1
@@ -53,7 +56,8 @@ reported() {
 
 if [ "$stage" = replay ]; then
 	mapfile -t inputs < <(find "$seeds" "$findings" -type f ! -name '.*' | sort)
-	echo "fuzz: $h: replaying ${#inputs[@]} inputs ($(find "$findings" -type f ! -name '.*' | wc -l) committed findings)"
+	nfind=$(find "$findings" -type f ! -name '.*' | wc -l)
+	echo "fuzz: $h: replaying ${#inputs[@]} inputs ($nfind committed findings)"
 	nice -n 19 "$bin" "${opts[@]}" -runs=1 "${inputs[@]}" >"$log" 2>&1
 	rc=$?
 	if [ "$rc" -ne 0 ] || reported >/dev/null; then

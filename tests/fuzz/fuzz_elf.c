@@ -57,7 +57,8 @@ static void probe_symbols(struct asc_elf *e)
 			__builtin_trap();
 		if (got > 0)
 			asc_prologue_analyze(asc_elf_machine(e), code, got, s->size, &p);
-		asc_elf_read_exact(e, s->vaddr, code, s->size < sizeof(code) ? s->size : sizeof(code));
+		asc_elf_read_exact(e, s->vaddr, code,
+				   s->size < sizeof(code) ? s->size : sizeof(code));
 	}
 	asc_elf_for_each_match(e, "*", count_match, &matches);
 	asc_elf_for_each_match(e, "asc_[a-f]*", count_match, &matches);

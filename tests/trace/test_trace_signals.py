@@ -45,9 +45,17 @@ try:
         out = os.path.join(d, "out%d" % sig)
         a = subprocess.Popen([tc.ASCBPF, "trace", "--level", "2", "-p", str(t.pid), "-o", out, "--no-convert"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        # the signal once the trace runs ("tracing N process"): a fixed 1.5 s was
+        # before ascbpf's handlers in a TCG VM (tools/vm), which killed it
+        head = ""
+        for line in a.stderr:
+            head += line
+            if "tracing 1 process" in line:
+                break
+        time.sleep(0.5)
         a.send_signal(sig)
         so, se = a.communicate(timeout=60)
+        se = head + se
         tc.check(a.returncode == 0, "%s: exit %d: %s" % (sig.name, a.returncode, se))
         tc.check(re.search(r"^ascbpf: \d+ events .* \d+ dropped", so, re.M), "no summary line")
         recs = tc.records(os.path.join(out, "ascbpf-%d.cap" % t.pid))

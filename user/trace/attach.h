@@ -7,7 +7,10 @@
  * Cookies: every site carries a 64-bit cookie, delivered to the program by
  * bpf_get_attach_cookie(ctx); ascbpf uses the site id (struct
  * asc_probe_site.id) so one program serves every site of a kind and the
- * records' hdr.probe_id is that cookie.
+ * records' hdr.probe_id is that cookie.  A pid-filtered perf-event
+ * uretprobe carries the owner's tgid in the cookie's upper 32 bits (older
+ * kernels run it on every process's return: ret_site() in
+ * bpf/ascbpf_ring.bpf.h drops the foreign hits).
  *
  * uprobe_multi (kernel >= 6.6) attaches thousands of sites in one bpf(2)
  * call; Debian's libbpf 1.1 does not wrap it, so attach.c issues
@@ -35,7 +38,9 @@
  *
  * Environment: ASCBPF_NO_UPROBE_MULTI=1 makes asc_uprobe_multi_supported()
  * answer 0, so everything goes through single uprobes (tests, benchmarks,
- * working around a kernel bug).
+ * working around a kernel bug).  Detaching 16 or more single uprobes sets
+ * /sys/kernel/rcu_expedited for the time of the detach (put back as found
+ * after); ASCBPF_RCU_EXPEDITE=0 leaves it alone.
  *
  * Functions return 0 / -errno (or a count >= 0), pointers NULL + errno.
  */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "discovery/elfsym.h"
 #include "lib/log.h"
+#include "trace/features.h"
 #include "trace/trace_priv.h"
 
 /* CAP_PERFMON (38) and CAP_BPF (39), Linux 5.8+, by number: libcap is not a dependency. */
@@ -38,20 +39,10 @@ int check_privileges(void)
 	return -EPERM;
 }
 
+/* BTF, uprobes, the ring buffer, attach cookies...: user/trace/features.h */
 int check_kernel(void)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		asc_err("trace: this kernel has no BTF (/sys/kernel/btf/vmlinux): "
-			"CONFIG_DEBUG_INFO_BTF=y is required\n");
-		return -ENOSYS;
-	}
-	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
-		asc_err("trace: this kernel has no uprobes "
-			"(/sys/bus/event_source/devices/uprobe): CONFIG_UPROBE_EVENTS=y is "
-			"required\n");
-		return -ENOSYS;
-	}
-	return 0;
+	return asc_features_check("trace");
 }
 
 int read_file(const char *path, char *buf, size_t len)

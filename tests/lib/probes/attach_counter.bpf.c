@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * attach_counter.bpf.c - counts hits per attach cookie, entries and returns
- * separately, for tests/trace/test_attach.c.  Only the target process counts.
+ * attach_counter.bpf.c - counts hits per site id (the attach cookie's lower
+ * half), entries and returns separately, for tests/trace/test_attach.c.  Only
+ * the target process counts.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,9 +26,13 @@ struct {
 
 static __always_inline void count(void *map, void *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), one = 1, *v;
+	__u64 c = bpf_get_attach_cookie(ctx), cookie = (__u32)c, one = 1, *v;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, owner = c >> 32;
 
-	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+	if (targ_tgid && tgid != targ_tgid)
+		return;
+	/* the upper half names the owner of a pid-filtered return probe (attach.h) */
+	if (owner && owner != tgid)
 		return;
 	v = bpf_map_lookup_elem(map, &cookie);
 	if (v)
