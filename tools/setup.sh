@@ -14,13 +14,15 @@ PACKAGES=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev
 	libcmocka-dev libfuse3-dev fuse3
-	python3 python3-torch bpftrace strace
+	python3 python3-torch libtorch-dev bpftrace strace
 	binutils man-db time clang-format
 	libclang-rt-14-dev
 )
 # binutils: nm/readelf/c++filt, the tests' independent ELF oracle (gcc pulls it in today);
 # libsqlite3-dev: --export-type db (torch_npu's database output, user/convert/db_export.c);
 # man-db: test_docs renders the man page; time: /usr/bin/time, the benchmarks' peak RSS;
+# libtorch-dev: PyTorch's C++ headers, for npu_model's torch_npu backend
+# (npu_model/torch_npu/pytorch/backend.cpp);
 # clang-format: make lint / make format (.clang-format);
 # libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (tests/fuzz/, -fsanitize=fuzzer;
 # clang-14 only recommends it).

@@ -26,3 +26,4 @@ $(LIBTORCH_NPU): $(TORCH_NPU_OBJS) $(LIBTORCH_CPU) $(MODEL_LIB_DIR)/libascendcl.
 
 ALL_TARGETS	+= $(LIBTORCH_NPU)
 MODEL_LIB	+= $(LIBTORCH_NPU)
+include npu_model/torch_npu/pytorch/build.mk
