@@ -405,6 +405,30 @@ enum asc_probe_kind {
 	ASC_PK_NODE_LAUNCH,
 };
 
+#ifndef __bpf__
+/*
+ * The name of a probe kind, as `ascbpf probes` and `ascbpf dump` print it;
+ * "?" for a kind this header does not know.  Beside the enum, so that the
+ * probe table (discovery) and the capture reader (capture) share one list.
+ */
+static inline const char *asc_probe_kind_name(unsigned int kind)
+{
+	static const char *const names[] = {
+		[ASC_PK_CALL] = "call", [ASC_PK_OPNAME_STDSTR] = "opname_stdstr",
+		[ASC_PK_OPNAME_CSTR] = "opname_cstr", [ASC_PK_ENQUEUE] = "enqueue",
+		[ASC_PK_DEQUEUE] = "dequeue", [ASC_PK_SQE_SEND] = "sqe_send",
+		[ASC_PK_MEM_REPORT] = "mem_report", [ASC_PK_STEP] = "step",
+		[ASC_PK_ATEN_OP] = "aten_op", [ASC_PK_FUNCNAME_GET] = "funcname_get",
+		[ASC_PK_FUNCNAME_REG] = "funcname_reg",
+		[ASC_PK_AUTOGRAD_EVAL] = "autograd_eval",
+		[ASC_PK_AUTOGRAD_APPLY] = "autograd_apply",
+		[ASC_PK_LAUNCH_MARK] = "launch_mark", [ASC_PK_NODE_LAUNCH] = "node_launch",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "?";
+}
+#endif
+
 /*
  * ASC_REC_PROBE: 48 bytes + "library\0symbol\0" padded to 8.
  * hdr.probe_id is the id that ENTER/EXIT/... records carry.

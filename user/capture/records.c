@@ -245,23 +245,6 @@ const char *asc_layer_name(unsigned int layer)
 	return layer < sizeof(names) / sizeof(names[0]) && names[layer] ? names[layer] : "?";
 }
 
-const char *asc_probe_kind_name(unsigned int kind)
-{
-	static const char *const names[] = {
-		[ASC_PK_CALL] = "call", [ASC_PK_OPNAME_STDSTR] = "opname_stdstr",
-		[ASC_PK_OPNAME_CSTR] = "opname_cstr", [ASC_PK_ENQUEUE] = "enqueue",
-		[ASC_PK_DEQUEUE] = "dequeue", [ASC_PK_SQE_SEND] = "sqe_send",
-		[ASC_PK_MEM_REPORT] = "mem_report", [ASC_PK_STEP] = "step",
-		[ASC_PK_ATEN_OP] = "aten_op", [ASC_PK_FUNCNAME_GET] = "funcname_get",
-		[ASC_PK_FUNCNAME_REG] = "funcname_reg",
-		[ASC_PK_AUTOGRAD_EVAL] = "autograd_eval",
-		[ASC_PK_AUTOGRAD_APPLY] = "autograd_apply",
-		[ASC_PK_LAUNCH_MARK] = "launch_mark", [ASC_PK_NODE_LAUNCH] = "node_launch",
-	};
-
-	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "?";
-}
-
 const char *asc_sched_state_name(unsigned int state)
 {
 	static const char *const names[] = {

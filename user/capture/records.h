@@ -59,7 +59,6 @@ size_t asc_process_rec_size(size_t cmdline_len);
 
 /* Names of enum values, "?" when unknown. */
 const char *asc_layer_name(unsigned int layer);
-const char *asc_probe_kind_name(unsigned int kind);
 const char *asc_sched_state_name(unsigned int state);
 const char *asc_mem_component_name(unsigned int component);
 const char *asc_mem_data_type_name(unsigned int data_type);

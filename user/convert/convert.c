@@ -459,6 +459,31 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 	return err;
 }
 
+int asc_convert_file(const char *capture, const struct asc_convert_opts *opts, const char *who)
+{
+	struct asc_capture_reader *r;
+	struct asc_corr *c;
+	int err;
+
+	r = asc_capture_open(capture);
+	if (!r) {
+		err = -errno;
+		asc_err("%s: cannot read back %s: %s\n", who, capture, strerror(-err));
+		return err;
+	}
+	c = asc_corr_build(r);
+	if (!c) {
+		err = -errno;
+		asc_err("%s: cannot correlate %s: %s\n", who, capture, strerror(-err));
+		asc_capture_free(r);
+		return err;
+	}
+	err = asc_convert(c, capture, opts);
+	asc_corr_free(c);
+	asc_capture_free(r);
+	return err;
+}
+
 static void convert_usage(FILE *f)
 {
 	fprintf(f, "Usage: ascbpf convert CAPTURE [-o DIR] [--level 0|1|2] [--worker-name NAME]\n"

@@ -2,7 +2,8 @@
 /*
  * convert.h - writing the torch_npu.profiler output from a joined capture
  * view.  `ascbpf convert` is a thin CLI over asc_convert(); `ascbpf trace`
- * may call asc_convert() directly at the end of a trace.
+ * converts its captures with asc_convert_file() when it ends (so the trace
+ * room never reaches into analysis itself).
  */
 #ifndef __ASCBPF_CONVERT_H
 #define __ASCBPF_CONVERT_H
@@ -26,5 +27,11 @@ struct asc_convert_opts {
  */
 int asc_convert(const struct asc_corr *c, const char *capture,
 		const struct asc_convert_opts *opts);
+
+/*
+ * Reads the capture file, joins it (analysis/correlate.h) and converts it as
+ * asc_convert() does; the same returns.  Messages start with `who` ("trace").
+ */
+int asc_convert_file(const char *capture, const struct asc_convert_opts *opts, const char *who);
 
 #endif /* __ASCBPF_CONVERT_H */

@@ -28,7 +28,6 @@
 #include "discovery/probes.h"
 #include "lib/procmaps.h"
 #include "arch/prologue.h"
-#include "capture/records.h"
 
 #define FW	ASC_LAYER_FRAMEWORK
 #define CANN	ASC_LAYER_CANN

@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include "capture/capture.h"
 #include "convert/convert.h"
-#include "analysis/correlate.h"
 #include "lib/log.h"
 #include "lib/safeio.h"
 #include "trace/trace_priv.h"
@@ -117,26 +116,8 @@ int convert_target(struct trace *t, struct target *tg)
 		.level = (int)t->o.level,
 		.force = t->o.force,
 	};
-	struct asc_capture_reader *r;
-	struct asc_corr *c;
-	int err;
+	int err = asc_convert_file(tg->capture_path, &co, "trace");
 
-	r = asc_capture_open(tg->capture_path);
-	if (!r) {
-		err = -errno;
-		asc_err("trace: cannot read back %s: %s\n", tg->capture_path, strerror(-err));
-		return err;
-	}
-	c = asc_corr_build(r);
-	if (!c) {
-		err = -errno;
-		asc_err("trace: cannot correlate %s: %s\n", tg->capture_path, strerror(-err));
-		asc_capture_free(r);
-		return err;
-	}
-	err = asc_convert(c, tg->capture_path, &co);
-	asc_corr_free(c);
-	asc_capture_free(r);
 	if (err == -ENODATA) {
 		asc_warn("trace: pid %d: no step was recorded: nothing to convert (the capture "
 			 "is kept: %s)\n", tg->pid, tg->capture_path);
