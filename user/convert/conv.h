@@ -77,7 +77,8 @@ void conv_profiler_metadata(struct conv *v);
 struct span {
 	int64_t s, e;
 };
-int conv_call_level_shown(const struct conv *v, const struct asc_corr_call *k);
+/* Is call k an AscendCL@ / Runtime@ event (a CANN_API row) at profiler level `level`? */
+int conv_call_level_shown(int level, const struct asc_corr_call *k);
 int conv_kernel_in(const struct conv *v, const struct asc_corr_kernel *k);
 int conv_write_trace(struct conv *v, const char *path);
 struct span *conv_computing_spans(const struct conv *v, uint32_t dev, size_t *nr);

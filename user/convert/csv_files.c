@@ -649,7 +649,7 @@ void conv_api_statistic(struct conv *v)
 		const struct asc_corr_call *k = &c->calls[i];
 		struct agg *g;
 
-		if (!conv_call_level_shown(v, k) || !conv_in_cycle(v, k->step))
+		if (!conv_call_level_shown(v->level, k) || !conv_in_cycle(v, k->step))
 			continue;
 		g = agg_get(&t, k->name, 0, k->level);
 		if (!g) {

@@ -355,14 +355,6 @@ static int in_cycle(const struct dbx *x, int32_t step)
 	return conv_step_in_cycle(x->c, x->o->cycle, step);
 }
 
-/* CANN_API rows exist for the calls the text shows as AscendCL@ / Runtime@ events. */
-static int call_shown(const struct dbx *x, const struct asc_corr_call *k)
-{
-	if (x->o->level == 0 || k->level == ASC_CORR_LEVEL_NODE)
-		return 0;
-	return k->level == ASC_CORR_LEVEL_ACL || x->o->level >= 2;
-}
-
 /* TASK.connectionId of a kernel: the text's connection_id (index + 1). */
 static int64_t kconn(const struct asc_corr *c, const struct asc_corr_kernel *k)
 {
@@ -477,7 +469,8 @@ static void cann_api(struct dbx *x)
 	for (i = 0; i < c->nr_calls && !w->err; i++) {
 		const struct asc_corr_call *k = &c->calls[i];
 
-		if (!call_shown(x, k) || !in_cycle(x, k->step))
+		/* CANN_API rows: the calls the text shows as AscendCL@ / Runtime@ events */
+		if (!conv_call_level_shown(x->o->level, k) || !in_cycle(x, k->step))
 			continue;
 		b_int(w, k->start_ns);
 		b_int(w, k->end_ns);

@@ -166,11 +166,11 @@ static void node_launch(struct trace *t, const struct asc_corr *c, const struct 
 	h2d_start(t, c, k, cann);
 }
 
-int conv_call_level_shown(const struct conv *v, const struct asc_corr_call *k)
+int conv_call_level_shown(int level, const struct asc_corr_call *k)
 {
-	if (v->level == 0 || k->level == ASC_CORR_LEVEL_NODE)
+	if (level == 0 || k->level == ASC_CORR_LEVEL_NODE)
 		return 0;	/* Level0 prunes every CANN event; a node launch: its Node only */
-	return k->level == ASC_CORR_LEVEL_ACL || v->level >= 2;
+	return k->level == ASC_CORR_LEVEL_ACL || level >= 2;
 }
 
 static const char *call_mode(const char *name)
@@ -417,7 +417,7 @@ static void cann_meta(struct conv *v, struct trace *t, uint32_t cann)
 	for (i = 0; i < c->nr_calls; i++) {
 		const struct asc_corr_call *k = &c->calls[i];
 
-		if (!conv_call_level_shown(v, k) || !conv_in_cycle(v, k->step))
+		if (!conv_call_level_shown(v->level, k) || !conv_in_cycle(v, k->step))
 			continue;
 		add_id(tids, &ntids, k->tid);
 	}
@@ -471,7 +471,7 @@ static int write_cann(struct conv *v, struct trace *t, uint32_t cann)
 		cann_meta(v, t, cann);
 	for (i = 0; i < c->nr_calls; i++) {
 		const struct asc_corr_call *k = &c->calls[i];
-		int shown = conv_call_level_shown(v, k) && conv_in_cycle(v, k->step);
+		int shown = conv_call_level_shown(v->level, k) && conv_in_cycle(v, k->step);
 
 		if (node_kernel && node_kernel[i] >= 0 && !shown)
 			node_launch(t, c, &c->kernels[node_kernel[i]], cann);
