@@ -11,6 +11,7 @@
 #include "analysis/correlate.h"
 #include "analysis/corr_build.h"
 #include "capture/records.h"
+#include "lib/ranges.h"
 
 static const struct {
 	const char *sym;
@@ -205,7 +206,8 @@ static int cmp_class(const void *x, const void *y)
 /* The class of the node whose vptr this is (NODE_CLASS records), or NULL. */
 const char *corr_node_class(const struct asc_corr *c, struct priv *p, uint64_t vptr)
 {
-	size_t lo = 0, hi, i, j;
+	size_t i, j;
+	long k;
 
 	if (!p->classes_sorted) {
 		/* the tracer writes one class per address; of duplicates one is kept */
@@ -216,20 +218,10 @@ const char *corr_node_class(const struct asc_corr *c, struct priv *p, uint64_t v
 		p->nr_classes = j;
 		p->classes_sorted = 1;
 	}
-	hi = p->nr_classes;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->classes[mid].vaddr <= vptr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	lo--;
-	return vptr - p->classes[lo].vaddr < p->classes[lo].size ?
-	       asc_corr_str(c, p->classes[lo].name) : NULL;
+	k = asc_range_find(p->classes, p->nr_classes, sizeof(*p->classes),
+			   offsetof(struct node_class, vaddr), offsetof(struct node_class, size),
+			   vptr);
+	return k < 0 ? NULL : asc_corr_str(c, p->classes[k].name);
 }
 
 uint32_t corr_type_from_name(struct priv *p, const char *name)

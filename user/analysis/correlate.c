@@ -323,44 +323,6 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 }
 
 
-static void priv_free(struct priv *p)
-{
-	size_t i;
-
-	if (!p)
-		return;
-	free(p->strs.arena);
-	free(p->strs.offs);
-	asc_idxmap_free(&p->strs.index);
-	free(p->probes);
-	free(p->classes);
-	for (i = 0; i < p->nr_threads; i++) {
-		free(p->threads[i].frames);
-		free(p->threads[i].pend);
-		free(p->threads[i].launches);
-	}
-	free(p->threads);
-	asc_u64map_free(&p->tid_index);
-	asc_u64map_free(&p->queue_index);
-	asc_u64map_free(&p->sub_index);
-	asc_u64map_free(&p->sub_wraps);
-	asc_u64map_free(&p->dev_wraps);
-	asc_u64map_free(&p->symbols);
-	asc_u64map_free(&p->funcnames);
-	asc_u64map_free(&p->mark_streams);
-	asc_u64map_free(&p->pyframes);
-	free(p->pystacks);
-	free(p->scratch);
-	asc_u64map_free(&p->aten_names);
-	free(p->wraps);
-	free(p->subs);
-	free(p->alts);
-	free(p->devts);
-	free(p->stacks);
-	free(p->call_queue);
-	free(p);
-}
-
 /* Drops the build-only state and keeps the string table. */
 static void priv_shrink(struct priv *p)
 {
@@ -404,6 +366,18 @@ static void priv_shrink(struct priv *p)
 	p->stacks = NULL;
 	free(p->call_queue);
 	p->call_queue = NULL;
+}
+
+/* Frees all of p: the build-only state (priv_shrink()), the string table, the probes. */
+static void priv_free(struct priv *p)
+{
+	if (!p)
+		return;
+	priv_shrink(p);
+	free(p->strs.arena);
+	free(p->strs.offs);
+	free(p->probes);
+	free(p);
 }
 
 struct asc_corr *asc_corr_build(struct asc_capture_reader *r)

@@ -7,6 +7,8 @@
  *   trace_view.c     trace_view.json
  *   csv_files.c      the CSV files
  *   profiler_info.c  profiler_info.json, profiler_metadata.json
+ *   db_export.c      the databases (it shares the cycle filter, the op-memory
+ *                    pairing and the env list; it has no struct conv)
  */
 #ifndef __ASCBPF_CONV_H
 #define __ASCBPF_CONV_H
@@ -43,11 +45,20 @@ struct conv {
 int conv_close_out(struct conv *v, struct asc_out *o, const char *name);
 int conv_in_cycle(const struct conv *v, int32_t step);
 int conv_open_out(struct conv *v, struct asc_out *o, const char *dir, const char *name);
+int conv_step_in_cycle(const struct asc_corr *c, int cycle, int32_t step);
 uint32_t conv_fmt_pid(uint32_t pid, uint32_t sort, uint32_t dev);
 void conv_csv_3(struct asc_csv *c, double v);
 void conv_csv_3ns(struct asc_csv *c, int64_t ns);
 
 /* csv_files.c */
+/* One PTA allocation inside an op and its frees (indices into c->mems). */
+struct conv_alloc {
+	uint64_t ptr;
+	size_t mem;			/* the MALLOC */
+	int64_t free_i, bfree_i;	/* its FREE and BLOCK_FREE, -1 none */
+};
+int conv_op_allocations(const struct asc_corr *c, int cycle, struct conv_alloc **al,
+			size_t *nal);
 void conv_api_statistic(struct conv *v);
 void conv_kernel_details(struct conv *v);
 void conv_memory_record(struct conv *v);
@@ -57,6 +68,7 @@ void conv_operator_memory(struct conv *v);
 void conv_step_trace_time(struct conv *v);
 
 /* profiler_info.c */
+extern const char *const conv_env_names[];
 void conv_profiler_info(struct conv *v);
 void conv_profiler_metadata(struct conv *v);
 
@@ -65,7 +77,8 @@ void conv_profiler_metadata(struct conv *v);
 struct span {
 	int64_t s, e;
 };
-int conv_call_level_shown(const struct conv *v, const struct asc_corr_call *k);
+/* Is call k an AscendCL@ / Runtime@ event (a CANN_API row) at profiler level `level`? */
+int conv_call_level_shown(int level, const struct asc_corr_call *k);
 int conv_kernel_in(const struct conv *v, const struct asc_corr_kernel *k);
 int conv_write_trace(struct conv *v, const char *path);
 struct span *conv_computing_spans(const struct conv *v, uint32_t dev, size_t *nr);

@@ -67,18 +67,27 @@ static int32_t step_index(const struct asc_corr *c, int64_t id)
 	return lo < c->nr_steps && (int64_t)c->steps[lo].step == id ? (int32_t)lo : -1;
 }
 
-/* Is an item of step id `step` part of the cycle being written? */
-int conv_in_cycle(const struct conv *v, int32_t step)
+/*
+ * Is an item of step id `step` part of cycle `cycle` (-1: the whole capture)?
+ * The one cycle filter of the text files and the databases: recorded steps
+ * of that cycle.
+ */
+int conv_step_in_cycle(const struct asc_corr *c, int cycle, int32_t step)
 {
 	int32_t i;
 
-	if (v->cycle < 0)
+	if (cycle < 0)
 		return 1;
 	if (step < 0)
 		return 0;
-	i = step_index(v->c, step);
-	return i >= 0 && v->c->steps[i].cycle == v->cycle &&
-	       asc_sched_recording(v->c->steps[i].state);
+	i = step_index(c, step);
+	return i >= 0 && c->steps[i].cycle == cycle && asc_sched_recording(c->steps[i].state);
+}
+
+/* Is an item of step id `step` part of the cycle being written? */
+int conv_in_cycle(const struct conv *v, int32_t step)
+{
+	return conv_step_in_cycle(v->c, v->cycle, step);
 }
 
 /* "%.3f" without trailing zeros ("53.741", "0", "4.5"), as CANN's summaries read. */

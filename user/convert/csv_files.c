@@ -378,42 +378,50 @@ void conv_memory_record(struct conv *v)
 }
 
 /*
- * operator_memory.csv: one row per PTA allocation made inside an aten op,
- * joined with the FREE and BLOCK_FREE records of the same pointer that
- * follow it.  Allocations made outside any op are not attributed (torch_npu
- * drops them the same way).  Frees are found with a hash of ptr -> open
- * allocation, so this is one pass.
+ * The PTA allocations made inside an aten op in cycle `cycle`, in record
+ * order, each joined with the first FREE and BLOCK_FREE record of the same
+ * pointer that follows it: a pointer's newest allocation takes the frees
+ * that follow.  Allocations made outside any op are not attributed
+ * (torch_npu drops them the same way).  Frees are found with a hash of
+ * ptr -> open allocation, so this is one pass.  operator_memory.csv and the
+ * OP_MEMORY table both read it.  *al is malloc'ed (NULL when *nal is 0);
+ * -ENOMEM.
  */
-struct openalloc {
-	uint64_t ptr;
-	size_t mem;		/* index of the malloc */
-	int64_t free_i, bfree_i;	/* indices or -1 */
-};
-
-/*
- * The PTA allocations made inside an aten op in this cycle (al[], *nal of
- * rows), each with its first FREE and BLOCK_FREE after it: a pointer's
- * newest allocation takes the frees that follow.  -ENOMEM.
- */
-static int pair_allocations(struct conv *v, struct openalloc *al, size_t rows, size_t *nal)
+int conv_op_allocations(const struct asc_corr *c, int cycle, struct conv_alloc **al,
+			size_t *nal)
 {
-	const struct asc_corr *c = v->c;
-	struct asc_u64map open = { 0 };	/* ptr -> al index of its newest allocation */
-	size_t i, n = 0;
+	struct asc_u64map open = { 0 };	/* ptr -> a index of its newest allocation */
+	struct conv_alloc *a;
+	size_t i, n = 0, rows = 0;
 	uint64_t j;
 
+	*al = NULL;
+	*nal = 0;
 	for (i = 0; i < c->nr_mems; i++) {
 		const struct asc_corr_mem *m = &c->mems[i];
-		struct openalloc *a;
+
+		if (m->component == ASC_MEM_PTA && m->data_type == ASC_MEM_MALLOC && m->op >= 0 &&
+		    conv_step_in_cycle(c, cycle, m->step))
+			rows++;
+	}
+	if (!rows)
+		return 0;
+	a = malloc(rows * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	for (i = 0; i < c->nr_mems; i++) {
+		const struct asc_corr_mem *m = &c->mems[i];
+		struct conv_alloc *o;
 
 		if (m->component != ASC_MEM_PTA)
 			continue;
 		if (m->data_type == ASC_MEM_MALLOC) {
-			if (m->op < 0 || !conv_in_cycle(v, m->step) || n == rows)
+			if (m->op < 0 || !conv_step_in_cycle(c, cycle, m->step) || n == rows)
 				continue;
-			al[n] = (struct openalloc){ m->ptr, i, -1, -1 };
+			a[n] = (struct conv_alloc){ m->ptr, i, -1, -1 };
 			if (asc_u64map_put(&open, m->ptr, n)) {
 				asc_u64map_free(&open);
+				free(a);
 				return -ENOMEM;
 			}
 			n++;
@@ -421,39 +429,33 @@ static int pair_allocations(struct conv *v, struct openalloc *al, size_t rows, s
 		}
 		if (!asc_u64map_get(&open, m->ptr, &j))
 			continue;
-		a = &al[j];
-		if (m->data_type == ASC_MEM_FREE && a->free_i < 0)
-			a->free_i = i;
-		else if (m->data_type == ASC_MEM_BLOCK_FREE && a->bfree_i < 0)
-			a->bfree_i = i;
+		o = &a[j];
+		if (m->data_type == ASC_MEM_FREE && o->free_i < 0)
+			o->free_i = (int64_t)i;
+		else if (m->data_type == ASC_MEM_BLOCK_FREE && o->bfree_i < 0)
+			o->bfree_i = (int64_t)i;
 	}
 	asc_u64map_free(&open);
+	*al = a;
 	*nal = n;
 	return 0;
 }
 
+/* operator_memory.csv: one row per conv_op_allocations() allocation. */
 void conv_operator_memory(struct conv *v)
 {
 	const struct asc_corr *c = v->c;
-	struct openalloc *al = NULL;
-	size_t nal = 0, i, rows = 0;
+	struct conv_alloc *al = NULL;
+	size_t nal = 0, i;
 	struct asc_out o;
 	struct asc_csv csv;
 
-	for (i = 0; i < c->nr_mems; i++) {
-		const struct asc_corr_mem *m = &c->mems[i];
-
-		if (m->component == ASC_MEM_PTA && m->data_type == ASC_MEM_MALLOC && m->op >= 0 &&
-		    conv_in_cycle(v, m->step))
-			rows++;
-	}
-	if (!rows)
-		return;
-	al = malloc(rows * sizeof(*al));
-	if (!al || pair_allocations(v, al, rows, &nal)) {
+	if (conv_op_allocations(c, v->cycle, &al, &nal)) {
 		v->err = -ENOMEM;
-		goto out_free;
+		return;
 	}
+	if (!nal)
+		return;
 	if (conv_open_out(v, &o, v->out, "operator_memory.csv")) {
 		v->err = -EIO;
 		goto out_free;
@@ -647,7 +649,7 @@ void conv_api_statistic(struct conv *v)
 		const struct asc_corr_call *k = &c->calls[i];
 		struct agg *g;
 
-		if (!conv_call_level_shown(v, k) || !conv_in_cycle(v, k->step))
+		if (!conv_call_level_shown(v->level, k) || !conv_in_cycle(v, k->step))
 			continue;
 		g = agg_get(&t, k->name, 0, k->level);
 		if (!g) {

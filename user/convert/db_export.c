@@ -22,6 +22,7 @@
 #include "ascbpf_events.h"
 #include "schedule.h"
 #include "analysis/correlate.h"
+#include "convert/conv.h"
 #include "convert/db_export.h"
 #include "convert/db_schema.h"
 #include "lib/hashmap.h"
@@ -348,42 +349,10 @@ struct dbx {
 	int fwk_only;			/* framework only (no npu activity): no msprof tables */
 };
 
-/* Step index (in c->steps) of a step id, or -1. */
-static int32_t step_index(const struct asc_corr *c, int64_t id)
-{
-	size_t lo = 0, hi = c->nr_steps;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if ((int64_t)c->steps[mid].step < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->nr_steps && (int64_t)c->steps[lo].step == id ? (int32_t)lo : -1;
-}
-
 /* The same cycle filter as the text files: recorded steps of this cycle. */
 static int in_cycle(const struct dbx *x, int32_t step)
 {
-	int32_t i;
-
-	if (x->o->cycle < 0)
-		return 1;
-	if (step < 0)
-		return 0;
-	i = step_index(x->c, step);
-	return i >= 0 && x->c->steps[i].cycle == x->o->cycle &&
-	       asc_sched_recording(x->c->steps[i].state);
-}
-
-/* CANN_API rows exist for the calls the text shows as AscendCL@ / Runtime@ events. */
-static int call_shown(const struct dbx *x, const struct asc_corr_call *k)
-{
-	if (x->o->level == 0 || k->level == ASC_CORR_LEVEL_NODE)
-		return 0;
-	return k->level == ASC_CORR_LEVEL_ACL || x->o->level >= 2;
+	return conv_step_in_cycle(x->c, x->o->cycle, step);
 }
 
 /* TASK.connectionId of a kernel: the text's connection_id (index + 1). */
@@ -500,7 +469,8 @@ static void cann_api(struct dbx *x)
 	for (i = 0; i < c->nr_calls && !w->err; i++) {
 		const struct asc_corr_call *k = &c->calls[i];
 
-		if (!call_shown(x, k) || !in_cycle(x, k->step))
+		/* CANN_API rows: the calls the text shows as AscendCL@ / Runtime@ events */
+		if (!conv_call_level_shown(x->o->level, k) || !in_cycle(x, k->step))
 			continue;
 		b_int(w, k->start_ns);
 		b_int(w, k->end_ns);
@@ -769,72 +739,22 @@ static void memory_record(struct dbx *x)
 }
 
 /*
- * OP_MEMORY: PTA allocations made inside an aten op with the FREE and
- * BLOCK_FREE of the same pointer that follow, as operator_memory.csv (the
- * same pairing: the newest allocation of a pointer takes its frees), in ns
- * and bytes.
+ * OP_MEMORY: the allocations of operator_memory.csv (conv_op_allocations()),
+ * in ns and bytes.
  */
-struct openalloc {
-	uint64_t ptr;
-	size_t mem;
-	int64_t free_i, bfree_i;
-};
-
 static void op_memory(struct dbx *x)
 {
 	const struct asc_corr *c = x->c;
 	struct dbw *w = &x->w;
-	struct openalloc *al = NULL;
-	size_t *slots = NULL, nslots = 16, nal = 0, rows = 0, i, j;
+	struct conv_alloc *al = NULL;
+	size_t nal = 0, i;
 
-	for (i = 0; i < c->nr_mems; i++) {
-		const struct asc_corr_mem *m = &c->mems[i];
-
-		if (m->component == ASC_MEM_PTA && m->data_type == ASC_MEM_MALLOC && m->op >= 0 &&
-		    in_cycle(x, m->step))
-			rows++;
-	}
-	if (!rows)
-		return;
-	while (nslots < rows * 2)
-		nslots *= 2;
-	slots = malloc(nslots * sizeof(*slots));
-	al = malloc(rows * sizeof(*al));
-	if (!slots || !al) {
+	if (conv_op_allocations(c, x->o->cycle, &al, &nal)) {
 		w->err = -ENOMEM;
-		goto out;
+		return;
 	}
-	memset(slots, 0xff, nslots * sizeof(*slots));
-	for (i = 0; i < c->nr_mems; i++) {
-		const struct asc_corr_mem *m = &c->mems[i];
-		size_t h = (m->ptr * 0x9e3779b97f4a7c15ull) >> 20;
-
-		if (m->component != ASC_MEM_PTA)
-			continue;
-		if (m->data_type == ASC_MEM_MALLOC) {
-			if (m->op < 0 || !in_cycle(x, m->step) || nal == rows)
-				continue;
-			al[nal] = (struct openalloc){ m->ptr, i, -1, -1 };
-			for (j = h & (nslots - 1);; j = (j + 1) & (nslots - 1))
-				if (slots[j] == (size_t)-1 || al[slots[j]].ptr == m->ptr) {
-					slots[j] = nal;
-					break;
-				}
-			nal++;
-			continue;
-		}
-		for (j = h & (nslots - 1); slots[j] != (size_t)-1; j = (j + 1) & (nslots - 1)) {
-			struct openalloc *a = &al[slots[j]];
-
-			if (a->ptr != m->ptr)
-				continue;
-			if (m->data_type == ASC_MEM_FREE && a->free_i < 0)
-				a->free_i = (int64_t)i;
-			else if (m->data_type == ASC_MEM_BLOCK_FREE && a->bfree_i < 0)
-				a->bfree_i = (int64_t)i;
-			break;
-		}
-	}
+	if (!nal)
+		return;
 	tab_begin(w, "OP_MEMORY", ASC_DBT_OP_MEMORY, 0);
 	for (i = 0; i < nal && !w->err; i++) {
 		const struct asc_corr_mem *m = &c->mems[al[i].mem];
@@ -859,8 +779,6 @@ static void op_memory(struct dbx *x)
 		row_end(w);
 	}
 	tab_end(w);
-out:
-	free(slots);
 	free(al);
 }
 
@@ -920,11 +838,6 @@ static void step_time(struct dbx *x)
 /* The small tables: META_DATA, SESSION_TIME_INFO, RANK_DEVICE_MAP, the enums. */
 static void small_tables(struct dbx *x)
 {
-	static const char *const env_names[] = {
-		"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT",
-		"HOST_CACHE_CAPACITY", "ASCEND_ENHANCE_ENABLE", "PYTORCH_NPU_ALLOC_CONF",
-		"ASCEND_LAUNCH_BLOCKING", NULL,
-	};
 	const struct asc_corr *c = x->c;
 	struct dbw *w = &x->w;
 	uint32_t devs = 0, d;
@@ -946,14 +859,14 @@ static void small_tables(struct dbx *x)
 	}
 	/* ENV_VARIABLES (json.dumps of the dict) only when traced: unknown is not "" */
 	n = (size_t)snprintf(env, sizeof(env), "{");
-	for (k = 0; env_names[k] && n + 16 < sizeof(env); k++) {
+	for (k = 0; conv_env_names[k] && n + 16 < sizeof(env); k++) {
 		const char *val;
 
-		snprintf(key, sizeof(key), "env.%s", env_names[k]);
+		snprintf(key, sizeof(key), "env.%s", conv_env_names[k]);
 		val = asc_corr_config(c, key);
 		any |= val != NULL;
 		n += (size_t)snprintf(env + n, sizeof(env) - n, "%s\"%s\": \"", k ? ", " : "",
-				      env_names[k]);
+				      conv_env_names[k]);
 		for (; val && *val && n + 16 < sizeof(env); val++) {
 			unsigned char ch = (unsigned char)*val;
 
@@ -967,7 +880,7 @@ static void small_tables(struct dbx *x)
 		trunc |= val && *val;
 		env[n++] = '"';
 	}
-	if (any && !trunc && n + 2 < sizeof(env) && !env_names[k]) {
+	if (any && !trunc && n + 2 < sizeof(env) && !conv_env_names[k]) {
 		strcpy(env + n, "}");
 		b_text(w, "ENV_VARIABLES");
 		b_text(w, env);

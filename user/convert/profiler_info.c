@@ -17,7 +17,8 @@
 #include "lib/json_writer.h"
 #include "lib/log.h"
 
-static const char *const env_names[] = {
+/* The env variables profiler_metadata.json and META_DATA's ENV_VARIABLES list, NULL-ended. */
+const char *const conv_env_names[] = {
 	"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT",
 	"HOST_CACHE_CAPACITY", "ASCEND_ENHANCE_ENABLE", "PYTORCH_NPU_ALLOC_CONF",
 	"ASCEND_LAUNCH_BLOCKING", NULL,
@@ -134,8 +135,8 @@ void conv_profiler_metadata(struct conv *v)
 	char key[64];
 	int i, any = 0;
 
-	for (i = 0; env_names[i]; i++) {
-		snprintf(key, sizeof(key), "env.%s", env_names[i]);
+	for (i = 0; conv_env_names[i]; i++) {
+		snprintf(key, sizeof(key), "env.%s", conv_env_names[i]);
 		if (asc_corr_config(v->c, key))
 			any = 1;
 	}
@@ -146,9 +147,9 @@ void conv_profiler_metadata(struct conv *v)
 		return;
 	}
 	asc_out_puts(&o, "{\"ENV_VARIABLES\": {");
-	for (i = 0; env_names[i]; i++) {
-		snprintf(key, sizeof(key), "env.%s", env_names[i]);
-		asc_out_printf(&o, "%s\"%s\": ", i ? ", " : "", env_names[i]);
+	for (i = 0; conv_env_names[i]; i++) {
+		snprintf(key, sizeof(key), "env.%s", conv_env_names[i]);
+		asc_out_printf(&o, "%s\"%s\": ", i ? ", " : "", conv_env_names[i]);
 		asc_json_cstr(&o, cfg(v, key, ""));
 	}
 	asc_out_puts(&o, "}}");

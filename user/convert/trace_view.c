@@ -166,11 +166,11 @@ static void node_launch(struct trace *t, const struct asc_corr *c, const struct 
 	h2d_start(t, c, k, cann);
 }
 
-int conv_call_level_shown(const struct conv *v, const struct asc_corr_call *k)
+int conv_call_level_shown(int level, const struct asc_corr_call *k)
 {
-	if (v->level == 0 || k->level == ASC_CORR_LEVEL_NODE)
+	if (level == 0 || k->level == ASC_CORR_LEVEL_NODE)
 		return 0;	/* Level0 prunes every CANN event; a node launch: its Node only */
-	return k->level == ASC_CORR_LEVEL_ACL || v->level >= 2;
+	return k->level == ASC_CORR_LEVEL_ACL || level >= 2;
 }
 
 static const char *call_mode(const char *name)
@@ -217,19 +217,26 @@ static void write_fwdbwd(struct conv *v, struct trace *t)
 		v->err = (int)n;
 }
 
+/* The threads of a process, or the streams of a device, that the trace names (first MAX_IDS). */
+#define MAX_IDS 256
+
+/* Adds id to ids[*n] unless it is there or the set is full. */
+static void add_id(uint32_t *ids, size_t *n, uint32_t id)
+{
+	size_t j;
+
+	for (j = 0; j < *n && ids[j] != id; j++)
+		;
+	if (j == *n && *n < MAX_IDS)
+		ids[(*n)++] = id;
+}
+
 static void write_fwk_half(struct conv *v, struct trace *t)
 {
 	const struct asc_corr *c = v->c;
 	uint32_t pid = v->pid, max_tid = 0, deq_tid = 0;
-	uint32_t tids[256];
+	uint32_t tids[MAX_IDS];
 	size_t i, ntids = 0, j;
-
-#define ADD_TID(x) do {							\
-		for (j = 0; j < ntids && tids[j] != (x); j++)		\
-			;						\
-		if (j == ntids && ntids < 256)				\
-			tids[ntids++] = (x);				\
-	} while (0)
 
 	for (i = 0; i < c->nr_ops; i++) {
 		const struct asc_corr_op *o = &c->ops[i];
@@ -260,7 +267,7 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 			asc_json_cstr(t->o, asc_corr_str(c, o->stack));
 		}
 		asc_out_puts(t->o, "}}");
-		ADD_TID(o->tid);
+		add_id(tids, &ntids, o->tid);
 	}
 	/* dequeues (X + f), then enqueues (X + s), as torch_npu orders them */
 	for (int side = 1; side >= 0; side--) {
@@ -295,7 +302,7 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 			if (matched)
 				flow(t, side ? "f" : "s", "enqueue_to_dequeue", q->correlation_id,
 				     pid, tid, s, "async_task_queue");
-			ADD_TID(tid);
+			add_id(tids, &ntids, tid);
 			if (side)
 				deq_tid = tid;
 		}
@@ -317,7 +324,6 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 		     tids[j] == deq_tid ? (long long)max_tid + 1 : (long long)tids[j], 1);
 	}
 	write_fwdbwd(v, t);
-#undef ADD_TID
 }
 
 struct span *conv_computing_spans(const struct conv *v, uint32_t dev, size_t *nr)
@@ -405,18 +411,15 @@ static int node_kernels(struct conv *v, int32_t **out)
 static void cann_meta(struct conv *v, struct trace *t, uint32_t cann)
 {
 	const struct asc_corr *c = v->c;
-	uint32_t tids[256];
+	uint32_t tids[MAX_IDS];
 	size_t ntids = 0, i, j;
 
 	for (i = 0; i < c->nr_calls; i++) {
 		const struct asc_corr_call *k = &c->calls[i];
 
-		if (!conv_call_level_shown(v, k) || !conv_in_cycle(v, k->step))
+		if (!conv_call_level_shown(v->level, k) || !conv_in_cycle(v, k->step))
 			continue;
-		for (j = 0; j < ntids && tids[j] != k->tid; j++)
-			;
-		if (j == ntids && ntids < 256)
-			tids[ntids++] = k->tid;
+		add_id(tids, &ntids, k->tid);
 	}
 	meta(t, "process_name", cann, 0, "name", "CANN", 0, 0);
 	for (j = 0; j < ntids; j++) {
@@ -468,7 +471,7 @@ static int write_cann(struct conv *v, struct trace *t, uint32_t cann)
 		cann_meta(v, t, cann);
 	for (i = 0; i < c->nr_calls; i++) {
 		const struct asc_corr_call *k = &c->calls[i];
-		int shown = conv_call_level_shown(v, k) && conv_in_cycle(v, k->step);
+		int shown = conv_call_level_shown(v->level, k) && conv_in_cycle(v, k->step);
 
 		if (node_kernel && node_kernel[i] >= 0 && !shown)
 			node_launch(t, c, &c->kernels[node_kernel[i]], cann);
@@ -533,7 +536,7 @@ static void write_hardware(struct conv *v, struct trace *t, uint32_t d)
 {
 	const struct asc_corr *c = v->c;
 	uint32_t hw = conv_fmt_pid(v->pid, SORT_HARDWARE, d);
-	uint32_t streams[256];
+	uint32_t streams[MAX_IDS];
 	size_t ns = 0, i, j;
 
 	for (i = 0; i < c->nr_kernels; i++) {
@@ -541,10 +544,7 @@ static void write_hardware(struct conv *v, struct trace *t, uint32_t d)
 
 		if (k->device != d || !conv_kernel_in(v, k))
 			continue;
-		for (j = 0; j < ns && streams[j] != k->stream; j++)
-			;
-		if (j == ns && ns < 256)
-			streams[ns++] = k->stream;
+		add_id(streams, &ns, k->stream);
 	}
 	meta(t, "process_name", hw, 0, "name", "Ascend Hardware", 0, 0);
 	for (j = 0; j < ns; j++) {

@@ -661,21 +661,32 @@ const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64
  * file holds it open (asc_elf_open_lazy) meanwhile, so that each call finds the
  * opened object in elfsym's cache instead of opening and parsing the file again.
  */
+/* Opens path (lazily) and finds name in it: 0 with *elf open for the caller to close, or -errno. */
+static int open_sym(const char *path, const char *name, struct asc_elf **elf,
+		    struct asc_elf_symbol *s)
+{
+	int err = asc_elf_open_lazy(path, elf);
+
+	if (err)
+		return err;
+	err = asc_elf_scan_sym(*elf, name, s);
+	if (err)
+		asc_elf_close(*elf);
+	return err;
+}
+
 int asc_elf_lookup(const char *path, const char *name, struct asc_elf_sym *sym)
 {
 	struct asc_elf_symbol s;
 	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
+	int err = open_sym(path, name, &elf, &s);
 
 	if (err)
 		return err;
-	err = asc_elf_scan_sym(elf, name, &s);
-	if (!err) {
-		sym->vaddr = s.vaddr;
-		sym->size = s.size;
-	}
+	sym->vaddr = s.vaddr;
+	sym->size = s.size;
 	asc_elf_close(elf);
-	return err;
+	return 0;
 }
 
 int asc_elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
@@ -708,16 +719,13 @@ int asc_elf_read_func(const char *path, const char *name, void *buf, size_t cap,
 {
 	struct asc_elf_symbol s;
 	struct asc_elf *elf;
-	int err = asc_elf_open_lazy(path, &elf);
+	int err = open_sym(path, name, &elf, &s);
 
 	if (err)
 		return err;
-	err = asc_elf_scan_sym(elf, name, &s);
-	if (!err) {
-		*len = s.size && s.size < cap ? s.size : cap;
-		*vaddr = s.vaddr;
-		err = asc_elf_read_exact(elf, s.vaddr, buf, *len);
-	}
+	*len = s.size && s.size < cap ? s.size : cap;
+	*vaddr = s.vaddr;
+	err = asc_elf_read_exact(elf, s.vaddr, buf, *len);
 	asc_elf_close(elf);
 	return err;
 }

@@ -14,6 +14,7 @@
 
 #include "lib/hashmap.h"
 #include "lib/log.h"
+#include "lib/ranges.h"
 #include "arch/x86.h"
 #include "discovery/elfsym.h"
 #include "discovery/seqnr.h"
@@ -265,21 +266,10 @@ fail:
 
 const char *asc_seqnr_names_get(struct asc_seqnr_names *nm, uint64_t vptr)
 {
-	uint64_t a = vptr - nm->bias;
-	size_t lo = 0, hi = nm->n;
+	long i = asc_range_find(nm->v, nm->n, sizeof(*nm->v), offsetof(struct vtab, vaddr),
+				offsetof(struct vtab, size), vptr - nm->bias);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (nm->v[mid].vaddr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	lo--;
-	return a - nm->v[lo].vaddr < nm->v[lo].size ? nm->v[lo].name : NULL;
+	return i < 0 ? NULL : nm->v[i].name;
 }
 
 size_t asc_seqnr_names_count(const struct asc_seqnr_names *nm)
