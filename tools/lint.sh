@@ -61,8 +61,11 @@ if [ ${#lower[@]} -gt 0 ]; then
 			read -r c f <<<"$l"
 			case "$c" in '#'* | '') echo "$l"; continue ;; esac
 			n=${now[$f]:-0}
-			[ "$n" -gt 0 ] && printf '%s %s\n' "$n" "$f"
-		done <"$base" >"$tmp" && mv "$tmp" "$base"
+			# an if, not `[ ] && printf`: a last file at 0 would fail the loop (no mv)
+			if [ "$n" -gt 0 ]; then
+				printf '%s %s\n' "$n" "$f"
+			fi
+		done <"$base" >"$tmp" && mv "$tmp" "$base" || { rm -f "$tmp"; exit 2; }
 		echo "lint: lowered the counts of ${#lower[@]} file(s) in $base"
 	else
 		echo "lint: ${#lower[@]} file(s) have fewer long lines than $base allows:" \
