@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 #include "ascbpf_events.h"
@@ -39,14 +40,19 @@ int64_t corr_dev_to_mono(const struct asc_corr *c, uint64_t cnt)
 		return (int64_t)cnt;
 	d = (__int128)((int64_t)(cnt - in->devclock_counter)) * 1000000000 /
 	    (__int128)in->devclock_freq_hz;
-	return in->devclock_mono_ns + (int64_t)d;
+	/* counters come from the file: saturate rather than overflow (fuzz_report finding) */
+	if (d > INT64_MAX)
+		d = INT64_MAX;
+	else if (d < INT64_MIN)
+		d = INT64_MIN;
+	return asc_ns_add(in->devclock_mono_ns, (int64_t)d);
 }
 
 int64_t asc_corr_wall_ns(const struct asc_corr *c, uint64_t mono_ns)
 {
 	const struct priv *p = c->priv;
 
-	return (int64_t)mono_ns + p->wall_off;
+	return asc_ns_add((int64_t)mono_ns, p->wall_off);
 }
 
 const char *asc_corr_str(const struct asc_corr *c, uint32_t id)
