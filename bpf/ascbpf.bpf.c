@@ -20,18 +20,22 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "ascbpf_arch.bpf.h"
 #include <bpf/bpf_core_read.h>
 #include "ascbpf_ring.bpf.h"
+#include "ascend/torch_npu.h"
+#include "ascend/hccl.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- configuration, set by the loader before load (and sched_cfg, wakeup_bytes) ---- */
-const volatile __u32 with_stack = 0;		/* --with-stack: STACK after ENTER */
-const volatile __u32 stop_tgid = 0;		/* our child: SIGSTOP it at the loader hook */
-const volatile __u32 comm_filter_on = 0;	/* --comm: adopt execs of comm_filter */
+const volatile __u32 with_stack = 0;	 /* --with-stack: STACK after ENTER */
+const volatile __u32 stop_tgid = 0;	 /* our child: SIGSTOP it at the loader hook */
+const volatile __u32 comm_filter_on = 0; /* --comm: adopt execs of comm_filter */
 const volatile char comm_filter[16] = {};
-const volatile __u32 loader_probe_id = 0;	/* probe id of the r_brk hook */
-const volatile __u32 follow_forks = 0;		/* children of traced processes are traced */
+const volatile __u32 loader_probe_id = 0; /* probe id of the r_brk hook */
+const volatile __u32 follow_forks = 0;	  /* children of traced processes are traced */
+const volatile __u32 hold_chan = 0;	  /* stop at a first submission to a card without channel */
 /*
  * --level (user/discovery/probes.h, ASC_SPEC_LEVEL1): below 1 the Enqueue and
  * aclrtBinaryGetFunction sites emit no ENTER/EXIT, below 2 halSqTaskSend and
@@ -54,7 +58,7 @@ struct ioctl_inflight {
 	__u32 fd;
 	__u32 cmd;
 	__u32 module;
-	__u32 traced;		/* 1: emit an IOCTL record at exit (gate was open) */
+	__u32 traced; /* 1: emit an IOCTL record at exit (gate was open) */
 	char module_name[ASC_MODULE_NAME_LEN];
 	__s32 device_id;
 	__u32 pad;
@@ -112,10 +116,10 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 pid_tgid, __u3
 		n = sizeof(__u64);
 	}
 	n /= sizeof(__u64);
-	s->ips[0] = s->ips[1];		/* the probed instruction */
-	if (bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)PT_REGS_SP(ctx)) < 0)
+	s->ips[0] = s->ips[1]; /* the probed instruction */
+	if (ASC_ARCH_RET_ADDR(ctx, &ret_addr) < 0)
 		ret_addr = 0;
-	s->ips[1] = ret_addr;		/* the caller */
+	s->ips[1] = ret_addr; /* the caller */
 	s->nr = n + 1;
 	if (s->nr > ASC_STACK_DEPTH)
 		s->nr = ASC_STACK_DEPTH;
@@ -142,7 +146,7 @@ int BPF_KPROBE(asc_call_enter)
 
 	if (!gate(pid_tgid))
 		return 0;
-	emit_enter(ctx, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
+	emit_enter(ctx, pid_tgid, site_cookie(ctx), bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -152,18 +156,38 @@ int BPF_KRETPROBE(asc_call_exit)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	long id;
 
-	if (!gate(pid_tgid) || (id = ret_site(ctx, pid_tgid)) < 0)
+	if ((id = ret_site(ctx, pid_tgid)) < 0 || !gate(pid_tgid))
 		return 0;
 	emit_exit(pid_tgid, (__u32)id, bpf_ktime_get_ns(), PT_REGS_RC(ctx));
+	return 0;
+}
+
+/*
+ * Without attach cookies only (bpf/ascbpf_maps.h "Site ids"): attached by
+ * user/trace/attach.c as one more entry probe at every uretprobe site, it
+ * files the site for the return probe.  A full ret_sites is a drop.
+ */
+SEC("uprobe")
+int BPF_KPROBE(asc_ret_push)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct asc_ret_key k = { .tid = (__u32)pid_tgid };
+	__u64 c = site_cookie(ctx);
+
+	if ((__u32)c == ASC_NO_SITE)
+		return 0;
+	k.sp = PT_REGS_SP(ctx);
+	if (bpf_map_update_elem(&ret_sites, &k, &c, BPF_ANY))
+		asc_stat_add(drops, 1);
 	return 0;
 }
 
 /* ---- op names ---- */
 
 /* Where an OPNAME's bytes are: nowhere (no OPNAME), a std::string's data + length, a C string. */
-#define NAME_NONE	0
-#define NAME_SPAN	1
-#define NAME_CSTR	2
+#define NAME_NONE 0
+#define NAME_SPAN 1
+#define NAME_CSTR 2
 
 static __always_inline void fill_opname(struct asc_opname *o, __u64 pid_tgid, __u32 id, __u64 ts,
 					const void *src, __u64 len, int kind)
@@ -181,7 +205,7 @@ static __always_inline void fill_opname(struct asc_opname *o, __u64 pid_tgid, __
 		}
 		o->len = n - 1;
 		if (n == sizeof(o->name))
-			o->flags = ASC_OPNAME_TRUNCATED;	/* may also be exactly 63 bytes */
+			o->flags = ASC_OPNAME_TRUNCATED; /* may also be exactly 63 bytes */
 	} else {
 		if (len > sizeof(o->name) - 1) {
 			len = sizeof(o->name) - 1;
@@ -238,19 +262,60 @@ SEC("uprobe")
 int BPF_KPROBE(asc_opname_stdstr_enter, void *str)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct { const void *data; __u64 len; } s = {};
+	struct {
+		const void *data;
+		__u64 len;
+	} s = {};
 	__u32 id;
 	__u64 ts;
 
 	if (!gate(pid_tgid))
 		return 0;
-	id = bpf_get_attach_cookie(ctx);
+	id = site_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	if (bpf_probe_read_user(&s, sizeof(s), str) < 0) {
-		asc_stat_add(name_lost, 1);	/* an empty name below, counted */
+		asc_stat_add(name_lost, 1); /* an empty name below, counted */
 		s.len = 0;
 	}
 	emit_enter_opname(ctx, pid_tgid, id, ts, s.data, s.len, NAME_SPAN);
+	return 0;
+}
+
+/*
+ * An old-ABI (copy-on-write) std::string at str: one pointer to the
+ * characters, whose _Rep {length, capacity, refcount} ends right before them
+ * (length at -24).  0, or -1 when unreadable.
+ */
+static __always_inline int read_cow_string(const void *str, const void **data, __u64 *len)
+{
+	__u64 p = 0;
+
+	if (bpf_probe_read_user(&p, sizeof(p), str) < 0 || !p ||
+	    bpf_probe_read_user(len, sizeof(*len), (const void *)(p - 24)) < 0)
+		return -1;
+	*data = (const void *)p;
+	return 0;
+}
+
+/* arg0: const std::string & of an old-C++-ABI library (ASC_PROBE_CXX_OLD_ABI). */
+SEC("uprobe")
+int BPF_KPROBE(asc_opname_cowstr_enter, void *str)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	const void *data = NULL;
+	__u64 len = 0;
+	__u32 id;
+	__u64 ts;
+
+	if (!gate(pid_tgid))
+		return 0;
+	id = site_cookie(ctx);
+	ts = bpf_ktime_get_ns();
+	if (read_cow_string(str, &data, &len) < 0) {
+		asc_stat_add(name_lost, 1); /* an empty name below, counted */
+		len = 0;
+	}
+	emit_enter_opname(ctx, pid_tgid, id, ts, data, len, NAME_SPAN);
 	return 0;
 }
 
@@ -264,7 +329,7 @@ int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
 
 	if (!gate(pid_tgid))
 		return 0;
-	id = bpf_get_attach_cookie(ctx);
+	id = site_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	emit_enter_opname(ctx, pid_tgid, id, ts, name, 0, NAME_CSTR);
 	return 0;
@@ -275,9 +340,9 @@ int BPF_KPROBE(asc_opname_cstr_enter, const char *name)
  * correlation id at 32) ----
  * with_enter: an ENTER record first (the site has a uretprobe: a span).
  */
-#define QP_COMPILE_AND_EXECUTE	1	/* paramVal -> ExecuteParas { char opType[100]; ... } */
-#define QP_EXECUTE_OPAPI	7	/* paramVal -> ExecuteParasOpApi { char opType[100]; ... } */
-#define QP_EXECUTE_OPAPI_V2	8	/* paramVal -> ExecuteParasOpApiV2 { std::string *opName; ... } */
+#define QP_COMPILE_AND_EXECUTE 1 /* paramVal -> ExecuteParas { char opType[100]; ... } */
+#define QP_EXECUTE_OPAPI       7 /* slot after CopyFunc: { char opType[100]; ... } */
+#define QP_EXECUTE_OPAPI_V2    8 /* paramVal -> ExecuteParasOpApiV2 { std::string *opName; ... } */
 
 static __always_inline void fill_queue(struct asc_queue *q, __u64 pid_tgid, __u32 id, __u64 ts,
 				       const __u64 *v, __u32 side)
@@ -315,10 +380,13 @@ struct grp_enter_queue_opname {
  * of their own.
  */
 static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u32 side,
-				       int with_enter)
+				       int with_enter, int cow)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct { const void *data; __u64 len; } str = {};
+	struct {
+		const void *data;
+		__u64 len;
+	} str = {};
 	const void *src = NULL;
 	int name = NAME_NONE;
 	__u64 v[5] = {};
@@ -327,16 +395,17 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 
 	if (!gate(pid_tgid))
 		return 0;
-	id = bpf_get_attach_cookie(ctx);
+	id = site_cookie(ctx);
 	ts = bpf_ktime_get_ns();
-	bpf_probe_read_user(v, sizeof(v), qp);	/* zeros on fault */
+	bpf_probe_read_user(v, sizeof(v), qp); /* zeros on fault */
 	if (side == ASC_QUEUE_ENQUEUE && v[3]) {
 		if ((__u32)v[1] == QP_EXECUTE_OPAPI_V2) {
 			__u64 strp = 0;
 
 			if (bpf_probe_read_user(&strp, sizeof(strp), (void *)v[3]) < 0 || !strp ||
-			    bpf_probe_read_user(&str, sizeof(str), (void *)strp) < 0)
-				asc_stat_add(name_lost, 1);	/* QUEUE without an OPNAME */
+			    (cow ? read_cow_string((void *)strp, &str.data, &str.len) :
+				   bpf_probe_read_user(&str, sizeof(str), (void *)strp)) < 0)
+				asc_stat_add(name_lost, 1); /* QUEUE without an OPNAME */
 			else
 				name = NAME_SPAN;
 			src = str.data;
@@ -393,7 +462,14 @@ static __always_inline int queue_enter(struct pt_regs *ctx, const void *qp, __u3
 SEC("uprobe")
 int BPF_KPROBE(asc_enqueue_enter, void *self, void *qp)
 {
-	return queue_enter(ctx, qp, ASC_QUEUE_ENQUEUE, trace_level >= 1);
+	return queue_enter(ctx, qp, ASC_QUEUE_ENQUEUE, trace_level >= 1, 0);
+}
+
+/* The same in an old-C++-ABI library: the slot's opName is a COW std::string. */
+SEC("uprobe")
+int BPF_KPROBE(asc_enqueue_cow_enter, void *self, void *qp)
+{
+	return queue_enter(ctx, qp, ASC_QUEUE_ENQUEUE, trace_level >= 1, 1);
 }
 
 /* at_npu::native::AsncExecFunc(void *data): a free function, QueueParas at arg0. */
@@ -401,7 +477,7 @@ int BPF_KPROBE(asc_enqueue_enter, void *self, void *qp)
 SEC("uprobe")
 int BPF_KPROBE(asc_dequeue_enter, void *qp)
 {
-	return queue_enter(ctx, qp, ASC_QUEUE_DEQUEUE, 1);
+	return queue_enter(ctx, qp, ASC_QUEUE_DEQUEUE, 1, 0);
 }
 
 /*
@@ -414,6 +490,58 @@ int BPF_KPROBE(asc_dequeue_enter, void *qp)
  * them are counted in stats.sqe_lost, never dropped silently.
  */
 
+/*
+ * ---- holds (ascbpf_maps.h ASC_HOLD_*) ----
+ * chan_on[dev]: set by the loader once it started (or tried) card dev's
+ * channel; until then a holdable process's submission there stops it, so
+ * that none of its tasks completes before the channel reads it.
+ */
+__u8 chan_on[ASC_HOLD_DEVS] = {};
+/* set by the loader once the release watchdog runs (holds.h): forks / execs may be stopped */
+__u32 hold_others = 0;
+
+/* Our -- CMD child (PDEATHSIG(SIGCONT)), or with a watchdog a fork / exec we follow. */
+static __always_inline int holdable(__u32 tgid, const struct asc_tgid_state *st)
+{
+	if (stop_tgid && tgid == stop_tgid)
+		return 1;
+	return *(volatile __u32 *)&hold_others && st &&
+	       (st->flags & (ASC_TGID_FROM_FORK | ASC_TGID_FROM_EXEC));
+}
+
+/*
+ * Stops the calling process and tells the loader why (a loader-hook record
+ * with a wake-up).  The stop is queued while the record is still reserved:
+ * the loader's SIGCONT can only follow it (a SIGCONT sent first would leave
+ * the process stopped).  No record, no stop.
+ */
+static __always_inline void hold_current(__u64 pid_tgid, __u64 kind, __u64 arg)
+{
+	struct asc_enter *e = reserve(sizeof(*e));
+
+	if (!e)
+		return;
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, loader_probe_id, bpf_ktime_get_ns());
+	__builtin_memset(e->args, 0, sizeof(e->args));
+	e->args[0] = bpf_send_signal(19 /* SIGSTOP */) ? ASC_HOLD_FAILED | kind : kind;
+	e->args[1] = arg;
+	submit_now(e);
+}
+
+/* A submission to a card whose channel the loader has not started: hold the process. */
+static __always_inline void hold_for_chan(__u64 pid_tgid, __u32 dev_id)
+{
+	__u32 tgid = pid_tgid >> 32;
+	struct asc_tgid_state *st = NULL;
+
+	if (dev_id >= ASC_HOLD_DEVS || *(volatile __u8 *)&chan_on[dev_id])
+		return;
+	if (tgid != stop_tgid)
+		st = bpf_map_lookup_elem(&tgids, &tgid);
+	if (holdable(tgid, st))
+		hold_current(pid_tgid, ASC_HOLD_CHAN, dev_id);
+}
+
 /* a batched send was seen at Level0 and the consumer woken for it (once per trace) */
 __u32 level0_batch_woken = 0;
 
@@ -422,27 +550,35 @@ int BPF_KPROBE(asc_sqe_send_enter, __u32 dev_id, void *info)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	/* halTaskSendInfo: type, tsId, sqId, timeout, sqe_addr @16, sqe_num @24 */
-	struct { __u32 type, ts_id, sq_id; __s32 timeout; __u64 sqe_addr; __u32 sqe_num, pos; } ti;
+	struct {
+		__u32 type, ts_id, sq_id;
+		__s32 timeout;
+		__u64 sqe_addr;
+		__u32 sqe_num, pos;
+	} ti;
 	struct asc_sqe *r;
 	__u32 i, k, n, first, id;
 	__u64 ts;
 
 	if (!gate(pid_tgid))
 		return 0;
-	id = bpf_get_attach_cookie(ctx);
+	id = site_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	/* below Level2 the site is entry only (no hal* calls): the SQE record alone */
 	if (trace_level >= 2)
 		emit_enter(ctx, pid_tgid, id, ts);
+	/* stopped before the call runs: the task is sent once the channel reads the card */
+	if (hold_chan)
+		hold_for_chan(pid_tgid, dev_id);
 	if (bpf_probe_read_user(&ti, sizeof(ti), info) < 0)
 		__builtin_memset(&ti, 0, sizeof(ti));
 	for (k = 0; k < ASC_MAX_SQE_RECS; k++) {
 		first = k * ASC_MAX_SQES;
 		if (k && first >= ti.sqe_num)
-			break;		/* part 0 is written even for an empty submission */
+			break; /* part 0 is written even for an empty submission */
 		r = reserve(sizeof(*r));
 		if (!r)
-			return 0;	/* counted as a drop */
+			return 0; /* counted as a drop */
 		fill_hdr(&r->hdr, ASC_REC_SQE, sizeof(*r), pid_tgid, id, ts);
 		r->dev_id = dev_id;
 		r->sq_id = ti.sq_id;
@@ -514,7 +650,7 @@ static __always_inline void emit_funcname(__u64 pid_tgid, __u32 id, __u64 ts, __
 	}
 	f->len = n - 1;
 	if (n == sizeof(f->name))
-		f->flags = ASC_OPNAME_TRUNCATED;	/* may also be exactly 63 bytes */
+		f->flags = ASC_OPNAME_TRUNCATED; /* may also be exactly 63 bytes */
 	submit(f);
 }
 
@@ -527,7 +663,7 @@ int BPF_KPROBE(asc_funcname_get_enter, void *bin, const char *name, void *out)
 
 	if (!gate(pid_tgid))
 		return 0;
-	st.probe_id = bpf_get_attach_cookie(ctx);
+	st.probe_id = site_cookie(ctx);
 	if (trace_level >= 1)
 		emit_enter(ctx, pid_tgid, st.probe_id, bpf_ktime_get_ns());
 	st.name = (__u64)name;
@@ -545,7 +681,7 @@ int BPF_KRETPROBE(asc_funcname_get_exit)
 	__u64 ts, ret, handle = 0;
 	long site;
 
-	if (!gate(pid_tgid) || (site = ret_site(ctx, pid_tgid)) < 0)
+	if ((site = ret_site(ctx, pid_tgid)) < 0 || !gate(pid_tgid))
 		return 0;
 	id = (__u32)site;
 	ts = bpf_ktime_get_ns();
@@ -570,7 +706,7 @@ int BPF_KPROBE(asc_funcname_reg_enter, void *bin, const void *stub, const char *
 
 	if (!gate(pid_tgid))
 		return 0;
-	id = bpf_get_attach_cookie(ctx);
+	id = site_cookie(ctx);
 	ts = bpf_ktime_get_ns();
 	if (trace_level >= 2)
 		emit_enter(ctx, pid_tgid, id, ts);
@@ -580,34 +716,244 @@ int BPF_KPROBE(asc_funcname_reg_enter, void *bin, const void *stub, const char *
 }
 
 /*
+ * An AI CPU launch call at Level2 (rtCpuKernelLaunchWithFlag,
+ * rtAicpuKernelLaunchExWithArgs): the CALL's ENTER, and a FUNCNAME of arg1,
+ * the kernel's name string, whose address the converter takes as the
+ * handle (include/ascend/rt_launch.h RT_NAME_ARG_*).
+ */
+SEC("uprobe")
+int BPF_KPROBE(asc_call_aicpu_enter, const void *a0, const char *name)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id;
+	__u64 ts;
+
+	if (!gate(pid_tgid))
+		return 0;
+	id = site_cookie(ctx);
+	ts = bpf_ktime_get_ns();
+	emit_enter(ctx, pid_tgid, id, ts);
+	if (name)
+		emit_funcname(pid_tgid, id, ts, (__u64)name, name);
+	return 0;
+}
+
+/*
+ * ---- kernel names by binary and entry (CANN 8.x/9.x opbase) ----
+ * aclrtBinaryLoadFromFile(binPath, options, &bin) (ASC_PK_BINARY_LOAD): on
+ * return, the binary's name (the file's base name up to its first '.') is
+ * kept per bin handle in bin_names and written as a FUNCNAME of the bin
+ * handle (rtKernelLaunchWithHandleV2 launches carry it).
+ * aclrtBinaryGetFunctionByEntry(bin, funcEntry, &funcHandle)
+ * (ASC_PK_FUNCNAME_ENTRY): on return, a FUNCNAME of *funcHandle with the
+ * name of bin (a binary loaded before the attach has none: no FUNCNAME).
+ * Both emit ENTER/EXIT at --level >= 1 (they are aclrt* calls).
+ */
+#define BIN_PATH_LEN 128
+
+struct bin_name {
+	char name[ASC_NAME_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct bin_name);
+} bin_names SEC(".maps");
+
+struct bin_scratch {
+	char path[BIN_PATH_LEN];
+	struct bin_name n;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bin_scratch);
+} bin_scratch SEC(".maps");
+
+static __always_inline void emit_funcname_k(__u64 pid_tgid, __u32 id, __u64 ts, __u64 handle,
+					    const struct bin_name *bn)
+{
+	struct asc_funcname *f = reserve(sizeof(*f));
+	__u32 i;
+
+	if (!f)
+		return;
+	fill_hdr(&f->hdr, ASC_REC_FUNCNAME, sizeof(*f), pid_tgid, id, ts);
+	f->handle = handle;
+	f->flags = 0;
+	__builtin_memcpy(f->name, bn->name, sizeof(f->name));
+	f->name[sizeof(f->name) - 1] = 0;
+	for (i = 0; i < sizeof(f->name) - 1 && f->name[i]; i++)
+		;
+	f->len = i;
+	submit(f);
+}
+
+static __always_inline int stash_call(struct pt_regs *ctx, __u64 pid_tgid, __u64 a, __u64 out)
+{
+	struct funcname_stash st = {};
+	__u32 tid = (__u32)pid_tgid;
+
+	st.probe_id = site_cookie(ctx);
+	if (trace_level >= 1)
+		emit_enter(ctx, pid_tgid, st.probe_id, bpf_ktime_get_ns());
+	st.name = a;
+	st.out = out;
+	bpf_map_update_elem(&funcname_inflight, &tid, &st, BPF_ANY);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_binary_load_enter, const char *path, void *options, void *out)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!gate(pid_tgid))
+		return 0;
+	return stash_call(ctx, pid_tgid, (__u64)path, (__u64)out);
+}
+
+/*
+ * The base name of sc->path (len bytes with its NUL, as read) up to its
+ * first '.' into sc->n.name.  Each loop stops at its first hit, so the
+ * verifier walks it once.
+ */
+static __always_inline void bin_basename(struct bin_scratch *sc, long len)
+{
+	__u32 k, start = 0;
+	long i;
+
+	for (k = 0; k < BIN_PATH_LEN; k++) {
+		i = len - 2 - (long)k;
+		if (i < 0)
+			break;
+		if (sc->path[i & (BIN_PATH_LEN - 1)] == '/') {
+			start = i + 1;
+			break;
+		}
+	}
+	if (bpf_probe_read_kernel_str(sc->n.name, sizeof(sc->n.name),
+				      sc->path + (start & (BIN_PATH_LEN - 1))) < 0)
+		sc->n.name[0] = 0;
+	for (k = 0; k < ASC_NAME_LEN; k++) {
+		if (!sc->n.name[k])
+			break;
+		if (sc->n.name[k] == '.') {
+			sc->n.name[k] = 0;
+			break;
+		}
+	}
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_binary_load_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, id, zero = 0;
+	struct funcname_stash *st;
+	struct bin_scratch *sc;
+	__u64 ts, ret, bin = 0;
+	long site, len;
+
+	if ((site = ret_site(ctx, pid_tgid)) < 0 || !gate(pid_tgid))
+		return 0;
+	id = (__u32)site;
+	ts = bpf_ktime_get_ns();
+	ret = PT_REGS_RC(ctx);
+	st = bpf_map_lookup_elem(&funcname_inflight, &tid);
+	sc = bpf_map_lookup_elem(&bin_scratch, &zero);
+	if (st && sc && st->probe_id == id && (__u32)ret == 0 &&
+	    bpf_probe_read_user(&bin, sizeof(bin), (void *)st->out) == 0 && bin &&
+	    (len = bpf_probe_read_user_str(sc->path, sizeof(sc->path), (const char *)st->name)) >
+		    1) {
+		bin_basename(sc, len);
+		bpf_map_update_elem(&bin_names, &bin, &sc->n, BPF_ANY);
+		emit_funcname_k(pid_tgid, id, ts, bin, &sc->n);
+	}
+	if (st)
+		bpf_map_delete_elem(&funcname_inflight, &tid);
+	if (trace_level >= 1)
+		emit_exit(pid_tgid, id, ts, ret);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(asc_funcname_entry_enter, void *bin, __u64 entry, void *out)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!gate(pid_tgid))
+		return 0;
+	return stash_call(ctx, pid_tgid, (__u64)bin, (__u64)out);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_funcname_entry_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, id;
+	struct funcname_stash *st;
+	struct bin_name *bn;
+	__u64 ts, ret, handle = 0, bin;
+	long site;
+
+	if ((site = ret_site(ctx, pid_tgid)) < 0 || !gate(pid_tgid))
+		return 0;
+	id = (__u32)site;
+	ts = bpf_ktime_get_ns();
+	ret = PT_REGS_RC(ctx);
+	st = bpf_map_lookup_elem(&funcname_inflight, &tid);
+	if (st && st->probe_id == id && (__u32)ret == 0 &&
+	    bpf_probe_read_user(&handle, sizeof(handle), (void *)st->out) == 0 && handle) {
+		bin = st->name;
+		bn = bpf_map_lookup_elem(&bin_names, &bin);
+		if (bn)
+			emit_funcname_k(pid_tgid, id, ts, handle, bn);
+	}
+	if (st)
+		bpf_map_delete_elem(&funcname_inflight, &tid);
+	if (trace_level >= 1)
+		emit_exit(pid_tgid, id, ts, ret);
+	return 0;
+}
+
+/*
  * ---- allocator report hook ----
  * torch_npu::profiler::reportMemoryDataToNpuProfiler(const MemoryUsage &):
- * arg0 points at one event; npu_model's layout (npu_model/torch_npu/
- * torch_npu_priv.h, struct npu_memory_usage) is
- *   u64 ptr @0, s64 size @8, u64 total_allocated @16, u64 total_reserved @24,
- *   u64 total_active @32, u64 stream @40, u16 device @48, u8 component @50
- *   (0 caching allocator, 1 workspace), u8 data_type @51 (0 malloc, 1 free,
- *   2 block_free).
- * The first 52 bytes are copied 1:1 into asc_mem, which has the same order;
- * the workspace component becomes ASC_MEM_WORKSPACE.
+ * arg0 points at torch_npu's struct MemoryUsage (include/ascend/torch_npu.h:
+ * five 1-byte fields, then ptr, alloc_size, total_allocated, total_reserved,
+ * total_active, stream), read whole and mapped field by field onto asc_mem;
+ * the workspace component becomes ASC_MEM_WORKSPACE.  A failed read still
+ * writes the record, zeroed, so the event is not lost from the count.
  */
 SEC("uprobe")
 int BPF_KPROBE(asc_mem_report_enter, void *rep)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct MemoryUsage u;
 	struct asc_mem *m;
 
 	if (!gate(pid_tgid))
 		return 0;
+	if (bpf_probe_read_user(&u, sizeof(u), rep) < 0)
+		__builtin_memset(&u, 0, sizeof(u));
 	m = reserve(sizeof(*m));
 	if (!m)
 		return 0;
-	fill_hdr(&m->hdr, ASC_REC_MEM, sizeof(*m), pid_tgid, bpf_get_attach_cookie(ctx),
-		 bpf_ktime_get_ns());
-	if (bpf_probe_read_user(&m->ptr, 52, rep) < 0)
-		__builtin_memset(&m->ptr, 0, 52);
-	if (m->component == 1)
-		m->component = ASC_MEM_WORKSPACE;
+	fill_hdr(&m->hdr, ASC_REC_MEM, sizeof(*m), pid_tgid, site_cookie(ctx), bpf_ktime_get_ns());
+	m->ptr = (__u64)u.ptr;
+	m->size = u.alloc_size;
+	m->total_allocated = (__u64)u.total_allocated;
+	m->total_reserved = (__u64)u.total_reserved;
+	m->total_active = (__u64)u.total_active;
+	m->stream = (__u64)u.stream_ptr;
+	m->device = (__u8)u.device_index;
+	m->component = u.component_type == 1 ? ASC_MEM_WORKSPACE : ASC_MEM_PTA;
+	m->data_type = u.data_type;
 	m->reserved = 0;
 	submit(m);
 	return 0;
@@ -626,7 +972,7 @@ int BPF_KPROBE(asc_mem_report_enter, void *rep)
  * memory (MEM_HOST) is not device memory and is not recorded.
  */
 struct alloc_stash {
-	__u64 out;		/* void ** of the caller */
+	__u64 out; /* void ** of the caller */
 	__u64 size;
 	__u32 probe_id;
 	__u32 device;
@@ -658,8 +1004,8 @@ struct {
 	__type(value, __u64);
 } memtot SEC(".maps");
 
-#define MEM_TYPE_MASK	(0xfull << 10)
-#define MEM_TYPE_HOST	(2ull << 10)
+#define MEM_TYPE_MASK (0xfull << 10)
+#define MEM_TYPE_HOST (2ull << 10)
 
 static __always_inline __u64 memtot_add(__u32 tgid, __u32 component, __u32 device, __s64 delta)
 {
@@ -673,7 +1019,13 @@ static __always_inline __u64 memtot_add(__u32 tgid, __u32 component, __u32 devic
 		if (!t)
 			return 0;
 	}
-	return __sync_fetch_and_add(t, delta) + delta;
+	/*
+	 * Add without fetch (fetching atomics are 5.12; 5.10 rejects them even
+	 * in dead code), then read: another thread's concurrent event of the same
+	 * component may already be in the total read; the sum stays exact.
+	 */
+	__sync_fetch_and_add(t, delta);
+	return *t;
 }
 
 static __always_inline void emit_mem(__u64 pid_tgid, __u32 id, __u64 ts, __u64 ptr, __s64 size,
@@ -700,7 +1052,7 @@ static __always_inline void emit_mem(__u64 pid_tgid, __u32 id, __u64 ts, __u64 p
 static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 component)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx);
+	__u32 id = site_cookie(ctx);
 	struct stash_key k = { .tid = (__u32)pid_tgid, .component = component };
 	struct alloc_stash st = {};
 
@@ -762,8 +1114,9 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u32 component)
 static __always_inline int free_enter(struct pt_regs *ctx, __u32 component)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = bpf_get_attach_cookie(ctx), tgid = pid_tgid >> 32;
-	struct asc_alloc_key ak = { .tgid = tgid, .component = component,
+	__u32 id = site_cookie(ctx), tgid = pid_tgid >> 32;
+	struct asc_alloc_key ak = { .tgid = tgid,
+				    .component = component,
 				    .ptr = PT_REGS_PARM1(ctx) };
 	struct asc_alloc_val *av;
 	__u64 ts = bpf_ktime_get_ns(), total;
@@ -775,7 +1128,7 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 component)
 	emit_enter(ctx, pid_tgid, id, ts);
 	av = bpf_map_lookup_elem(&allocs, &ak);
 	if (!av)
-		return 0;	/* not seen allocated (before the trace), or host memory */
+		return 0; /* not seen allocated (before the trace), or host memory */
 	size = av->size;
 	device = av->device;
 	bpf_map_delete_elem(&allocs, &ak);
@@ -785,21 +1138,21 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 component)
 }
 
 /* The three programs of one allocator component: alloc entry and return, free entry. */
-#define ALLOC_PROGS(prefix, component)						\
-	SEC("uprobe")								\
-	int BPF_KPROBE(prefix##_alloc_enter)					\
-	{									\
-		return alloc_enter(ctx, component);				\
-	}									\
-	SEC("uretprobe")							\
-	int BPF_KRETPROBE(prefix##_alloc_exit)					\
-	{									\
-		return alloc_exit(ctx, component);				\
-	}									\
-	SEC("uprobe")								\
-	int BPF_KPROBE(prefix##_free_enter)					\
-	{									\
-		return free_enter(ctx, component);				\
+#define ALLOC_PROGS(prefix, component)              \
+	SEC("uprobe")                               \
+	int BPF_KPROBE(prefix##_alloc_enter)        \
+	{                                           \
+		return alloc_enter(ctx, component); \
+	}                                           \
+	SEC("uretprobe")                            \
+	int BPF_KRETPROBE(prefix##_alloc_exit)      \
+	{                                           \
+		return alloc_exit(ctx, component);  \
+	}                                           \
+	SEC("uprobe")                               \
+	int BPF_KPROBE(prefix##_free_enter)         \
+	{                                           \
+		return free_enter(ctx, component);  \
 	}
 
 ALLOC_PROGS(asc_ge, ASC_MEM_GE)
@@ -807,12 +1160,15 @@ ALLOC_PROGS(asc_app, ASC_MEM_APP)
 
 /*
  * ---- step boundary ----
- * Each hit starts step next_step; the schedule decides whether that step is
+ * At the return of the boundary function (the optimizer step: the end of
+ * step N, as torch_npu's prof.step() after it): each hit starts step
+ * next_step (1 on; step 0 started where the loader armed the process,
+ * user/trace/targets.c); the schedule decides whether that step is
  * recorded, and the gate of this tgid follows.  The STEP record is emitted
  * for every step, recorded or not, so the converter sees every boundary.
  */
-SEC("uprobe")
-int BPF_KPROBE(asc_step_enter)
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_step_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, open;
@@ -821,7 +1177,7 @@ int BPF_KPROBE(asc_step_enter)
 	/* not armed: the loader is still attaching (ASC_TGID_ARMED) */
 	if (!st || !(st->flags & ASC_TGID_ARMED))
 		return 0;
-	open = start_step(st, pid_tgid, bpf_get_attach_cookie(ctx), bpf_ktime_get_ns());
+	open = start_step(st, pid_tgid, site_cookie(ctx), bpf_ktime_get_ns());
 	if (tgid == fast_tgid)
 		fast_open = open;
 	return 0;
@@ -830,10 +1186,12 @@ int BPF_KPROBE(asc_step_enter)
 /*
  * ---- dynamic loader hook (r_brk / _dl_debug_state) ----
  * Tells the loader that the link map changed (dlopen, or the initial load),
- * with an ENTER record carrying loader_probe_id and always a wake-up.  For our
- * own child only (stop_tgid), the child is stopped until the new libraries
- * are attached; it was given PR_SET_PDEATHSIG(SIGCONT) so it never stays
- * stopped if ascbpf dies.
+ * with an ENTER record carrying loader_probe_id and always a wake-up.  A
+ * process we may stop (holdable: our own child, which has
+ * PR_SET_PDEATHSIG(SIGCONT), or with the release watchdog a fork or exec we
+ * follow) is stopped until the new libraries are attached (hold_current:
+ * seen once when the stop came after the record, a torch_train child stopped
+ * with every record consumed).
  */
 SEC("uprobe")
 int BPF_KPROBE(asc_loader_enter)
@@ -842,24 +1200,20 @@ int BPF_KPROBE(asc_loader_enter)
 	__u32 tgid = pid_tgid >> 32;
 	struct asc_enter *e;
 
-	if (!bpf_map_lookup_elem(&tgids, &tgid))
+	struct asc_tgid_state *st = bpf_map_lookup_elem(&tgids, &tgid);
+
+	if (!st)
 		return 0;
+	/* a process we may stop: the record says so (args[0], ASC_HOLD_LOADER) */
+	if (holdable(tgid, st)) {
+		hold_current(pid_tgid, ASC_HOLD_LOADER, 0);
+		return 0;
+	}
 	e = reserve(sizeof(*e));
 	if (!e)
-		return 0;	/* counted; the child is not stopped for a record nobody sees */
-	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, loader_probe_id,
-		 bpf_ktime_get_ns());
+		return 0; /* counted */
+	fill_hdr(&e->hdr, ASC_REC_ENTER, sizeof(*e), pid_tgid, loader_probe_id, bpf_ktime_get_ns());
 	__builtin_memset(e->args, 0, sizeof(e->args));
-	/*
-	 * Only the direct child has PDEATHSIG(SIGCONT): never stop anyone else.
-	 * The stop is queued while the record is still reserved (invisible to
-	 * the consumer): the loader answers the record with SIGCONT, and a
-	 * SIGCONT sent first would leave the child stopped for good (it discards
-	 * a pending stop, never a later one; seen once: a torch_train child
-	 * stopped with every record consumed).
-	 */
-	if (stop_tgid && tgid == stop_tgid)
-		bpf_send_signal(19 /* SIGSTOP */);
 	submit_now(e);
 	return 0;
 }
@@ -898,7 +1252,12 @@ int asc_exec(void *ctx)
 			break;
 	}
 	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!bpf_map_update_elem(&tgids, &tgid, &st, BPF_NOEXIST))
+	if (bpf_map_update_elem(&tgids, &tgid, &st, BPF_NOEXIST))
+		return 0;
+	/* stopped (the loader adopts it before its loader runs), or adopted asynchronously */
+	if (*(volatile __u32 *)&hold_others)
+		hold_current((__u64)tgid << 32 | tgid, ASC_HOLD_EXEC, 0);
+	else
 		notify_new_tgid(tgid);
 	return 0;
 }
@@ -921,13 +1280,64 @@ int BPF_PROG(asc_fork, struct task_struct *parent, struct task_struct *child)
 	ctgid = BPF_CORE_READ(child, tgid);
 	cpid = BPF_CORE_READ(child, pid);
 	if (ctgid != cpid)
-		return 0;		/* a new thread of a process */
+		return 0; /* a new thread of a process */
 	ptgid = BPF_CORE_READ(parent, tgid);
 	if (!bpf_map_lookup_elem(&tgids, &ptgid))
 		return 0;
 	if (!bpf_map_update_elem(&tgids, &ctgid, &st, BPF_NOEXIST))
 		notify_new_tgid(ctgid);
 	return 0;
+}
+
+/*
+ * ---- a new child's first return to user space (-- CMD, --comm) ----
+ * The child returns from clone / clone3 / fork / vfork with 0 (these run in its
+ * context, before its first instruction; x86-64 reports the child's return,
+ * arm64 does not, and there the child is adopted asynchronously).  A child
+ * asc_fork added and the loader has not armed yet is held until adopted.
+ */
+static __always_inline int clone_exit(long ret)
+{
+	__u64 pid_tgid;
+	__u32 tgid;
+	struct asc_tgid_state *st;
+
+	if (ret != 0)
+		return 0; /* the parent's return, or an error */
+	pid_tgid = bpf_get_current_pid_tgid();
+	tgid = pid_tgid >> 32;
+	if (tgid != (__u32)pid_tgid)
+		return 0; /* a new thread */
+	st = bpf_map_lookup_elem(&tgids, &tgid);
+	if (st && (st->flags & ASC_TGID_FROM_FORK) && !(st->flags & ASC_TGID_ARMED) &&
+	    holdable(tgid, st))
+		hold_current(pid_tgid, ASC_HOLD_FORK, 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_clone")
+int asc_clone_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return clone_exit(ctx->ret);
+}
+
+SEC("tp/syscalls/sys_exit_clone3")
+int asc_clone3_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return clone_exit(ctx->ret);
+}
+
+/* fork and vfork (x86-64 only; dash runs its commands with vfork) */
+SEC("tp/syscalls/sys_exit_fork")
+int asc_sysfork_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return clone_exit(ctx->ret);
+}
+
+SEC("tp/syscalls/sys_exit_vfork")
+int asc_vfork_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return clone_exit(ctx->ret);
 }
 
 /* ---- ioctls on davinci nodes ---- */
@@ -938,8 +1348,8 @@ static __always_inline __u32 module_from_name(const char *n)
 		return ASC_MOD_TSDRV;
 	if (n[0] == 'S' && n[1] == 'V' && n[2] == 'M' && !n[3])
 		return ASC_MOD_SVM;
-	if (n[0] == 'D' && n[1] == 'E' && n[2] == 'V' && n[3] == 'M' && n[4] == 'N' && n[5] == 'G'
-	    && !n[6])
+	if (n[0] == 'D' && n[1] == 'E' && n[2] == 'V' && n[3] == 'M' && n[4] == 'N' &&
+	    n[5] == 'G' && !n[6])
 		return ASC_MOD_DEVMNG;
 	return ASC_MOD_OTHER;
 }
@@ -988,7 +1398,7 @@ int asc_ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		key.fd = in.fd;
 		mod = bpf_map_lookup_elem(&fdmod, &key);
 		if (!mod)
-			return 0;		/* not a davinci fd */
+			return 0; /* not a davinci fd */
 		if (*mod == ASC_MOD_UNKNOWN) {
 			*mod = module_from_cmd(in.cmd);
 		}
@@ -999,7 +1409,7 @@ int asc_ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	in.ts_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY))
-		asc_stat_add(ioctl_lost, 1);	/* more threads inside ioctls than the map holds */
+		asc_stat_add(ioctl_lost, 1); /* more threads inside ioctls than the map holds */
 	return 0;
 }
 
@@ -1048,7 +1458,7 @@ int asc_ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	r->reserved2 = 0;
 	len = (in->cmd >> 16) & 0x3fff;
 	if (len == 0 || len > ASC_IOCTL_ARG_LEN)
-		len = ASC_IOCTL_ARG_LEN;	/* _IO commands still pass a struct pointer */
+		len = ASC_IOCTL_ARG_LEN; /* _IO commands still pass a struct pointer */
 	__builtin_memset(r->arg, 0, sizeof(r->arg));
 	if (bpf_probe_read_user(r->arg, len, (void *)in->arg) < 0)
 		len = 0;
@@ -1079,8 +1489,7 @@ int asc_close_enter(struct trace_event_raw_sys_enter *ctx)
  * The node launch's return is asc_launch_exit.  No STACK (no ENTER to
  * follow).
  */
-static __always_inline int emit_launch(struct pt_regs *ctx, __u32 side, __u64 stream,
-				       __u64 handle, __u32 ret)
+static __always_inline int emit_launch(__u32 id, __u32 side, __u64 stream, __u64 handle, __u32 ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct asc_launch *l;
@@ -1090,8 +1499,7 @@ static __always_inline int emit_launch(struct pt_regs *ctx, __u32 side, __u64 st
 	l = reserve(sizeof(*l));
 	if (!l)
 		return 0;
-	fill_hdr(&l->hdr, ASC_REC_LAUNCH, sizeof(*l), pid_tgid, bpf_get_attach_cookie(ctx),
-		 bpf_ktime_get_ns());
+	fill_hdr(&l->hdr, ASC_REC_LAUNCH, sizeof(*l), pid_tgid, id, bpf_ktime_get_ns());
 	l->stream = stream;
 	l->handle = handle;
 	l->side = side;
@@ -1100,7 +1508,8 @@ static __always_inline int emit_launch(struct pt_regs *ctx, __u32 side, __u64 st
 	return 0;
 }
 
-#define LAUNCH_ENTRY(stream) emit_launch(ctx, ASC_LAUNCH_ENTRY, (stream), PT_REGS_PARM1(ctx), 0)
+#define LAUNCH_ENTRY(stream) \
+	emit_launch(site_cookie(ctx), ASC_LAUNCH_ENTRY, (stream), PT_REGS_PARM1(ctx), 0)
 
 SEC("uprobe")
 int BPF_KPROBE(asc_launch_s0)
@@ -1121,6 +1530,12 @@ int BPF_KPROBE(asc_launch_s2)
 }
 
 SEC("uprobe")
+int BPF_KPROBE(asc_launch_s3)
+{
+	return LAUNCH_ENTRY(PT_REGS_PARM4(ctx));
+}
+
+SEC("uprobe")
 int BPF_KPROBE(asc_launch_s4)
 {
 	return LAUNCH_ENTRY(PT_REGS_PARM5(ctx));
@@ -1132,10 +1547,365 @@ int BPF_KPROBE(asc_launch_s5)
 	return LAUNCH_ENTRY(PT_REGS_PARM6(ctx));
 }
 
+/*
+ * The AI CPU launch calls (rtCpuKernelLaunchWithFlag's kernelName,
+ * rtAicpuKernelLaunchExWithArgs's opName: arg1, a C string; stream arg5):
+ * the LAUNCH's handle is that string's address, and a FUNCNAME of the same
+ * address carries the name, so the converter's handle join names the task.
+ */
+SEC("uprobe")
+int BPF_KPROBE(asc_launch_aicpu)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 name = PT_REGS_PARM2(ctx);
+
+	if (!gate(pid_tgid))
+		return 0;
+	if (name)
+		emit_funcname(pid_tgid, site_cookie(ctx), bpf_ktime_get_ns(), name,
+			      (const char *)name);
+	return emit_launch(site_cookie(ctx), ASC_LAUNCH_ENTRY, PT_REGS_PARM6(ctx), name, 0);
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(asc_launch_exit)
 {
-	if (ret_site(ctx, bpf_get_current_pid_tgid()) < 0)
+	long id = ret_site(ctx, bpf_get_current_pid_tgid());
+
+	if (id < 0)
 		return 0;
-	return emit_launch(ctx, ASC_LAUNCH_RETURN, 0, 0, (__u32)PT_REGS_RC(ctx));
+	return emit_launch((__u32)id, ASC_LAUNCH_RETURN, 0, 0, (__u32)PT_REGS_RC(ctx));
+}
+
+/*
+ * ---- HCCL (bpf/ascbpf_events.h "HCCL") ----
+ * Ops: HCCL_OP at entry (10 arguments: 6 registers, then the caller's
+ * stack) and at return, at every level; at Level1+ in one sample with the
+ * call's ENTER / EXIT.  Communicator creation: the arguments are kept per
+ * thread from entry to return, where *comm is read.  Task reports and hash
+ * ids: HCCL_TASK at MsprofReportAdditionalInfo's entry (level-5500 infos
+ * only), HCCL_HASH at MsprofGetHashId's return.
+ */
+struct hccl_comm_stash {
+	__u64 enter_ns;
+	__u64 comm_pp;
+	__u32 nranks;
+	__u32 rank;
+	__u32 kind;
+	__u32 pad;
+	char group[ASC_HCCL_GROUP_LEN];
+};
+
+struct hccl_hash_stash {
+	__u64 str;
+	__u64 len;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct hccl_comm_stash);
+} hccl_comm_stash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct hccl_hash_stash);
+} hccl_hash_stash SEC(".maps");
+
+/* Scratch too big for the BPF stack: a comm stash being built, a report's info. */
+union hccl_scratch {
+	struct hccl_comm_stash comm;
+	struct MsprofHcclInfo info;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, union hccl_scratch);
+} hccl_scratch SEC(".maps");
+
+static __always_inline void fill_hccl_op(struct asc_hccl_op *o, struct pt_regs *ctx, __u64 pid_tgid,
+					 __u32 id, __u64 ts)
+{
+	fill_hdr(&o->hdr, ASC_REC_HCCL_OP, sizeof(*o), pid_tgid, id, ts);
+	read_args(ctx, o->args);
+#if defined(__TARGET_ARCH_x86)
+	/* arguments 7..10 at the entry sp + 8 (sp holds the return address) */
+	if (bpf_probe_read_user(&o->args[6], 4 * sizeof(__u64), (void *)(PT_REGS_SP(ctx) + 8)) < 0)
+		__builtin_memset(&o->args[6], 0, 4 * sizeof(__u64));
+#elif defined(__TARGET_ARCH_arm64)
+	/* x6, x7, then arguments 9..10 at the entry sp */
+	o->args[6] = ((struct user_pt_regs *)ctx)->regs[6];
+	o->args[7] = ((struct user_pt_regs *)ctx)->regs[7];
+	if (bpf_probe_read_user(&o->args[8], 2 * sizeof(__u64), (void *)PT_REGS_SP(ctx)) < 0)
+		__builtin_memset(&o->args[8], 0, 2 * sizeof(__u64));
+#endif
+	o->side = ASC_HCCL_ENTRY;
+	o->ret = 0;
+}
+
+struct grp_enter_hccl {
+	struct asc_enter e;
+	struct asc_hccl_op o;
+};
+
+struct grp_exit_hccl {
+	struct asc_exit x;
+	struct asc_hccl_op o;
+};
+
+SEC("uprobe")
+int BPF_KPROBE(asc_hccl_op_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
+	__u32 id = site_cookie(ctx);
+	struct grp_enter_hccl *g;
+	struct asc_hccl_op *o;
+
+	if (!gate(pid_tgid))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	if (trace_level >= 1 && !with_stack) {
+		g = reserve_group(sizeof(*g), 2);
+		if (!g)
+			return 0;
+		fill_enter(&g->e, ctx, pid_tgid, id, ts);
+		fill_hccl_op(&g->o, ctx, pid_tgid, id, ts);
+		submit(g);
+		return 0;
+	}
+	if (trace_level >= 1)
+		emit_enter(ctx, pid_tgid, id, ts);
+	o = reserve(sizeof(*o));
+	if (!o)
+		return 0;
+	fill_hccl_op(o, ctx, pid_tgid, id, ts);
+	submit(o);
+	return 0;
+}
+
+static __always_inline void fill_hccl_ret(struct asc_hccl_op *o, __u64 pid_tgid, __u32 id, __u64 ts,
+					  __u64 ret)
+{
+	fill_hdr(&o->hdr, ASC_REC_HCCL_OP, sizeof(*o), pid_tgid, id, ts);
+	__builtin_memset(o->args, 0, sizeof(o->args));
+	o->side = ASC_HCCL_RETURN;
+	o->ret = (__u32)ret;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_hccl_op_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts, ret = PT_REGS_RC(ctx);
+	struct grp_exit_hccl *g;
+	struct asc_hccl_op *o;
+	long id;
+
+	if ((id = ret_site(ctx, pid_tgid)) < 0 || !gate(pid_tgid))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	if (trace_level >= 1) {
+		g = reserve_group(sizeof(*g), 2);
+		if (!g)
+			return 0;
+		fill_hdr(&g->x.hdr, ASC_REC_EXIT, sizeof(g->x), pid_tgid, (__u32)id, ts);
+		g->x.ret = ret;
+		fill_hccl_ret(&g->o, pid_tgid, (__u32)id, ts, ret);
+		submit(g);
+		return 0;
+	}
+	o = reserve(sizeof(*o));
+	if (!o)
+		return 0;
+	fill_hccl_ret(o, pid_tgid, (__u32)id, ts, ret);
+	submit(o);
+	return 0;
+}
+
+static __always_inline int hccl_comm_stash_put(struct pt_regs *ctx, __u32 kind, __u32 nranks,
+					       __u32 rank, const void *root, __u64 comm_pp)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, zero = 0;
+	union hccl_scratch *s;
+
+	if (!gate(pid_tgid))
+		return 0;
+	s = bpf_map_lookup_elem(&hccl_scratch, &zero);
+	if (!s)
+		return 0;
+	s->comm.enter_ns = bpf_ktime_get_ns();
+	s->comm.comm_pp = comm_pp;
+	s->comm.nranks = nranks;
+	s->comm.rank = rank;
+	s->comm.kind = kind;
+	s->comm.pad = 0;
+	__builtin_memset(s->comm.group, 0, sizeof(s->comm.group));
+	if (root) {
+		if (bpf_probe_read_user_str(s->comm.group, sizeof(s->comm.group),
+					    root + HCCL_ROOT_HANDLE_IDENTIFIER_OFF) < 0)
+			s->comm.group[0] = 0;
+	} else {
+		__builtin_memcpy(s->comm.group, HCCL_WORLD_GROUP, sizeof(HCCL_WORLD_GROUP));
+	}
+	bpf_map_update_elem(&hccl_comm_stash, &tid, &s->comm, BPF_ANY);
+	if (trace_level >= 1)
+		emit_enter(ctx, pid_tgid, site_cookie(ctx), s->comm.enter_ns);
+	return 0;
+}
+
+/* HcclCommInitRootInfo(nRanks, rootInfo, rank, comm) */
+SEC("uprobe")
+int BPF_KPROBE(asc_hccl_comm_root_enter, __u32 nranks, const void *root, __u32 rank, void *comm)
+{
+	return hccl_comm_stash_put(ctx, ASC_HCCL_COMM_ROOTINFO, nranks, rank, root, (__u64)comm);
+}
+
+/* HcclCommInitClusterInfo(clusterInfo, rank, comm) */
+SEC("uprobe")
+int BPF_KPROBE(asc_hccl_comm_cluster_enter, const char *info, __u32 rank, void *comm)
+{
+	return hccl_comm_stash_put(ctx, ASC_HCCL_COMM_CLUSTER, 0, rank, NULL, (__u64)comm);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_hccl_comm_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts, ret = PT_REGS_RC(ctx), comm = 0;
+	__u32 tid = (__u32)pid_tgid;
+	struct hccl_comm_stash *st;
+	struct asc_hccl_comm *r;
+	long id;
+
+	st = bpf_map_lookup_elem(&hccl_comm_stash, &tid);
+	if (!st)
+		return 0;
+	if ((id = ret_site(ctx, pid_tgid)) < 0 || !gate(pid_tgid))
+		goto out;
+	ts = bpf_ktime_get_ns();
+	if (trace_level >= 1)
+		emit_exit(pid_tgid, (__u32)id, ts, ret);
+	r = reserve(sizeof(*r));
+	if (!r)
+		goto out;
+	fill_hdr(&r->hdr, ASC_REC_HCCL_COMM, sizeof(*r), pid_tgid, (__u32)id, ts);
+	if ((__u32)ret == 0 && bpf_probe_read_user(&comm, sizeof(comm), (void *)st->comm_pp) < 0)
+		comm = 0;
+	r->comm = (__u32)ret == 0 ? comm : 0;
+	r->enter_ns = st->enter_ns;
+	r->nranks = st->nranks;
+	r->rank = st->rank;
+	r->ret = (__u32)ret;
+	r->kind = st->kind;
+	__builtin_memcpy(r->group, st->group, sizeof(r->group));
+	r->group[sizeof(r->group) - 1] = 0;
+	submit(r);
+out:
+	bpf_map_delete_elem(&hccl_comm_stash, &tid);
+	return 0;
+}
+
+/* MsprofReportAdditionalInfo(flag, data, length): HCCL's task reports only. */
+SEC("uprobe")
+int BPF_KPROBE(asc_hccl_report_enter, __u32 flag, const void *data, __u32 length)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct MsprofAdditionalInfo *h = NULL;
+	__u8 head[24];
+	__u32 zero = 0;
+	union hccl_scratch *s;
+	struct asc_hccl_task *r;
+	const struct MsprofHcclInfo *i;
+
+	if (!gate(pid_tgid) || length < sizeof(*h))
+		return 0;
+	if (bpf_probe_read_user(head, sizeof(head), data) < 0)
+		return 0;
+	h = (struct MsprofAdditionalInfo *)head;
+	if (h->magicNumber != MSPROF_REPORT_DATA_MAGIC_NUM ||
+	    h->level != MSPROF_REPORT_HCCL_NODE_LEVEL)
+		return 0;
+	s = bpf_map_lookup_elem(&hccl_scratch, &zero);
+	if (!s || bpf_probe_read_user(&s->info, sizeof(s->info), data + 24) < 0)
+		return 0;
+	i = &s->info;
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, ASC_REC_HCCL_TASK, sizeof(*r), pid_tgid, site_cookie(ctx),
+		 bpf_ktime_get_ns());
+	r->report_ts = h->timeStamp;
+	r->item_id = i->itemId;
+	r->group_hash = i->groupName;
+	r->notify_id = i->notifyID;
+	r->src_addr = i->srcAddr;
+	r->dst_addr = i->dstAddr;
+	r->data_size = i->dataSize;
+	r->local_rank = i->localRank;
+	r->remote_rank = i->remoteRank;
+	r->rank_size = i->rankSize;
+	r->plane_id = i->planeID;
+	r->data_type = i->dataType;
+	r->op_type = i->opType;
+	r->link_type = (__u8)i->linkType;
+	r->transport_type = (__u8)i->transportType;
+	r->role = (__u8)i->role;
+	r->rdma_type = (__u8)i->rdmaType;
+	r->stage = i->stage;
+	submit(r);
+	return 0;
+}
+
+/* MsprofGetHashId(str, len) -> hash */
+SEC("uprobe")
+int BPF_KPROBE(asc_hccl_hash_enter, const char *str, __u64 len)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct hccl_hash_stash st = { .str = (__u64)str, .len = len };
+
+	if (!gate(pid_tgid))
+		return 0;
+	bpf_map_update_elem(&hccl_hash_stash, &tid, &st, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(asc_hccl_hash_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct hccl_hash_stash *st = bpf_map_lookup_elem(&hccl_hash_stash, &tid);
+	struct asc_hccl_hash *r;
+	__u64 len;
+	long id;
+
+	if (!st)
+		return 0;
+	if ((id = ret_site(ctx, pid_tgid)) < 0 || !gate(pid_tgid))
+		goto out;
+	r = reserve(sizeof(*r));
+	if (!r)
+		goto out;
+	fill_hdr(&r->hdr, ASC_REC_HCCL_HASH, sizeof(*r), pid_tgid, (__u32)id, bpf_ktime_get_ns());
+	r->hash = PT_REGS_RC(ctx);
+	len = st->len;
+	r->len = (__u32)len;
+	r->flags = 0;
+	if (len > sizeof(r->name) - 1) {
+		len = sizeof(r->name) - 1;
+		r->flags = ASC_OPNAME_TRUNCATED;
+	}
+	__builtin_memset(r->name, 0, sizeof(r->name));
+	if (bpf_probe_read_user(r->name, len & (ASC_NAME_LEN - 1), (void *)st->str) < 0)
+		len = 0;
+	r->name[len & (ASC_NAME_LEN - 1)] = 0;
+	submit(r);
+out:
+	bpf_map_delete_elem(&hccl_hash_stash, &tid);
+	return 0;
 }

@@ -33,16 +33,18 @@
 #include <linux/types.h>
 #endif
 
-#define ASC_CAPTURE_VERSION	1
+#define ASC_CAPTURE_VERSION 1
 
 /* Sizes of the inline payloads; changing any of them changes the ABI. */
-#define ASC_MAX_ARGS		6	/* x86-64 / aarch64 integer argument registers we read */
-#define ASC_NAME_LEN		64	/* op names from std::string / const char * */
-#define ASC_MAX_SQES		8	/* SQE headers kept per halSqTaskSend record */
-#define ASC_IOCTL_ARG_LEN	48	/* leading bytes of an ioctl argument struct */
-#define ASC_STACK_DEPTH		32	/* user stack frames per stack record */
-#define ASC_MODULE_NAME_LEN	16	/* davinci sub-module name ("TSDRV", "SVM", ...) */
+#define ASC_MAX_ARGS	    6  /* x86-64 / aarch64 integer argument registers we read */
+#define ASC_NAME_LEN	    64 /* op names from std::string / const char * */
+#define ASC_MAX_SQES	    8  /* SQE headers kept per halSqTaskSend record */
+#define ASC_IOCTL_ARG_LEN   48 /* leading bytes of an ioctl argument struct */
+#define ASC_STACK_DEPTH	    32 /* user stack frames per stack record */
+#define ASC_MODULE_NAME_LEN 16 /* davinci sub-module name ("TSDRV", "SVM", ...) */
 
+/* the record types, aligned on '=' (.clang-format does not align assignments) */
+// clang-format off
 enum asc_rec_type {
 	ASC_REC_INVALID		= 0,
 	/* written by BPF (fixed size) */
@@ -61,6 +63,10 @@ enum asc_rec_type {
 	ASC_REC_FUNCNAME	= 13,	/* kernel function handle -> kernel name (aclrtBinaryGetFunction, rtFunctionRegister) */
 	ASC_REC_SEQNR		= 14,	/* autograd sequence number: aten op / backward node */
 	ASC_REC_LAUNCH		= 15,	/* task-making runtime call, no API event */
+	ASC_REC_HCCL_OP		= 16,	/* HCCL collective / p2p: arguments, result */
+	ASC_REC_HCCL_COMM	= 17,	/* HCCL communicator: handle, group, nranks, rank */
+	ASC_REC_HCCL_TASK	= 18,	/* HCCL's report of one comm task (MsprofHcclInfo) */
+	ASC_REC_HCCL_HASH	= 19,	/* MsprofGetHashId: hash id -> task / group name */
 
 	/* written by userspace into the capture file */
 	ASC_REC_USER_BASE	= 64,
@@ -78,8 +84,11 @@ enum asc_rec_type {
 	ASC_REC_ATEN_NAME	= 75,	/* aten op probe -> torch's op name (schemas) */
 	ASC_REC_NODE_CLASS	= 76,	/* autograd node vtable range -> Node::name() */
 };
+// clang-format on
 
 /* Layers, as the output files group events. */
+/* aligned on '=' like the enum above */
+// clang-format off
 enum asc_layer {
 	ASC_LAYER_FRAMEWORK	= 1,	/* aten ops, OpCommand, task queue (PTA) */
 	ASC_LAYER_CANN		= 2,	/* aclnn*, aclop*, aclrt*, rt* */
@@ -87,16 +96,18 @@ enum asc_layer {
 	ASC_LAYER_MEMORY	= 4,	/* allocator events */
 	ASC_LAYER_DEVICE	= 5,	/* device task timing */
 	ASC_LAYER_PYTHON	= 6,	/* Python functions / step markers */
+	ASC_LAYER_HCCL		= 7,	/* HCCL API (Hccl*): communication */
 };
+// clang-format on
 
 /* Common header of every record: 24 bytes. */
 struct asc_hdr {
-	__u16 type;		/* enum asc_rec_type */
-	__u16 size;		/* total record size in bytes, including this header */
-	__u32 tgid;		/* process (userspace pid) */
-	__u32 tid;		/* thread (userspace tid) */
-	__u32 probe_id;		/* index into the probe table (ASC_REC_PROBE), or 0 */
-	__u64 ts_ns;		/* CLOCK_MONOTONIC ns */
+	__u16 type;	/* enum asc_rec_type */
+	__u16 size;	/* total record size in bytes, including this header */
+	__u32 tgid;	/* process (userspace pid) */
+	__u32 tid;	/* thread (userspace tid) */
+	__u32 probe_id; /* index into the probe table (ASC_REC_PROBE), or 0 */
+	__u64 ts_ns;	/* CLOCK_MONOTONIC ns */
 };
 
 /* ASC_REC_ENTER: 72 bytes.  args[i] are the raw integer argument registers. */
@@ -108,17 +119,17 @@ struct asc_enter {
 /* ASC_REC_EXIT: 32 bytes. */
 struct asc_exit {
 	struct asc_hdr hdr;
-	__u64 ret;		/* raw return register (aclError / pointer / ...) */
+	__u64 ret; /* raw return register (aclError / pointer / ...) */
 };
 
 /* ASC_REC_OPNAME: 96 bytes.  Emitted on entry of a probe that carries a name. */
 struct asc_opname {
 	struct asc_hdr hdr;
-	__u32 len;		/* bytes in name, excluding the NUL; may be truncated */
-	__u32 flags;		/* ASC_OPNAME_TRUNCATED */
+	__u32 len;   /* bytes in name, excluding the NUL; may be truncated */
+	__u32 flags; /* ASC_OPNAME_TRUNCATED */
 	char name[ASC_NAME_LEN];
 };
-#define ASC_OPNAME_TRUNCATED	0x1
+#define ASC_OPNAME_TRUNCATED 0x1
 
 /*
  * ASC_REC_QUEUE: 48 bytes.  One per Repository::Enqueue (producer thread) and
@@ -128,20 +139,20 @@ struct asc_opname {
 struct asc_queue {
 	struct asc_hdr hdr;
 	__u64 correlation_id;
-	__u64 stream;		/* QueueParas.paramStream */
-	__u32 param_type;	/* QueueParamType (EXECUTE_OPAPI = 7, ...) */
-	__u32 side;		/* ASC_QUEUE_ENQUEUE / ASC_QUEUE_DEQUEUE */
+	__u64 stream;	  /* QueueParas.paramStream */
+	__u32 param_type; /* QueueParamType (EXECUTE_OPAPI = 7, ...) */
+	__u32 side;	  /* ASC_QUEUE_ENQUEUE / ASC_QUEUE_DEQUEUE */
 };
-#define ASC_QUEUE_ENQUEUE	0
-#define ASC_QUEUE_DEQUEUE	1
+#define ASC_QUEUE_ENQUEUE 0
+#define ASC_QUEUE_DEQUEUE 1
 
 /* One 8-byte STARS SQE header as submitted. */
 struct asc_sqe_hdr {
-	__u8  sqe_type;		/* header type:6 */
-	__u8  flags;		/* second header byte (ie, pre/post, wrCqe) */
+	__u8 sqe_type; /* header type:6 */
+	__u8 flags;    /* second header byte (ie, pre/post, wrCqe) */
 	__u16 block_dim;
-	__u16 stream_id;	/* rtStreamId */
-	__u16 task_id;		/* 16-bit task id; wraps, the converter counts the wraps */
+	__u16 stream_id; /* rtStreamId */
+	__u16 task_id;	 /* 16-bit task id; wraps, the converter counts the wraps */
 };
 
 /*
@@ -154,8 +165,8 @@ struct asc_sqe {
 	struct asc_hdr hdr;
 	__u32 dev_id;
 	__u32 sq_id;
-	__u32 sqe_num;		/* SQEs of the call from this record's first one on (part 0: all) */
-	__u32 nr_kept;		/* headers present in sqe[] */
+	__u32 sqe_num; /* SQEs of the call from this record's first one on (part 0: all) */
+	__u32 nr_kept; /* headers present in sqe[] */
 	struct asc_sqe_hdr sqe[ASC_MAX_SQES];
 };
 
@@ -163,42 +174,42 @@ struct asc_sqe {
 struct asc_mem {
 	struct asc_hdr hdr;
 	__u64 ptr;
-	__s64 size;		/* bytes; negative for frees, as torch_npu reports them */
-	__u64 total_allocated;	/* bytes, after this event */
+	__s64 size;	       /* bytes; negative for frees, as torch_npu reports them */
+	__u64 total_allocated; /* bytes, after this event */
 	__u64 total_reserved;
 	__u64 total_active;
-	__u64 stream;		/* stream pointer (or stream id) the block belongs to */
+	__u64 stream; /* stream pointer (or stream id) the block belongs to */
 	__u16 device;
-	__u8  component;	/* ASC_MEM_PTA / ASC_MEM_GE / ASC_MEM_APP / ASC_MEM_WORKSPACE */
-	__u8  data_type;	/* ASC_MEM_MALLOC / ASC_MEM_FREE / ASC_MEM_BLOCK_FREE */
+	__u8 component; /* ASC_MEM_PTA / ASC_MEM_GE / ASC_MEM_APP / ASC_MEM_WORKSPACE */
+	__u8 data_type; /* ASC_MEM_MALLOC / ASC_MEM_FREE / ASC_MEM_BLOCK_FREE */
 	__u32 reserved;
 };
-#define ASC_MEM_PTA		0	/* torch_npu caching allocator */
-#define ASC_MEM_GE		1	/* CANN segment allocations (aclrtMalloc* / rtMalloc) */
-#define ASC_MEM_APP		2	/* driver-level device memory (halMemAlloc / SVM) */
-#define ASC_MEM_WORKSPACE	3
-#define ASC_MEM_MALLOC		0
-#define ASC_MEM_FREE		1
-#define ASC_MEM_BLOCK_FREE	2
+#define ASC_MEM_PTA	   0 /* torch_npu caching allocator */
+#define ASC_MEM_GE	   1 /* CANN segment allocations (aclrtMalloc* / rtMalloc) */
+#define ASC_MEM_APP	   2 /* driver-level device memory (halMemAlloc / SVM) */
+#define ASC_MEM_WORKSPACE  3
+#define ASC_MEM_MALLOC	   0
+#define ASC_MEM_FREE	   1
+#define ASC_MEM_BLOCK_FREE 2
 
 /* ASC_REC_IOCTL: 104 bytes.  hdr.ts_ns is the entry time. */
 struct asc_ioctl {
 	struct asc_hdr hdr;
 	__u64 exit_ns;
-	__s64 ret;		/* syscall return (0 or -errno) */
+	__s64 ret; /* syscall return (0 or -errno) */
 	__u32 fd;
 	__u32 cmd;
-	__u8  module;		/* ASC_MOD_* the fd is bound to, ASC_MOD_UNKNOWN if not seen */
-	__u8  arg_len;		/* bytes copied into arg[] (after the call) */
+	__u8 module;  /* ASC_MOD_* the fd is bound to, ASC_MOD_UNKNOWN if not seen */
+	__u8 arg_len; /* bytes copied into arg[] (after the call) */
 	__u16 reserved;
 	__u32 reserved2;
-	__u8  arg[ASC_IOCTL_ARG_LEN];
+	__u8 arg[ASC_IOCTL_ARG_LEN];
 };
-#define ASC_MOD_UNKNOWN		0
-#define ASC_MOD_TSDRV		1
-#define ASC_MOD_SVM		2
-#define ASC_MOD_DEVMNG		3
-#define ASC_MOD_OTHER		4
+#define ASC_MOD_UNKNOWN 0
+#define ASC_MOD_TSDRV	1
+#define ASC_MOD_SVM	2
+#define ASC_MOD_DEVMNG	3
+#define ASC_MOD_OTHER	4
 
 /* ASC_REC_FDBIND: 48 bytes.  hdr.ts_ns is the exit time of the bind ioctl. */
 struct asc_fdbind {
@@ -211,17 +222,17 @@ struct asc_fdbind {
 /* ASC_REC_STACK: 288 bytes.  ips[0] is the probed function's address. */
 struct asc_stack {
 	struct asc_hdr hdr;
-	__u32 nr;		/* valid entries in ips[] */
-	__u32 flags;		/* ASC_STACK_TRUNCATED */
+	__u32 nr;    /* valid entries in ips[] */
+	__u32 flags; /* ASC_STACK_TRUNCATED */
 	__u64 ips[ASC_STACK_DEPTH];
 };
-#define ASC_STACK_TRUNCATED	0x1
+#define ASC_STACK_TRUNCATED 0x1
 
 /* ASC_REC_STEP: 40 bytes. */
 struct asc_step {
 	struct asc_hdr hdr;
-	__u64 step;		/* 0-based index of the step that starts at hdr.ts_ns */
-	__u32 state;		/* enum asc_sched_state of that step (bpf/schedule.h) */
+	__u64 step;  /* 0-based index of the step that starts at hdr.ts_ns */
+	__u32 state; /* enum asc_sched_state of that step (bpf/schedule.h) */
 	__u32 reserved;
 };
 
@@ -231,23 +242,23 @@ struct asc_step {
  * tid, probe_id and ts_ns.  Only what was read from the TensorImpl is here:
  * kind UNREADABLE leaves dtype ASC_DTYPE_UNKNOWN and ndim 0.
  */
-#define ASC_TENSOR_DIMS		8
+#define ASC_TENSOR_DIMS 8
 struct asc_tensor {
 	struct asc_hdr hdr;
-	__u16 arg_index;	/* position of the argument in the op's schema (0-based) */
-	__u16 list_index;	/* element of a Tensor[] argument, else 0 */
-	__u8  kind;		/* ASC_TENSOR_* */
-	__u8  dtype;		/* c10::ScalarType, or ASC_DTYPE_UNKNOWN */
-	__u8  ndim;		/* dims of the tensor (may exceed ASC_TENSOR_DIMS) */
-	__u8  flags;		/* ASC_TENSOR_TRUNCATED */
+	__u16 arg_index;  /* position of the argument in the op's schema (0-based) */
+	__u16 list_index; /* element of a Tensor[] argument, else 0 */
+	__u8 kind;	  /* ASC_TENSOR_* */
+	__u8 dtype;	  /* c10::ScalarType, or ASC_DTYPE_UNKNOWN */
+	__u8 ndim;	  /* dims of the tensor (may exceed ASC_TENSOR_DIMS) */
+	__u8 flags;	  /* ASC_TENSOR_TRUNCATED */
 	__s64 dims[ASC_TENSOR_DIMS];
 };
-#define ASC_TENSOR_DEFINED	0
-#define ASC_TENSOR_UNDEFINED	1	/* undefined tensor or empty optional */
-#define ASC_TENSOR_UNREADABLE	2	/* user memory could not be read */
-#define ASC_TENSOR_TRUNCATED	0x1	/* ndim > ASC_TENSOR_DIMS */
-#define ASC_TENSOR_LIST_ELEM	0x2	/* an element (list_index) of a Tensor[] argument */
-#define ASC_DTYPE_UNKNOWN	0xff
+#define ASC_TENSOR_DEFINED    0
+#define ASC_TENSOR_UNDEFINED  1	  /* undefined tensor or empty optional */
+#define ASC_TENSOR_UNREADABLE 2	  /* user memory could not be read */
+#define ASC_TENSOR_TRUNCATED  0x1 /* ndim > ASC_TENSOR_DIMS */
+#define ASC_TENSOR_LIST_ELEM  0x2 /* an element (list_index) of a Tensor[] argument */
+#define ASC_DTYPE_UNKNOWN     0xff
 
 /*
  * ASC_REC_PYSTACK: 416 bytes.  The Python frames of the thread at an ENTER
@@ -256,17 +267,17 @@ struct asc_tensor {
  * the target, lasti[i] the index (in code units) of the instruction last
  * started in that frame; userspace resolves the pair (ASC_REC_PYFRAME).
  */
-#define ASC_PY_DEPTH		32
+#define ASC_PY_DEPTH 32
 struct asc_pystack {
 	struct asc_hdr hdr;
-	__u32 nr;		/* valid frames */
-	__u32 flags;		/* ASC_PYSTACK_* */
+	__u32 nr;    /* valid frames */
+	__u32 flags; /* ASC_PYSTACK_* */
 	__u64 code[ASC_PY_DEPTH];
 	__s32 lasti[ASC_PY_DEPTH];
 };
-#define ASC_PYSTACK_TRUNCATED	0x1	/* more than ASC_PY_DEPTH frames */
-#define ASC_PYSTACK_NO_THREAD	0x2	/* no PyThreadState for this thread (not a Python thread) */
-#define ASC_PYSTACK_FAULT	0x4	/* a frame could not be read; nr frames were */
+#define ASC_PYSTACK_TRUNCATED 0x1 /* more than ASC_PY_DEPTH frames */
+#define ASC_PYSTACK_NO_THREAD 0x2 /* no PyThreadState for this thread (not a Python thread) */
+#define ASC_PYSTACK_FAULT     0x4 /* a frame could not be read; nr frames were */
 
 /*
  * ASC_REC_FUNCNAME: 104 bytes.  A kernel's device function handle and its
@@ -279,8 +290,8 @@ struct asc_pystack {
 struct asc_funcname {
 	struct asc_hdr hdr;
 	__u64 handle;
-	__u32 len;		/* bytes in name, excluding the NUL; may be truncated */
-	__u32 flags;		/* ASC_OPNAME_TRUNCATED */
+	__u32 len;   /* bytes in name, excluding the NUL; may be truncated */
+	__u32 flags; /* ASC_OPNAME_TRUNCATED */
 	char name[ASC_NAME_LEN];
 };
 
@@ -302,15 +313,15 @@ struct asc_funcname {
  */
 struct asc_seqnr {
 	struct asc_hdr hdr;
-	__s64 seq;		/* -1: none */
-	__u64 fwd_tid;		/* RecordFunction::currentThreadId() of the forward thread */
-	__u64 vptr;		/* NODE: the node's vptr in the target; FORWARD: 0 */
-	__u32 kind;		/* ASC_SEQNR_* */
-	__u32 flags;		/* ASC_SEQNR_F_* */
+	__s64 seq;     /* -1: none */
+	__u64 fwd_tid; /* RecordFunction::currentThreadId() of the forward thread */
+	__u64 vptr;    /* NODE: the node's vptr in the target; FORWARD: 0 */
+	__u32 kind;    /* ASC_SEQNR_* */
+	__u32 flags;   /* ASC_SEQNR_F_* */
 };
-#define ASC_SEQNR_FORWARD	1
-#define ASC_SEQNR_NODE		2
-#define ASC_SEQNR_F_FAULT	0x1	/* NODE: the node could not be read (seq -1, vptr 0) */
+#define ASC_SEQNR_FORWARD 1
+#define ASC_SEQNR_NODE	  2
+#define ASC_SEQNR_F_FAULT 0x1 /* NODE: the node could not be read (seq -1, vptr 0) */
 
 /*
  * ASC_REC_LAUNCH: 48 bytes.  A runtime call that queues one task (kernel
@@ -330,11 +341,128 @@ struct asc_launch {
 	struct asc_hdr hdr;
 	__u64 stream;
 	__u64 handle;
-	__u32 side;		/* ASC_LAUNCH_ENTRY / ASC_LAUNCH_RETURN */
-	__u32 ret;		/* RETURN: the low 32 bits of the return register (rtError_t) */
+	__u32 side; /* ASC_LAUNCH_ENTRY / ASC_LAUNCH_RETURN */
+	__u32 ret;  /* RETURN: the low 32 bits of the return register (rtError_t) */
 };
-#define ASC_LAUNCH_ENTRY	0
-#define ASC_LAUNCH_RETURN	1
+#define ASC_LAUNCH_ENTRY  0
+#define ASC_LAUNCH_RETURN 1
+
+/*
+ * ---- HCCL: the communication layer (docs/hccl.md; CONTRACT-hccl.md) ----
+ *
+ * ASC_REC_HCCL_OP: 112 bytes.  One HCCL collective or p2p call (the probe
+ * table's ASC_PK_HCCL_OP sites: HcclAllReduce, HcclBroadcast, HcclAllGather,
+ * HcclReduceScatter, HcclReduce, HcclAlltoAll, HcclAlltoAllV, HcclSend,
+ * HcclRecv, HcclBarrier), at every level: side ENTRY at the call's entry,
+ * side RETURN at its return (same tid, probe_id).  At Level1+ the ENTRY is in
+ * the same ring-buffer sample right after the call's ENTER record, the
+ * RETURN right after its EXIT (same ts_ns), so the API event and the op
+ * share their span.  hdr.probe_id names the function (PROBE record):
+ * ENTRY's args[] are its first 10 integer arguments in prototype order
+ * (registers, then the stack: x86-64 args 7-10 at the entry sp + 8..32), read
+ * as the prototype of include/ascend/hccl.h says; user/capture/hccl.h
+ * decodes them (op, buffers, count, data type, reduce op, root / peer rank,
+ * comm, stream).  RETURN: args[] zero, ret = the HcclResult.
+ * The op's sequence number is not in the record: it is the 0-based index of
+ * this ENTRY among the ENTRY records of the same (tgid, comm), in capture
+ * order (HCCL requires every rank of a communicator to issue its ops in the
+ * same order, so (group name, seq) names one collective on every rank).
+ * The comm tasks of the op are the SQEs (ASC_REC_SQE headers) that the same
+ * tid submits between ENTRY and RETURN, and the HCCL_TASK records between
+ * them describe those tasks one for one, in order (see ASC_REC_HCCL_TASK).
+ */
+#define ASC_HCCL_ARGS 10 /* HcclAlltoAllV has 10 */
+struct asc_hccl_op {
+	struct asc_hdr hdr;
+	__u64 args[ASC_HCCL_ARGS]; /* ENTRY: raw integer arguments 0..9; RETURN: 0 */
+	__u32 side;		   /* ASC_HCCL_ENTRY / ASC_HCCL_RETURN */
+	__u32 ret;		   /* RETURN: HcclResult (0 = HCCL_SUCCESS) */
+};
+#define ASC_HCCL_ENTRY	0
+#define ASC_HCCL_RETURN 1
+
+/*
+ * ASC_REC_HCCL_COMM: 184 bytes, at the return of a communicator's creation
+ * (ASC_PK_HCCL_COMM_INIT: HcclCommInitRootInfo, HcclCommInitClusterInfo),
+ * every level.  hdr.ts_ns is the return time, enter_ns the entry time.
+ *  - HcclCommInitRootInfo(nRanks, rootInfo, rank, comm): nranks, rank as
+ *    passed; group = the root info's identifier (HcclRootHandle.identifier,
+ *    include/ascend/hccl.h), which is the communicator's name
+ *    (HcclGetCommName) and the group name msprof reports.
+ *  - HcclCommInitClusterInfo(clusterInfo, rank, comm): rank as passed,
+ *    nranks 0 (in the rank table, not read), group "hccl_world_group".
+ * comm = *comm after the call (the HcclComm handle that HCCL_OP records
+ * carry), 0 when the call failed (ret != 0).
+ */
+#define ASC_HCCL_GROUP_LEN 128 /* ROOTINFO_INDENTIFIER_MAX_LENGTH */
+struct asc_hccl_comm {
+	struct asc_hdr hdr;
+	__u64 comm;
+	__u64 enter_ns;
+	__u32 nranks; /* 0: unknown */
+	__u32 rank;
+	__u32 ret;			/* HcclResult */
+	__u32 kind;			/* ASC_HCCL_COMM_ROOTINFO / ASC_HCCL_COMM_CLUSTER */
+	char group[ASC_HCCL_GROUP_LEN]; /* NUL-terminated (truncated to 127) */
+};
+#define ASC_HCCL_COMM_ROOTINFO 1
+#define ASC_HCCL_COMM_CLUSTER  2
+
+/*
+ * ASC_REC_HCCL_TASK: 112 bytes.  HCCL's profiling report of one
+ * communication task, as CANN's HCCL gives it to msprof: a call of
+ * MsprofReportAdditionalInfo(flag, data, len) (libprofapi.so; probe kind
+ * ASC_PK_HCCL_REPORT, every level) whose MsprofAdditionalInfo has type
+ * MSPROF_REPORT_HCCL_INFO_TYPE; the fields below are its MsprofHcclInfo's
+ * (include/ascend/hccl.h).  HCCL reports a task right before it submits it,
+ * so within an HCCL op (HCCL_OP ENTRY..RETURN of the same tid) the k-th
+ * HCCL_TASK describes the k-th SQE the tid submits there: that SQE's
+ * (dev, stream_id, task_id) is the device task (ASC_REC_DEVTASK) at Level0.
+ * item_id is the hash id of the task name ("Notify_Record", "Notify_Wait",
+ * "Memcpy", "Reduce_Inline"), group_hash that of the group name: an
+ * ASC_REC_HCCL_HASH record gives each string.
+ */
+struct asc_hccl_task {
+	struct asc_hdr hdr; /* ts_ns: the call; report_ts: the info's own stamp */
+	__u64 report_ts;    /* MsprofAdditionalInfo.timeStamp */
+	__u64 item_id;	    /* hash id of the task name */
+	__u64 group_hash;   /* hash id of the group name */
+	__u64 notify_id;
+	__u64 src_addr;
+	__u64 dst_addr;
+	__u64 data_size; /* bytes */
+	__u32 local_rank;
+	__u32 remote_rank;
+	__u32 rank_size;
+	__u32 plane_id;
+	__u32 data_type;     /* HcclDataType */
+	__u32 op_type;	     /* HcclReduceOp */
+	__u8 link_type;	     /* ASC_HCCL_LINK_*: 0 ON_CHIP, 1 HCCS, 2 PCIE, 3 ROCE */
+	__u8 transport_type; /* ASC_HCCL_TRANSPORT_*: 0 SDMA, 1 RDMA, 2 LOCAL */
+	__u8 role;	     /* 0 dst, 1 src */
+	__u8 rdma_type;
+	__u32 stage;
+};
+#define ASC_HCCL_LINK_ON_CHIP	 0
+#define ASC_HCCL_LINK_HCCS	 1
+#define ASC_HCCL_LINK_PCIE	 2
+#define ASC_HCCL_LINK_ROCE	 3
+#define ASC_HCCL_TRANSPORT_SDMA	 0
+#define ASC_HCCL_TRANSPORT_RDMA	 1
+#define ASC_HCCL_TRANSPORT_LOCAL 2
+
+/*
+ * ASC_REC_HCCL_HASH: 104 bytes, at the return of MsprofGetHashId(str, len)
+ * (ASC_PK_HCCL_HASH, every level): the hash id it returned and the string
+ * (NUL-terminated, truncated to ASC_NAME_LEN - 1).
+ */
+struct asc_hccl_hash {
+	struct asc_hdr hdr;
+	__u64 hash;
+	__u32 len;   /* strlen of the string asked for (may exceed name) */
+	__u32 flags; /* ASC_OPNAME_TRUNCATED */
+	char name[ASC_NAME_LEN];
+};
 
 /* ---- records written by userspace ---- */
 
@@ -344,12 +472,12 @@ struct asc_launch {
  */
 struct asc_devtask {
 	struct asc_hdr hdr;
-	__u64 start_cnt;	/* system counter ticks */
+	__u64 start_cnt; /* system counter ticks */
 	__u64 end_cnt;
 	__u32 dev_id;
 	__u16 stream_id;
-	__u16 task_id;		/* 16-bit, as the device logs it */
-	__u16 task_type;	/* ACSQ log task type (word0 >> 10) */
+	__u16 task_id;	 /* 16-bit, as the device logs it */
+	__u16 task_type; /* ACSQ log task type (word0 >> 10) */
 	__u16 flags;
 	__u32 reserved;
 };
@@ -359,15 +487,15 @@ struct asc_devtask {
  * gives each table entry its kind, user/trace/ maps a kind to a BPF program.
  */
 enum asc_probe_kind {
-	ASC_PK_CALL = 1,	/* ENTER (args) on entry, EXIT (ret) on return */
-	ASC_PK_OPNAME_STDSTR,	/* as CALL, plus OPNAME from arg0 (const std::string &) */
-	ASC_PK_OPNAME_CSTR,	/* as CALL, plus OPNAME from arg0 (const char *) */
-	ASC_PK_ENQUEUE,		/* as CALL, plus QUEUE(enqueue) from arg0 (QueueParas *) */
-	ASC_PK_DEQUEUE,		/* as CALL, plus QUEUE(dequeue) from arg0 (QueueParas *) */
-	ASC_PK_SQE_SEND,	/* as CALL, plus SQE from (devId, struct halTaskSendInfo *) */
-	ASC_PK_MEM_REPORT,	/* MEM from the allocator's report hook argument */
-	ASC_PK_STEP,		/* STEP: a step boundary; advances the schedule gate */
-	ASC_PK_ATEN_OP,		/* as CALL on at::_ops::<op>::call (framework range) */
+	ASC_PK_CALL = 1,      /* ENTER (args) on entry, EXIT (ret) on return */
+	ASC_PK_OPNAME_STDSTR, /* as CALL, plus OPNAME from arg0 (const std::string &) */
+	ASC_PK_OPNAME_CSTR,   /* as CALL, plus OPNAME from arg0 (const char *) */
+	ASC_PK_ENQUEUE,	      /* as CALL, plus QUEUE(enqueue) from arg0 (QueueParas *) */
+	ASC_PK_DEQUEUE,	      /* as CALL, plus QUEUE(dequeue) from arg0 (QueueParas *) */
+	ASC_PK_SQE_SEND,      /* as CALL, plus SQE from (devId, struct halTaskSendInfo *) */
+	ASC_PK_MEM_REPORT,    /* MEM from the allocator's report hook argument */
+	ASC_PK_STEP,	      /* STEP: a step boundary; advances the schedule gate */
+	ASC_PK_ATEN_OP,	      /* as CALL on at::_ops::<op>::call (framework range) */
 	/*
 	 * FUNCNAME on return of aclrtBinaryGetFunction(bin, kernelName, &funcHandle)
 	 * (handle = *funcHandle); ENTER/EXIT too at --level >= 1.
@@ -403,6 +531,25 @@ enum asc_probe_kind {
 	 * Level2, where the site is a plain CALL).
 	 */
 	ASC_PK_NODE_LAUNCH,
+	/*
+	 * aclrtBinaryLoadFromFile(binPath, options, &bin): FUNCNAME of the bin
+	 * handle (the file's base name) on return, remembered for
+	 * ASC_PK_FUNCNAME_ENTRY; ENTER/EXIT too at --level >= 1.
+	 */
+	ASC_PK_BINARY_LOAD,
+	/*
+	 * aclrtBinaryGetFunctionByEntry(bin, funcEntry, &funcHandle): FUNCNAME of
+	 * *funcHandle with bin's name on return; ENTER/EXIT too at --level >= 1.
+	 */
+	ASC_PK_FUNCNAME_ENTRY,
+	/* HCCL collective / p2p: HCCL_OP at entry and return; ENTER/EXIT too at Level1+ */
+	ASC_PK_HCCL_OP,
+	/* HCCL communicator creation: HCCL_COMM at return; ENTER/EXIT too at Level1+ */
+	ASC_PK_HCCL_COMM_INIT,
+	/* MsprofReportAdditionalInfo: HCCL_TASK for an HCCL info report, entry only */
+	ASC_PK_HCCL_REPORT,
+	/* MsprofGetHashId: HCCL_HASH at return */
+	ASC_PK_HCCL_HASH,
 };
 
 #ifndef __bpf__
@@ -414,15 +561,27 @@ enum asc_probe_kind {
 static inline const char *asc_probe_kind_name(unsigned int kind)
 {
 	static const char *const names[] = {
-		[ASC_PK_CALL] = "call", [ASC_PK_OPNAME_STDSTR] = "opname_stdstr",
-		[ASC_PK_OPNAME_CSTR] = "opname_cstr", [ASC_PK_ENQUEUE] = "enqueue",
-		[ASC_PK_DEQUEUE] = "dequeue", [ASC_PK_SQE_SEND] = "sqe_send",
-		[ASC_PK_MEM_REPORT] = "mem_report", [ASC_PK_STEP] = "step",
-		[ASC_PK_ATEN_OP] = "aten_op", [ASC_PK_FUNCNAME_GET] = "funcname_get",
+		[ASC_PK_CALL] = "call",
+		[ASC_PK_OPNAME_STDSTR] = "opname_stdstr",
+		[ASC_PK_OPNAME_CSTR] = "opname_cstr",
+		[ASC_PK_ENQUEUE] = "enqueue",
+		[ASC_PK_DEQUEUE] = "dequeue",
+		[ASC_PK_SQE_SEND] = "sqe_send",
+		[ASC_PK_MEM_REPORT] = "mem_report",
+		[ASC_PK_STEP] = "step",
+		[ASC_PK_ATEN_OP] = "aten_op",
+		[ASC_PK_FUNCNAME_GET] = "funcname_get",
 		[ASC_PK_FUNCNAME_REG] = "funcname_reg",
 		[ASC_PK_AUTOGRAD_EVAL] = "autograd_eval",
 		[ASC_PK_AUTOGRAD_APPLY] = "autograd_apply",
-		[ASC_PK_LAUNCH_MARK] = "launch_mark", [ASC_PK_NODE_LAUNCH] = "node_launch",
+		[ASC_PK_LAUNCH_MARK] = "launch_mark",
+		[ASC_PK_NODE_LAUNCH] = "node_launch",
+		[ASC_PK_BINARY_LOAD] = "binary_load",
+		[ASC_PK_FUNCNAME_ENTRY] = "funcname_entry",
+		[ASC_PK_HCCL_OP] = "hccl_op",
+		[ASC_PK_HCCL_COMM_INIT] = "hccl_comm_init",
+		[ASC_PK_HCCL_REPORT] = "hccl_report",
+		[ASC_PK_HCCL_HASH] = "hccl_hash",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "?";
@@ -435,64 +594,65 @@ static inline const char *asc_probe_kind_name(unsigned int kind)
  */
 struct asc_probe {
 	struct asc_hdr hdr;
-	__u16 layer;		/* enum asc_layer */
-	__u16 kind;		/* enum asc_probe_kind */
-	__u32 flags;		/* ASC_PROBE_* */
-	__u64 offset;		/* file offset attached at (after any prologue skip) */
-	__u16 lib_len;		/* strlen(library) */
-	__u16 sym_len;		/* strlen(symbol) */
+	__u16 layer;   /* enum asc_layer */
+	__u16 kind;    /* enum asc_probe_kind */
+	__u32 flags;   /* ASC_PROBE_* */
+	__u64 offset;  /* file offset attached at (after any prologue skip) */
+	__u16 lib_len; /* strlen(library) */
+	__u16 sym_len; /* strlen(symbol) */
 	__u32 reserved;
-	char strings[];		/* library, NUL, symbol, NUL */
+	char strings[]; /* library, NUL, symbol, NUL */
 };
-#define ASC_PROBE_RETPROBE	0x1	/* a uretprobe is attached too */
-#define ASC_PROBE_SKIPPED_ENDBR	0x2	/* attached after an endbr64 */
-#define ASC_PROBE_SINGLESTEP	0x4	/* first instruction is not emulated by the kernel */
-#define ASC_PROBE_MISSING	0x8	/* symbol not found: not attached */
+#define ASC_PROBE_RETPROBE	0x1  /* a uretprobe is attached too */
+#define ASC_PROBE_SKIPPED_ENDBR 0x2  /* attached after an endbr64 */
+#define ASC_PROBE_SINGLESTEP	0x4  /* first instruction is not emulated by the kernel */
+#define ASC_PROBE_MISSING	0x8  /* symbol not found: not attached */
+#define ASC_PROBE_CXX_OLD_ABI	0x10 /* its library's std::string is the old (COW) one */
 
 /* ASC_REC_CLOCK: 48 bytes. */
 struct asc_clock {
-	struct asc_hdr hdr;	/* ts_ns = CLOCK_MONOTONIC */
-	__u64 realtime_ns;	/* CLOCK_REALTIME at the same instant */
+	struct asc_hdr hdr; /* ts_ns = CLOCK_MONOTONIC */
+	__u64 realtime_ns;  /* CLOCK_REALTIME at the same instant */
 	__u64 monotonic_raw_ns;
-	__u32 which;		/* ASC_CLOCK_START / ASC_CLOCK_END */
-	__s32 utc_offset_s;	/* local time - UTC, for directory names and local stamps */
+	__u32 which;	    /* ASC_CLOCK_START / ASC_CLOCK_END */
+	__s32 utc_offset_s; /* local time - UTC, for directory names and local stamps */
 };
-#define ASC_CLOCK_START		0
-#define ASC_CLOCK_END		1
+#define ASC_CLOCK_START 0
+#define ASC_CLOCK_END	1
 
 /* ASC_REC_DEVCLOCK: 48 bytes. */
 struct asc_devclock {
-	struct asc_hdr hdr;	/* ts_ns = CLOCK_MONOTONIC when counter was read */
-	__u64 counter;		/* device system counter at hdr.ts_ns */
-	__u64 freq_hz;		/* counter frequency */
+	struct asc_hdr hdr; /* ts_ns = CLOCK_MONOTONIC when counter was read */
+	__u64 counter;	    /* device system counter at hdr.ts_ns */
+	__u64 freq_hz;	    /* counter frequency */
 	__u32 dev_id;
-	__u32 bound_ns;		/* pair error bound: half the host window of the read */
+	__u32 bound_ns; /* pair error bound: half the host window of the read */
 };
 
 /* ASC_REC_PROCESS: 40 bytes + cmdline (NUL-separated args, NUL) padded to 8. */
 struct asc_process {
-	struct asc_hdr hdr;	/* tgid = pid */
-	__s32 rank;		/* -1 if unknown */
-	__s32 device;		/* -1 if unknown */
+	struct asc_hdr hdr; /* tgid = pid */
+	__s32 rank;	    /* -1 if unknown */
+	__s32 device;	    /* -1 if unknown */
 	__u32 cmdline_len;
-	char comm[4];		/* first 4 bytes of comm; full comm is in the thread record */
+	char comm[4]; /* first 4 bytes of comm; full comm is in the thread record */
 	char strings[];
 };
 
 /* ASC_REC_THREAD: 40 bytes. */
 struct asc_thread {
-	struct asc_hdr hdr;	/* tgid, tid */
+	struct asc_hdr hdr; /* tgid, tid */
 	char comm[16];
 };
 
 /* ASC_REC_STATS: 64 bytes.  Totals over all CPUs, and per source. */
 struct asc_stats {
 	struct asc_hdr hdr;
-	__u64 events;		/* records committed by BPF */
-	__u64 drops;		/* bpf_ringbuf_reserve failures (summed over CPUs) */
-	__u64 devtask_records;	/* device records read from the profiling channel */
-	__u64 devtask_drops;	/* device records lost (channel overflow, unpaired) */
-	__u64 bytes;		/* ring-buffer bytes consumed */
+	__u64 events;	       /* records committed by BPF */
+	__u64 drops;	       /* bpf_ringbuf_reserve failures (summed over CPUs) */
+	__u64 devtask_records; /* device records read from the profiling channel */
+	__u64 devtask_drops;   /* device records lost (channel overflow, unpaired) */
+	__u64 bytes;	       /* ring-buffer bytes consumed */
 };
 
 /*
@@ -502,10 +662,10 @@ struct asc_stats {
  */
 struct asc_text {
 	struct asc_hdr hdr;
-	__u64 value;		/* SYMBOL: address; LOST: count; CONFIG: 0 */
-	char text[];		/* NUL-terminated */
+	__u64 value; /* SYMBOL: address; LOST: count; CONFIG: 0 */
+	char text[]; /* NUL-terminated */
 };
-#define ASC_LOST_RECORDS	0	/* records that were not kept (drops, full tables) */
+#define ASC_LOST_RECORDS		0 /* records that were not kept (drops, full tables) */
 /*
  * Submissions (SQE headers) of the process made before its device channel
  * started (the reader of its card for -- CMD, --comm and forked processes
@@ -515,8 +675,7 @@ struct asc_text {
  * Text: ASC_LOST_BEFORE_DEVCHANNEL_TEXT.
  */
 #define ASC_LOST_BEFORE_DEVCHANNEL	1
-#define ASC_LOST_BEFORE_DEVCHANNEL_TEXT	"submitted before the device channel started"
-
+#define ASC_LOST_BEFORE_DEVCHANNEL_TEXT "submitted before the device channel started"
 
 /*
  * ASC_REC_PYFRAME: 40 bytes + text padded to 8.  Written by the loader while
@@ -524,11 +683,11 @@ struct asc_text {
  * text is "file(line): function" as torch.profiler prints a frame.
  */
 struct asc_pyframe {
-	struct asc_hdr hdr;	/* tgid of the target */
+	struct asc_hdr hdr; /* tgid of the target */
 	__u64 code;
 	__s32 lasti;
-	__s32 line;		/* -1 if the line table had no line */
-	char text[];		/* NUL-terminated */
+	__s32 line;  /* -1 if the line table had no line */
+	char text[]; /* NUL-terminated */
 };
 
 /*
@@ -549,10 +708,10 @@ struct asc_pyframe {
  * class name, Node::name() (user/discovery/seqnr.h).
  */
 struct asc_node_class {
-	struct asc_hdr hdr;	/* tgid of the target */
+	struct asc_hdr hdr; /* tgid of the target */
 	__u64 vaddr;
 	__u64 size;
-	char name[];		/* NUL-terminated */
+	char name[]; /* NUL-terminated */
 };
 
 #endif /* __ASCBPF_EVENTS_H */

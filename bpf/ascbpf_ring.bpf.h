@@ -30,12 +30,19 @@
 
 /* ---- configuration, set by the loader before load (each object its own copy) ---- */
 const volatile struct asc_sched sched_cfg = {};
-const volatile __u64 wakeup_bytes = 1 << 20;	/* wake the consumer above this fill */
+const volatile __u64 wakeup_bytes = 1 << 20; /* wake the consumer above this fill */
+/*
+ * 1: the kernel has no bpf_get_attach_cookie (or ASCBPF_NO_ATTACH_COOKIE):
+ * site ids come from site_ids / ret_sites (bpf/ascbpf_maps.h).  A constant
+ * of the frozen .rodata, so the verifier drops the branch not taken: the
+ * cookie path costs nothing more, and a 5.10 kernel never sees the helper.
+ */
+const volatile __u32 no_attach_cookie = 0;
 
 /* ---- maps shared by every object (the main object owns them) ---- */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);		/* resized by --ringbuf-size */
+	__uint(max_entries, 16 << 20); /* resized by --ringbuf-size */
 } events SEC(".maps");
 
 struct {
@@ -53,6 +60,26 @@ struct {
 } stats SEC(".maps");
 
 /*
+ * Only the main object fills and reads these two (pytorch.bpf.c keeps
+ * cookies).  One entry each unless the loader sizes them for the fallback
+ * (ASC_MAX_SITE_ADDRS, ASC_MAX_RET_SITES): preallocated, as 5.10 wants of
+ * tracing programs' hash maps.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct asc_site_key);
+	__type(value, __u64);
+} site_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct asc_ret_key);
+	__type(value, __u64);
+} ret_sites SEC(".maps");
+
+/*
  * Adds n to one counter of this CPU's stats slot.  Atomic although the slot
  * is per CPU: uprobe and syscall-tracepoint programs run with migration
  * disabled but preemptible (CONFIG_PREEMPTION, and PREEMPT_DYNAMIC can be
@@ -61,13 +88,13 @@ struct {
  * same slot, and one of the two counts is lost.  Only failure paths count,
  * so the locked add costs nothing on the hot path.
  */
-#define asc_stat_add(field, n)							\
-	do {									\
-		__u32 __zero = 0;						\
+#define asc_stat_add(field, n)                                                    \
+	do {                                                                      \
+		__u32 __zero = 0;                                                 \
 		struct asc_cpu_stats *__s = bpf_map_lookup_elem(&stats, &__zero); \
-										\
-		if (__s)							\
-			__sync_fetch_and_add(&__s->field, (n));			\
+                                                                                  \
+		if (__s)                                                          \
+			__sync_fetch_and_add(&__s->field, (n));                   \
 	} while (0)
 
 /*
@@ -80,11 +107,52 @@ struct {
  * tgid in the cookie's upper half; 0 there (uprobe_multi, system-wide
  * probes) means any process.
  */
+/*
+ * The cookie of an entry probe: bpf_get_attach_cookie, or without it the
+ * site_ids entry of (tgid, address hit); ASC_NO_SITE when there is none.
+ */
+static __always_inline __u64 site_cookie(void *ctx)
+{
+	struct asc_site_key k = {};
+	__u64 *v;
+
+	if (!no_attach_cookie)
+		return bpf_get_attach_cookie(ctx);
+	k.tgid = bpf_get_current_pid_tgid() >> 32;
+	k.ip = PT_REGS_IP((struct pt_regs *)ctx);
+	v = bpf_map_lookup_elem(&site_ids, &k);
+	return v ? *v : ASC_NO_SITE;
+}
+
+/*
+ * Without cookies the return probe's site is the one asc_ret_push filed at
+ * the entry under (tid, sp - 8): taken out, so a second consumer of the same
+ * return (the older kernels above) finds nothing and emits nothing.
+ */
+static __always_inline __u64 ret_cookie(void *ctx, __u64 pid_tgid)
+{
+	struct asc_ret_key k = {};
+	__u64 *v, c;
+
+	if (!no_attach_cookie)
+		return bpf_get_attach_cookie(ctx);
+	k.tid = (__u32)pid_tgid;
+	k.sp = PT_REGS_SP((struct pt_regs *)ctx) - sizeof(__u64);
+	v = bpf_map_lookup_elem(&ret_sites, &k);
+	if (!v)
+		return ASC_NO_SITE;
+	c = *v;
+	bpf_map_delete_elem(&ret_sites, &k);
+	return c;
+}
+
 static __always_inline long ret_site(void *ctx, __u64 pid_tgid)
 {
-	__u64 c = bpf_get_attach_cookie(ctx);
+	__u64 c = ret_cookie(ctx, pid_tgid);
 	__u32 owner = c >> 32;
 
+	if ((__u32)c == ASC_NO_SITE)
+		return -1;
 	return owner && owner != (__u32)(pid_tgid >> 32) ? -1 : (long)(__u32)c;
 }
 
@@ -199,7 +267,13 @@ static __always_inline __u32 start_step(struct asc_tgid_state *st, __u64 pid_tgi
 	__u64 step;
 	__u32 action;
 
-	step = __sync_fetch_and_add(&st->next_step, 1);
+	/*
+	 * An add without fetch (a fetching atomic is 5.12: 5.10 rejects the
+	 * object), then the read: two threads of one process at a boundary at
+	 * the same moment could read the same index; step hooks run on one.
+	 */
+	__sync_fetch_and_add(&st->next_step, 1);
+	step = st->next_step - 1;
 	/* field by field: a memcpy through a non-volatile pointer is folded to .rodata's zeros */
 	s.skip_first = sched_cfg.skip_first;
 	s.skip_first_wait = sched_cfg.skip_first_wait;

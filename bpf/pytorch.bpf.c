@@ -17,15 +17,17 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "ascbpf_arch.bpf.h"
 #include <bpf/bpf_core_read.h>
 #include "ascbpf_ring.bpf.h"
 #include "pytorch_bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define ASC_PT_STEP_PY_ID	0xfffffff0u	/* probe id of --step-py STEP records (user/discovery/pytorch.h) */
+#define ASC_PT_STEP_PY_ID \
+	0xfffffff0u /* probe id of --step-py STEP records (user/discovery/pytorch.h) */
 
-const volatile struct asc_pt_cfg cfg = {};	/* and sched_cfg, wakeup_bytes (ascbpf_ring.bpf.h) */
+const volatile struct asc_pt_cfg cfg = {}; /* and sched_cfg, wakeup_bytes (ascbpf_ring.bpf.h) */
 
 /* events, tgids, stats: the main object's (reused fds), defined in ascbpf_ring.bpf.h. */
 
@@ -130,7 +132,7 @@ out:
 	return 0;
 }
 
-#define TENSOR_AT(ai, li, kind)	((ai) | (li) << 8 | (kind) << 16)
+#define TENSOR_AT(ai, li, kind) ((ai) | (li) << 8 | (kind) << 16)
 #define TENSOR_IN_LIST		(ASC_TENSOR_LIST_ELEM << 24)
 
 static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __u32 id, __u64 ts)
@@ -150,16 +152,20 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 
 		if (kind == ASC_PT_ARG_TENSOR) {
 			impl = read_u64(regs[i], &fault);
-			emit_tensor(pid_tgid, ts, impl, id, TENSOR_AT(ai, 0, fault ? ASC_TENSOR_UNREADABLE :
-								      ASC_TENSOR_DEFINED));
+			emit_tensor(pid_tgid, ts, impl, id,
+				    TENSOR_AT(ai, 0,
+					      fault ? ASC_TENSOR_UNREADABLE : ASC_TENSOR_DEFINED));
 		} else if (kind == ASC_PT_ARG_OPT_TENSOR) {
 			__u8 init = 0;
 
 			if (bpf_probe_read_user(&init, 1, (const void *)regs[i]) < 0)
 				fault = 1;
 			impl = init ? read_u64(regs[i] + cfg.opt_value_off, &fault) : 0;
-			emit_tensor(pid_tgid, ts, impl, id, TENSOR_AT(ai, 0, fault ? ASC_TENSOR_UNREADABLE :
-				    init ? ASC_TENSOR_DEFINED : ASC_TENSOR_UNDEFINED));
+			emit_tensor(pid_tgid, ts, impl, id,
+				    TENSOR_AT(ai, 0,
+					      fault ? ASC_TENSOR_UNREADABLE :
+					      init  ? ASC_TENSOR_DEFINED :
+						      ASC_TENSOR_UNDEFINED));
 		} else if (kind == ASC_PT_ARG_TENSOR_LIST && i < 5) {
 			__u64 data = regs[i], len = regs[i + 1];
 
@@ -168,8 +174,11 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 					break;
 				fault = 0;
 				impl = read_u64(data + j * 8, &fault);
-				emit_tensor(pid_tgid, ts, impl, id, TENSOR_IN_LIST | TENSOR_AT(ai, j,
-					    fault ? ASC_TENSOR_UNREADABLE : ASC_TENSOR_DEFINED));
+				emit_tensor(pid_tgid, ts, impl, id,
+					    TENSOR_IN_LIST |
+						    TENSOR_AT(ai, j,
+							      fault ? ASC_TENSOR_UNREADABLE :
+								      ASC_TENSOR_DEFINED));
 			}
 		}
 	}
@@ -179,13 +188,14 @@ static __always_inline void emit_tensors(struct pt_regs *ctx, __u64 pid_tgid, __
 
 /*
  * The current thread's PyThreadState: the interpreter's thread list searched
- * for the entry whose thread_id (pthread_self(), the fs base on x86-64) is
- * ours.  0 if not found within ASC_PT_MAX_THREADS; *fault set on a failed read.
+ * for the entry whose thread_id (pthread_self(): the thread pointer less
+ * cfg.tp_self_off, 0 on x86-64) is ours.  0 if not found within
+ * ASC_PT_MAX_THREADS; *fault set on a failed read.
  */
 static __always_inline __u64 current_tstate(int *fault)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 self = ASC_ARCH_TP(task) - cfg.tp_self_off;
 	__u64 interp, tstate;
 	int i;
 
@@ -194,7 +204,7 @@ static __always_inline __u64 current_tstate(int *fault)
 	for (i = 0; i < ASC_PT_MAX_THREADS; i++) {
 		if (!tstate || *fault)
 			return 0;
-		if (read_u64(tstate + cfg.ts_thread_id, fault) == fsbase)
+		if (read_u64(tstate + cfg.ts_thread_id, fault) == self)
 			return tstate;
 		tstate = read_u64(tstate + cfg.ts_next, fault);
 	}
@@ -233,7 +243,7 @@ __noinline int emit_pystack(__u64 pid_tgid, __u64 ts, __u32 id)
 		if (fault)
 			break;
 		s->code[i] = code;
-		s->lasti[i] = (__s64)(prev - (code + cfg.co_code_adaptive)) >> 1;	/* code units */
+		s->lasti[i] = (__s64)(prev - (code + cfg.co_code_adaptive)) >> 1; /* code units */
 		s->nr = i + 1;
 		frame = read_u64(frame + cfg.fr_previous, &fault);
 	}
@@ -276,8 +286,8 @@ static __always_inline __u8 is_step_code(__u64 code)
 	/* compact ASCII (state bits 0x20 | 0x40), as PyUnicode_AsUTF8AndSize tests */
 	if (!fault && bpf_probe_read_user(&state, 1, (const void *)(str + cfg.str_state)) == 0 &&
 	    (state & 0x60) == 0x60 &&
-	    bpf_probe_read_user_str(name, sizeof(name),
-				    (const void *)(str + cfg.str_ascii_data)) > 0) {
+	    bpf_probe_read_user_str(name, sizeof(name), (const void *)(str + cfg.str_ascii_data)) >
+		    0) {
 		yes = 1;
 		for (i = 0; i < ASC_PT_STEP_NAME_LEN; i++) {
 			if (name[i] != cfg.step_name[i]) {
@@ -293,11 +303,13 @@ static __always_inline __u8 is_step_code(__u64 code)
 }
 
 /*
- * A new call of the step function started since the last aten op of this
- * thread when: its frame is there now and was not then, or is another frame,
- * or is back at an earlier instruction (3.11 reuses the frame memory of a
- * returned call for the next one; a new call restarts at its first
- * instruction).  The boundary is stamped at the first aten op of the step.
+ * A call of the step function ended since the last aten op of this thread
+ * (the end of a step, as the native boundary at the optimizer step's return)
+ * when its frame was there then and: is not now, or (not step_absent_only)
+ * is another frame or back at an earlier instruction (3.11 reuses the frame
+ * memory of a returned call for the next one; a new call restarts at its
+ * first instruction).  The boundary is stamped at the first aten op after
+ * the call: nothing of the step runs between.
  */
 __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 {
@@ -328,15 +340,16 @@ __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 		frame = read_u64(frame + cfg.fr_previous, &fault);
 	}
 	prev = bpf_map_lookup_elem(&step_state, &tid);
-	fresh = now.frame && (!prev || !prev->frame || prev->frame != now.frame ||
-			      now.lasti < prev->lasti);
+	fresh = prev && prev->frame &&
+		(!now.frame ||
+		 (!cfg.step_absent_only && (prev->frame != now.frame || now.lasti < prev->lasti)));
 	bpf_map_update_elem(&step_state, &tid, &now, BPF_ANY);
 	if (!fresh)
 		return 0;
 	st = bpf_map_lookup_elem(&tgids, &tgid);
 	if (!st || !(st->flags & ASC_TGID_ARMED))
-		return 0;	/* the loader is still attaching */
-	start_step(st, pid_tgid, ASC_PT_STEP_PY_ID, ts);	/* as the native step probe */
+		return 0;				 /* the loader is still attaching */
+	start_step(st, pid_tgid, ASC_PT_STEP_PY_ID, ts); /* as the native step probe */
 	return 0;
 }
 
@@ -344,7 +357,7 @@ __noinline int step_py_check(__u64 pid_tgid, __u64 ts)
 
 /*
  * The thread's at::sequence_number counter, read where __tls_get_addr would
- * find it: tls_index {module, offset}, dtv = *(fs base + 8), block =
+ * find it: tls_index {module, offset}, dtv = *(tp + ASC_ARCH_DTV_OFF), block =
  * dtv[module].val (16-byte entries; dtv[-1] counts them).  A block not
  * allocated yet (-1 / 0, or an entry past a dtv not grown for the module)
  * means the thread never used the counter: it is 0 then.  A block never
@@ -356,13 +369,14 @@ static __always_inline int seq_read(struct asc_pt_seq_thread *st, __s64 *val)
 
 	if (!addr) {
 		struct task_struct *task = bpf_get_current_task_btf();
-		__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+		__u64 tp = ASC_ARCH_TP(task);
 		__u64 idx[2] = {}, dtv = 0, len = 0, b = 0;
 
 		if (bpf_probe_read_user(idx, sizeof(idx), (const void *)cfg.seq_tlsidx) < 0 ||
 		    !idx[0])
-			return -1;	/* not relocated yet */
-		if (bpf_probe_read_user(&dtv, sizeof(dtv), (const void *)(fsbase + 8)) < 0 ||
+			return -1; /* not relocated yet */
+		if (bpf_probe_read_user(&dtv, sizeof(dtv), (const void *)(tp + ASC_ARCH_DTV_OFF)) <
+			    0 ||
 		    bpf_probe_read_user(&len, sizeof(len), (const void *)(dtv - 16)) < 0)
 			return -1;
 		if (idx[0] > len)
@@ -410,7 +424,8 @@ static __always_inline void seq_enter(struct pt_regs *ctx)
 
 /*
  * At an aten op's return: its entry counter v0 (the frame whose probe sp is
- * the return's sp - 8, or 8 below that when the probe sits after a push),
+ * the return's sp - ASC_ARCH_RET_SP_ADJ, or 8 below that when the probe sits
+ * after an x86-64 push),
  * frames deeper than it lost their returns and are dropped.  An op whose
  * range moved the counter (v1 > v0) created an autograd node: torch gives it
  * seqNr v0 (user/discovery/seqnr.h).  Returns v0 then, else -1.
@@ -418,7 +433,7 @@ static __always_inline void seq_enter(struct pt_regs *ctx)
 static __always_inline __s64 seq_exit(struct pt_regs *ctx)
 {
 	struct asc_pt_seq_thread *st;
-	__u64 sp = PT_REGS_SP(ctx) - 8;
+	__u64 sp = PT_REGS_SP(ctx) - ASC_ARCH_RET_SP_ADJ;
 	__s64 v0 = -1, v1 = -1;
 	int i;
 
@@ -432,13 +447,13 @@ static __always_inline __s64 seq_exit(struct pt_regs *ctx)
 		if (!d)
 			return -1;
 		d--;
-		if (d >= ASC_PT_SEQ_DEPTH) {	/* not kept: cannot be checked */
+		if (d >= ASC_PT_SEQ_DEPTH) { /* not kept: cannot be checked */
 			st->depth = d;
 			return -1;
 		}
 		fsp = st->f[d].sp;
 		if (fsp > sp)
-			return -1;	/* entered before we watched: not ours */
+			return -1; /* entered before we watched: not ours */
 		st->depth = d;
 		if (sp - fsp <= 8) {
 			v0 = st->f[d].v0;
@@ -450,8 +465,8 @@ static __always_inline __s64 seq_exit(struct pt_regs *ctx)
 	return v0;
 }
 
-static __always_inline void emit_seqnr(__u64 pid_tgid, __u32 id, __u64 ts, __s64 seq,
-				       __u64 fwd_tid, __u64 vptr, __u32 kind, __u32 flags)
+static __always_inline void emit_seqnr(__u64 pid_tgid, __u32 id, __u64 ts, __s64 seq, __u64 fwd_tid,
+				       __u64 vptr, __u32 kind, __u32 flags)
 {
 	struct asc_seqnr *r = reserve(sizeof(*r));
 
@@ -481,10 +496,10 @@ int BPF_KPROBE(asc_aten_enter)
 		if (!bpf_map_lookup_elem(&tgids, &tgid))
 			return 0;
 		ts = bpf_ktime_get_ns();
-		step_py_check(pid_tgid, ts);	/* before the gate: a boundary may open it */
+		step_py_check(pid_tgid, ts); /* before the gate: a boundary may open it */
 	}
 	if (!gate(pid_tgid))
-		return 0;	/* closed: no cookie, no clock read */
+		return 0; /* closed: no cookie, no clock read */
 	id = bpf_get_attach_cookie(ctx);
 	if (!ts)
 		ts = bpf_ktime_get_ns();
@@ -606,7 +621,7 @@ int BPF_KPROBE(asc_c10_mem_enter, void *ptr, __s64 alloc_size, __s64 total_alloc
 	m->device = (device >> 8) & 0xff;
 	m->component = ASC_MEM_PTA;
 	m->data_type = alloc_size < 0 ? ASC_MEM_FREE : ASC_MEM_MALLOC;
-	m->reserved = (device & 0xff);	/* c10::DeviceType (0 CPU, ...; PrivateUse1 for NPU) */
+	m->reserved = (device & 0xff); /* c10::DeviceType (0 CPU, ...; PrivateUse1 for NPU) */
 	submit(m);
 	return 0;
 }

@@ -20,20 +20,20 @@
 #endif
 
 enum asc_sched_state {
-	ASC_SCHED_NONE		  = 0,
-	ASC_SCHED_WARMUP	  = 1,
-	ASC_SCHED_RECORD	  = 2,
+	ASC_SCHED_NONE = 0,
+	ASC_SCHED_WARMUP = 1,
+	ASC_SCHED_RECORD = 2,
 	ASC_SCHED_RECORD_AND_SAVE = 3,
 };
 
 struct asc_sched {
 	__u32 skip_first;
-	__u32 skip_first_wait;	/* 0 or 1 */
+	__u32 skip_first_wait; /* 0 or 1 */
 	__u32 wait;
 	__u32 warmup;
-	__u32 active;		/* >= 1 */
-	__u32 repeat;		/* 0 = forever */
-	__u32 enabled;		/* 0: no schedule, every step is RECORD */
+	__u32 active;  /* >= 1 */
+	__u32 repeat;  /* 0 = forever */
+	__u32 enabled; /* 0: no schedule, every step is RECORD */
 	__u32 reserved;
 };
 
@@ -56,7 +56,7 @@ static inline __u32 asc_sched_action(const struct asc_sched *s, __u64 step)
 		return ASC_SCHED_NONE;
 	step -= s->skip_first;
 	if (s->skip_first_wait)
-		step += s->wait;	/* the first cycle starts without its wait */
+		step += s->wait; /* the first cycle starts without its wait */
 	n = (__u64)s->wait + s->warmup + s->active;
 	/* "step / n >= repeat" with true division is the same as integer division here */
 	if (s->repeat > 0 && step / n >= s->repeat)

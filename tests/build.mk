@@ -14,7 +14,7 @@
 
 TEST_OUT	:= $(OUTPUT)/tests
 OUTPUT_DIRS	+= $(TEST_OUT)
-TEST_ROOMS	:= lib arch discovery trace capture analysis convert report npu_model repo
+TEST_ROOMS	:= lib arch discovery trace capture analysis convert report agent npu_model repo
 UNIT_SRCS	:= $(wildcard $(addsuffix /test_*.c,$(addprefix tests/,$(TEST_ROOMS))))
 UNIT_TESTS	+= $(addprefix $(TEST_OUT)/,$(basename $(notdir $(UNIT_SRCS))))
 vpath test_%.c $(addprefix tests/,$(TEST_ROOMS))
@@ -30,7 +30,7 @@ TEST_CFLAGS	:= $(COMMON_CFLAGS) -Wno-unused-parameter -Iuser -Ibpf -I$(BPF_OUT) 
 TEST_LDLIBS	:= $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 $(OUTPUT)/libascbpf.a: $(USER_LIB_OBJS) | $(OUTPUT)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 .SECONDEXPANSION:
 $(TEST_OUT)/test_%: test_%.c $$(or $$(TEST_OBJS_test_$$*),$(OUTPUT)/libascbpf.a) | $(TEST_OUT)

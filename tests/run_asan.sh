@@ -3,9 +3,10 @@
 #
 # tests/run_asan.sh - the sanitizer stage of `make check` (issue 19), run by
 # `make check-asan`: $ASAN_OUTPUT is the tree built with
-# -fsanitize=address,undefined -fno-sanitize-recover=all (all user space:
-# ascbpf, npu_model, the unit tests; the BPF objects are not sanitized),
-# $OUTPUT the normal tree.
+# -fsanitize=address,undefined -fno-sanitize-recover=all (only what this
+# stage runs, `make asan-build`: ascbpf and the unit tests, with the npu_model
+# objects those link; the BPF objects are not sanitized), $OUTPUT the normal
+# tree.
 #
 # Runs the unit tests of $ASAN_OUTPUT, then the integration tests named in
 # $ASAN_INTEGRATION (substrings of test file names, as tests/run.sh takes

@@ -9,7 +9,9 @@
 #     perf-event uprobes for the first $SINGLE_MAX (default 200) of them: a
 #     single uprobe costs ~110 ms to detach on our kernel (an RCU tasks-trace
 #     grace period each, serialised), so all of them would take 10+ minutes.
-#  2. Cost per hit of an entry uprobe by first instruction, at the function
+#  2. `ascbpf trace -p` without uprobe_multi: the used aten ops only, their
+#     attach counts and detach time (ascbpf's own "detached" line).
+#  3. Cost per hit of an entry uprobe by first instruction, at the function
 #     and where ascbpf's plan puts it (after endbr64), on this kernel.
 #
 # Needs root and a built tree (make).  Prints "key value unit" lines.
@@ -41,5 +43,13 @@ grep -q ready "$fifo.out" || { echo "bench_attach: python3 did not import torch"
 echo "# kernel $(uname -r), $(nproc) CPUs, libtorch_cpu from python3-torch $(dpkg-query -W -f='${Version}' python3-torch 2>/dev/null || echo '?')"
 echo "# aten ops of pid $py (framework family), entry + return probes"
 "$bench" "$py" framework "${SINGLE_MAX:-200}"
+echo "# ascbpf trace -p, ASCBPF_NO_UPROBE_MULTI=1: only the aten ops used so far (lazyops.c)"
+out=$(mktemp -d /tmp/bench_attach_out.XXXXXX)
+t0=$(date +%s.%N)
+ASCBPF_NO_UPROBE_MULTI=1 "$OUTPUT/ascbpf" trace -p "$py" --activities cpu --duration 1 \
+	-o "$out" --no-convert 2>&1 | grep -E "aten ops attached|detached" |
+	sed 's/^ascbpf: trace: //'
+echo "used_ops_trace_wall $(echo "$(date +%s.%N) - $t0" | bc) s (1 s traced)"
+rm -rf "$out"
 echo "# cost per hit by first instruction (200000 calls each)"
 "$bench" --prologue

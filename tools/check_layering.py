@@ -5,7 +5,8 @@ user/ and bpf/ (docs/CONTRIBUTING.md, "Rooms and include rules"):
 
 * user/ROOM/ may include its own room, lib/, the BPF contract (bpf/, and the
   skeletons generated from it) and user/commands.h, plus what RULES allows:
-  arch <- discovery, trace; discovery <- trace; capture <- trace, analysis,
+  arch <- discovery, trace; discovery <- trace, agent; trace <- agent (the
+  always-on daemon reuses the attach layer); capture <- trace, analysis,
   convert, report (every consumer reads captures); analysis <- convert, report;
   convert <- trace (a trace converts when it ends); include/ascend (the vendor
   ABI) <- every room and bpf/; user/main.c may include any room;
@@ -28,17 +29,18 @@ import re
 import subprocess
 import sys
 
-ROOMS = ["lib", "arch", "discovery", "trace", "capture", "analysis", "convert", "report"]
+ROOMS = ["lib", "arch", "discovery", "trace", "capture", "analysis", "convert", "report", "agent"]
 # room -> rooms that may include it (besides itself and user/main.c)
 RULES = {
     "lib": set(ROOMS),
     "arch": {"discovery", "trace"},
-    "discovery": {"trace"},
+    "discovery": {"trace", "agent"},
     "capture": {"trace", "analysis", "convert", "report"},
     "analysis": {"convert", "report"},
-    "trace": set(),
+    "trace": {"agent"},	# the agent attaches (trace/attach.h) as trace does
     "convert": {"trace"},
     "report": set(),
+    "agent": set(),
 }
 # Names only npu_model has (the real driver and CANN do not): a regex each.
 SIM_ONLY = [

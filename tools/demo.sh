@@ -2,32 +2,50 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # tools/demo.sh - what `make demo` runs after the build: start the npu_model
-# card daemon, run npu_train under `ascbpf trace` with the standard schedule,
-# write ./result/{worker}_{pid}_{timestamp}_ascend_pt/, stop the daemon, and
-# say where the output is and how to open it.
+# card daemon, start a Python training job (npu_model/workloads/python/train.py
+# on Debian's real PyTorch with the model's torch_npu), attach to it by PID
+# with `ascbpf trace -p` and the standard options (level 1, shapes, memory,
+# stacks, the schedule; a step is a call of the script's train_one_step),
+# write ./result/{worker}_{pid}_{timestamp}_ascend_pt/, stop the job and the
+# daemon, and say where the output is and how to open it.
 #
 # Safe to run again and after a failed run: a stale daemon or mount from an
 # earlier run is cleaned up first.  Environment: OUTPUT (build dir),
-# ASCBPF_DEMO_RESULT (default ./result), ASCBPF_DEMO_STEPS (default 8).
+# ASCBPF_DEMO_RESULT (default ./result), ASCBPF_DEMO_SECONDS (longest trace,
+# default 20: the schedule's cycle ends it sooner).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
 result=${ASCBPF_DEMO_RESULT:-./result}
-steps=${ASCBPF_DEMO_STEPS:-8}
+duration=${ASCBPF_DEMO_SECONDS:-20}
 schedule=skip_first=1,wait=1,warmup=1,active=2,repeat=1
 state=/run/ascbpf-demo
 mnt=$state/dev
 modeld=$OUTPUT/npu_model/bin/npu-modeld
-train=$OUTPUT/npu_model/bin/npu_train
+train=$top/npu_model/workloads/python/train.py
+pypkg=$OUTPUT/npu_model/python
+python=/usr/bin/python3	# Debian's python3-torch: the python3 first on PATH may have none
 
 die() { echo "demo: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (eBPF and the FUSE device nodes): sudo make demo"
-for f in "$OUTPUT/ascbpf" "$modeld" "$train"; do
-	[ -x "$f" ] || die "$f is missing: run make first"
+for f in "$OUTPUT/ascbpf" "$modeld" "$python"; do
+	[ -x "$f" ] || die "$f is missing: run make first (and make deps for python3-torch)"
 done
+[ -f "$pypkg/torch_npu/lib/libtorch_npu.so" ] || die "$pypkg is missing: run make first"
+
+job=
+stop_job() {
+	if [ -n "$job" ] && kill -0 "$job" 2>/dev/null; then
+		kill "$job" 2>/dev/null	# train.py stops at the end of its step
+		for _ in $(seq 100); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$job" 2>/dev/null
+	fi
+	job=
+}
 
 stop_daemon() {
+	stop_job
 	if [ -f "$state/modeld.pid" ]; then
 		local pid
 		pid=$(cat "$state/modeld.pid")
@@ -60,10 +78,23 @@ export NPU_MODEL_DEV_DIR=$mnt
 
 mkdir -p "$result"
 before=$(ls -d "$result"/*_ascend_pt 2>/dev/null | sort)
-echo "demo: tracing npu_train (baseline, $steps steps) with schedule $schedule"
-"$OUTPUT/ascbpf" trace --level 1 --schedule "$schedule" --profile-memory --with-stack -o "$result" --force \
-	-- "$train" --scenario baseline --steps "$steps"
+ready=$state/job.ready
+rm -f "$ready"
+echo "demo: starting the Python job (train.py, baseline) on the simulated NPU"
+PYTHONPATH=$pypkg "$python" "$train" --scenario baseline --steps 0 --log-every 10 \
+	--wait-ready "$ready" >"$state/job.log" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+	[ -s "$ready" ] && break
+	kill -0 "$job" 2>/dev/null || { cat "$state/job.log" >&2; die "train.py exited"; }
+	sleep 0.1
+done
+[ -s "$ready" ] || die "train.py did not start its first step (log: $state/job.log)"
+echo "demo: tracing pid $job with schedule $schedule"
+"$OUTPUT/ascbpf" trace -p "$job" --level 1 --record-shapes --profile-memory --with-stack \
+	--schedule "$schedule" --step-py train_one_step --duration "$duration" -o "$result" --force
 rc=$?
+stop_job
 [ $rc -eq 0 ] || die "ascbpf trace failed (status $rc)"
 
 after=$(ls -d "$result"/*_ascend_pt 2>/dev/null | sort)

@@ -17,6 +17,12 @@ PACKAGES=(
 	python3 python3-torch libtorch-dev bpftrace strace
 	binutils man-db time clang-format
 	libclang-rt-14-dev
+	prometheus
+	# the aarch64 cross build and its unit tests under qemu-user (make ARCH=arm64,
+	# make check-arm64): Debian's cross toolchain and the :arm64 multiarch libraries
+	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
+	libc6:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64
+	libsqlite3-dev:arm64 libfuse3-dev:arm64 libcmocka-dev:arm64 libstdc++6:arm64
 )
 # binutils: nm/readelf/c++filt, the tests' independent ELF oracle (gcc pulls it in today);
 # libsqlite3-dev: --export-type db (torch_npu's database output, user/convert/db_export.c);
@@ -26,6 +32,9 @@ PACKAGES=(
 # clang-format: make lint / make format (.clang-format);
 # libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (tests/fuzz/, -fsanitize=fuzzer;
 # clang-14 only recommends it).
+# prometheus: the agent's integration test scrapes it with Debian's real server and checks
+# the shipped alerting rules with its promtool (tests/agent/); the package enables a
+# prometheus.service of its own, which the tests do not use.
 # util-linux (unshare, setpriv: error and container tests) is Essential, always there.
 
 missing=()
@@ -34,6 +43,12 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ ${#missing[@]} -gt 0 ]; then
+	# :arm64 packages need the architecture in dpkg (the install below then retries after
+	# apt-get update, which fetches arm64's lists)
+	if [ "$(id -u)" -eq 0 ] && printf '%s\n' "${missing[@]}" | grep -q ':arm64$' &&
+		! dpkg --print-foreign-architectures | grep -qx arm64; then
+		dpkg --add-architecture arm64
+	fi
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: missing packages: ${missing[*]}" >&2
 		echo "setup: run as root (sudo make ...) to install them, or: sudo apt-get install ${missing[*]}" >&2

@@ -6,7 +6,7 @@
 
 USER_OUT	:= $(OUTPUT)/user
 OUTPUT_DIRS	+= $(USER_OUT)
-USER_ROOMS	:= lib arch discovery trace capture analysis convert report
+USER_ROOMS	:= lib arch discovery trace capture analysis convert report agent
 USER_SRCS	:= user/main.c $(foreach r,$(USER_ROOMS),$(wildcard user/$(r)/*.c))
 USER_OBJS	:= $(patsubst user/%.c,$(USER_OUT)/%.o,$(USER_SRCS))
 OUTPUT_DIRS	+= $(addprefix $(USER_OUT)/,$(USER_ROOMS))
@@ -36,11 +36,13 @@ ALL_TARGETS	+= $(OUTPUT)/ascbpf
 INSTALL_BIN	+= $(OUTPUT)/ascbpf
 endif
 
-# The man page is generated from the program's own --help texts.
+# The man page is generated from the program's own --help texts (so not in a cross build).
 ifneq ($(wildcard user/main.c),)
+ifeq ($(ARCH),$(HOST_ARCH))
 $(OUTPUT)/ascbpf.8: $(OUTPUT)/ascbpf tools/mkman.sh
 	$(call msg,MAN,$@)
 	$(Q)tools/mkman.sh $(OUTPUT)/ascbpf $(VERSION) > $@
 
 ALL_TARGETS	+= $(OUTPUT)/ascbpf.8
+endif
 endif

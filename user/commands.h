@@ -11,9 +11,11 @@
 
 int cmd_trace(int argc, char **argv);	/* user/trace/trace.c */
 int cmd_probes(int argc, char **argv);	/* user/discovery/probes.c */
-int cmd_convert(int argc, char **argv);	/* user/convert/convert.c */
+int cmd_convert(int argc, char **argv); /* user/convert/convert.c */
 int cmd_report(int argc, char **argv);	/* user/report/report.c */
 int cmd_dump(int argc, char **argv);	/* user/capture/dump.c */
-int cmd_version(int argc, char **argv);	/* user/trace/version.c */
+int cmd_version(int argc, char **argv); /* user/trace/version.c */
+int cmd_agent(int argc, char **argv);	/* user/agent/agent.c */
+int cmd_ctl(int argc, char **argv);	/* user/agent/ctl.c */
 
 #endif /* __ASCBPF_COMMANDS_H */

@@ -17,6 +17,8 @@ struct cmd {
 	const char *summary;
 };
 
+/* the command table, in aligned columns */
+// clang-format off
 static const struct cmd cmds[] = {
 	{ "trace",   cmd_trace,   "trace a running process (-p PID) or a command (-- CMD)" },
 	{ "probes",  cmd_probes,  "list what would attach where in a process, and what is missing" },
@@ -24,8 +26,11 @@ static const struct cmd cmds[] = {
 	{ "report",  cmd_report,  "find dispatch, optimizer, TransData and memory problems" },
 	{ "dump",    cmd_dump,    "print the records of a capture file (text or --json lines)" },
 	{ "version", cmd_version, "print versions and the kernel features found" },
+	{ "agent",   cmd_agent,   "always-on node daemon: Prometheus metrics of every NPU job" },
+	{ "ctl",     cmd_ctl,     "ask the running agent for a deep capture of a job" },
 	{ NULL, NULL, NULL },
 };
+// clang-format on
 
 static void usage(FILE *f)
 {
@@ -46,8 +51,16 @@ static int exit_status(int err)
 	switch (err) {
 	case 0:
 		return 0;
-	case -EINVAL: case -EPERM: case -ESRCH: case -ENOENT: case -EEXIST:
-	case -ENOTDIR: case -EACCES: case -ENOSYS: case -EPROTONOSUPPORT: case -ELOOP:
+	case -EINVAL:
+	case -EPERM:
+	case -ESRCH:
+	case -ENOENT:
+	case -EEXIST:
+	case -ENOTDIR:
+	case -EACCES:
+	case -ENOSYS:
+	case -EPROTONOSUPPORT:
+	case -ELOOP:
 		return 2;
 	default:
 		return 1;

@@ -26,15 +26,15 @@
 extern "C" {
 #endif
 
-#define ASCEND_DEV_DIR			"/dev"
-#define ASCEND_DEV_MANAGER		"davinci_manager"
+#define ASCEND_DEV_DIR	   "/dev"
+#define ASCEND_DEV_MANAGER "davinci_manager"
 
 /* ---- 'Z': module bind on davinci_manager (REAL, davinci_interface.h) ------------------ */
 
-#define DAVINIC_MODULE_NAME_MAX		256	/* sic, real spelling */
-#define DAVINCI_INTF_IOC_MAGIC		'Z'
-#define DAVINCI_INTF_IOCTL_OPEN		_IO(DAVINCI_INTF_IOC_MAGIC, 0)	/* 0x5a00 */
-#define DAVINCI_INTF_IOCTL_CLOSE	_IO(DAVINCI_INTF_IOC_MAGIC, 1)	/* 0x5a01 */
+#define DAVINIC_MODULE_NAME_MAX		     256 /* sic, real spelling */
+#define DAVINCI_INTF_IOC_MAGIC		     'Z'
+#define DAVINCI_INTF_IOCTL_OPEN		     _IO(DAVINCI_INTF_IOC_MAGIC, 0) /* 0x5a00 */
+#define DAVINCI_INTF_IOCTL_CLOSE	     _IO(DAVINCI_INTF_IOC_MAGIC, 1) /* 0x5a01 */
 #define DAVINCI_INTF_IOCTL_GET_MODULE_STATUS _IO(DAVINCI_INTF_IOC_MAGIC, 2)
 
 /* _IO carries no size: the pointer is passed anyway and the driver copies it in. */
@@ -43,8 +43,8 @@ struct davinci_intf_open_arg {
 	int device_id;
 };
 
-#define DAVINCI_MODULE_TSDRV		"TSDRV"
-#define DAVINCI_MODULE_SVM		"SVM"
+#define DAVINCI_MODULE_TSDRV "TSDRV"
+#define DAVINCI_MODULE_SVM   "SVM"
 
 /* ---- 'X': TSDRV (REAL, trs_ioctl.h); the fd is bound to "TSDRV" for one device -------- */
 
@@ -54,10 +54,10 @@ struct trs_res_id_usr_para {
 	unsigned int vfid;
 };
 
-struct trs_res_id_para {			/* 44 bytes */
+struct trs_res_id_para { /* 44 bytes */
 	unsigned int tsid;
-	int res_type;				/* drvIdType_t */
-	unsigned int id;			/* ALLOC: out; FREE: in */
+	int res_type;	 /* drvIdType_t */
+	unsigned int id; /* ALLOC: out; FREE: in */
 	struct trs_res_id_usr_para usr_para;
 	unsigned int para;
 	unsigned int flag;
@@ -65,23 +65,23 @@ struct trs_res_id_para {			/* 44 bytes */
 	uint32_t value[2];
 };
 
-#define TRS_IOC_MAGIC		'X'
+#define TRS_IOC_MAGIC	 'X'
 /* TRS_RES_ID_ALLOC = 0xc02c5800 */
-#define TRS_RES_ID_ALLOC	_IOWR(TRS_IOC_MAGIC, 0, struct trs_res_id_para)
+#define TRS_RES_ID_ALLOC _IOWR(TRS_IOC_MAGIC, 0, struct trs_res_id_para)
 /* TRS_RES_ID_FREE = 0x402c5801 */
-#define TRS_RES_ID_FREE	_IOW(TRS_IOC_MAGIC, 1, struct trs_res_id_para)
+#define TRS_RES_ID_FREE	 _IOW(TRS_IOC_MAGIC, 1, struct trs_res_id_para)
 /* TRS_SQCQ_ALLOC = 0xc060580f */
-#define TRS_SQCQ_ALLOC	_IOWR(TRS_IOC_MAGIC, 15, struct halSqCqInputInfo)
+#define TRS_SQCQ_ALLOC	 _IOWR(TRS_IOC_MAGIC, 15, struct halSqCqInputInfo)
 /* TRS_SQCQ_FREE = 0x40345810 */
-#define TRS_SQCQ_FREE	_IOW(TRS_IOC_MAGIC, 16, struct halSqCqFreeInfo)
+#define TRS_SQCQ_FREE	 _IOW(TRS_IOC_MAGIC, 16, struct halSqCqFreeInfo)
 /* TRS_SQCQ_CONFIG = 0x40345811 */
-#define TRS_SQCQ_CONFIG	_IOW(TRS_IOC_MAGIC, 17, struct halSqCqConfigInfo)
+#define TRS_SQCQ_CONFIG	 _IOW(TRS_IOC_MAGIC, 17, struct halSqCqConfigInfo)
 /* TRS_SQCQ_QUERY = 0xc0345812 */
-#define TRS_SQCQ_QUERY	_IOWR(TRS_IOC_MAGIC, 18, struct halSqCqQueryInfo)
+#define TRS_SQCQ_QUERY	 _IOWR(TRS_IOC_MAGIC, 18, struct halSqCqQueryInfo)
 /* TRS_SQCQ_SEND = 0x40405813 */
-#define TRS_SQCQ_SEND	_IOW(TRS_IOC_MAGIC, 19, struct halTaskSendInfo)
+#define TRS_SQCQ_SEND	 _IOW(TRS_IOC_MAGIC, 19, struct halTaskSendInfo)
 /* TRS_SQCQ_RECV = 0xc0485814 */
-#define TRS_SQCQ_RECV	_IOWR(TRS_IOC_MAGIC, 20, struct halReportRecvInfo)
+#define TRS_SQCQ_RECV	 _IOWR(TRS_IOC_MAGIC, 20, struct halReportRecvInfo)
 
 /*
  * TRS_SQCQ_ALLOC returns the new ids in the input struct's sqId / cqId (the
@@ -89,7 +89,7 @@ struct trs_res_id_para {			/* 44 bytes */
  * bytes at sqe_addr from the caller's memory.  TRS_SQCQ_RECV writes up to
  * cqe_num CQEs (struct trs_logic_cqe, 32 bytes) to cqe_addr.
  */
-struct trs_logic_cqe {				/* 32 bytes (trs_core.h) */
+struct trs_logic_cqe { /* 32 bytes (trs_core.h) */
 	uint16_t stream_id;
 	uint16_t task_id;
 	uint32_t error_code;
@@ -97,9 +97,9 @@ struct trs_logic_cqe {				/* 32 bytes (trs_core.h) */
 	uint8_t sqe_type;
 	uint16_t sq_id;
 	uint16_t sq_head;
-	uint16_t match_flag : 1, drop_flag : 1, error_bit : 1, acc_error : 1,
-		 next_task_vld : 1, notify_attached : 1, reserved0 : 10;
-	uint64_t timestamp;			/* device system counter at completion */
+	uint16_t match_flag : 1, drop_flag : 1, error_bit : 1, acc_error : 1, next_task_vld : 1,
+		notify_attached : 1, reserved0 : 10;
+	uint64_t timestamp; /* device system counter at completion */
 	uint64_t enque_timestamp;
 };
 
@@ -112,7 +112,7 @@ struct devmm_devid {
 };
 
 struct devmm_alloc_svm_para {
-	uint64_t p;				/* device VA chosen by the HAL */
+	uint64_t p; /* device VA chosen by the HAL */
 	size_t size;
 };
 
@@ -121,8 +121,11 @@ struct devmm_free_pages_para {
 };
 
 enum devmm_copy_direction {
-	DEVMM_COPY_HOST_TO_HOST, DEVMM_COPY_HOST_TO_DEVICE, DEVMM_COPY_DEVICE_TO_HOST,
-	DEVMM_COPY_DEVICE_TO_DEVICE, DEVMM_COPY_INVILED_DIRECTION
+	DEVMM_COPY_HOST_TO_HOST,
+	DEVMM_COPY_HOST_TO_DEVICE,
+	DEVMM_COPY_DEVICE_TO_HOST,
+	DEVMM_COPY_DEVICE_TO_DEVICE,
+	DEVMM_COPY_INVILED_DIRECTION
 };
 
 struct devmm_copy_para {
@@ -138,11 +141,11 @@ struct devmm_advise_para {
 	size_t count;
 	uint32_t advise;
 };
-#define DV_ADVISE_POPULATE	0x0001
-#define DV_ADVISE_LOCK_DEV	0x0010
+#define DV_ADVISE_POPULATE 0x0001
+#define DV_ADVISE_LOCK_DEV 0x0010
 
-#define DEVMM_IOCTL_DATA_LEN	328
-struct devmm_ioctl_arg {			/* 344 bytes */
+#define DEVMM_IOCTL_DATA_LEN 328
+struct devmm_ioctl_arg { /* 344 bytes */
 	struct devmm_devid head;
 	union {
 		struct devmm_alloc_svm_para alloc_svm_para;
@@ -153,17 +156,17 @@ struct devmm_ioctl_arg {			/* 344 bytes */
 	} data;
 };
 
-#define DEVMM_SVM_MAGIC			'M'
+#define DEVMM_SVM_MAGIC		     'M'
 /* DEVMM_SVM_ALLOC = 0x41584d03 */
-#define DEVMM_SVM_ALLOC			_IOW(DEVMM_SVM_MAGIC, 3, struct devmm_ioctl_arg)
+#define DEVMM_SVM_ALLOC		     _IOW(DEVMM_SVM_MAGIC, 3, struct devmm_ioctl_arg)
 /* DEVMM_SVM_FREE_PAGES = 0x41584d04 */
-#define DEVMM_SVM_FREE_PAGES		_IOW(DEVMM_SVM_MAGIC, 4, struct devmm_ioctl_arg)
+#define DEVMM_SVM_FREE_PAGES	     _IOW(DEVMM_SVM_MAGIC, 4, struct devmm_ioctl_arg)
 /* DEVMM_SVM_MEMCPY = 0xc1584d05 */
-#define DEVMM_SVM_MEMCPY		_IOWR(DEVMM_SVM_MAGIC, 5, struct devmm_ioctl_arg)
+#define DEVMM_SVM_MEMCPY	     _IOWR(DEVMM_SVM_MAGIC, 5, struct devmm_ioctl_arg)
 /* DEVMM_SVM_ADVISE = 0x41584d0d */
-#define DEVMM_SVM_ADVISE		_IOW(DEVMM_SVM_MAGIC, 13, struct devmm_ioctl_arg)
+#define DEVMM_SVM_ADVISE	     _IOW(DEVMM_SVM_MAGIC, 13, struct devmm_ioctl_arg)
 /* DEVMM_SVM_QUERY_MEM_USEDINFO = 0xc1584d2f */
-#define DEVMM_SVM_QUERY_MEM_USEDINFO	_IOWR(DEVMM_SVM_MAGIC, 47, struct devmm_ioctl_arg)
+#define DEVMM_SVM_QUERY_MEM_USEDINFO _IOWR(DEVMM_SVM_MAGIC, 47, struct devmm_ioctl_arg)
 
 ASCEND_STATIC_ASSERT(sizeof(struct davinci_intf_open_arg) == 260, "davinci_intf_open_arg");
 ASCEND_STATIC_ASSERT(sizeof(struct trs_res_id_para) == 44, "trs_res_id_para");

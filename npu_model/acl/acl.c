@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * acl.c - libascendcl.so: the aclInit / aclrt* API (npu_acl.h) over the rt*
+ * acl.c - libacl_rt.so: the aclInit / aclrt* API (npu_acl.h) over the rt*
  * runtime, as CANN's AscendCL is layered (aclrtMalloc -> rtMalloc ->
- * halMemAlloc, aclrtSynchronizeStream -> rtStreamSynchronize, ...), plus the
- * operator descriptions (aclTensorDesc, aclDataBuffer, aclopAttr) the
- * aclop path uses.  rt error codes are ACL_ERROR_RT_* already and pass
+ * halMemAlloc, aclrtSynchronizeStream -> rtStreamSynchronize, ...), where
+ * CANN 8.x/9.x implements it (hicann/runtime src/acl/aclrt); libascendcl.so
+ * is a compatibility layer that forwards here (compat.c, npu_model/README.md
+ * "Libraries above the driver").  rt error codes are ACL_ERROR_RT_* already and pass
  * through; acl's own parameter checks return ACL_ERROR_INVALID_PARAM.
  */
 #include <pthread.h>
@@ -21,7 +22,7 @@ static pthread_mutex_t acl_lock = PTHREAD_MUTEX_INITIALIZER;
 static int acl_initialized;
 
 /* aclrt* memory module id, as the real ACL passes one to rtMalloc. */
-#define ACL_MODULE_ID	3
+#define ACL_MODULE_ID 3
 
 NPU_NOINLINE aclError aclInit(const char *configPath)
 {
@@ -112,8 +113,8 @@ NPU_NOINLINE aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t 
 	aclError r;
 	NPU_API_ENTER();
 
-	r = stream ? rtStreamCreateWithFlags(stream, (int32_t)priority, flag)
-		   : ACL_ERROR_INVALID_PARAM;
+	r = stream ? rtStreamCreateWithFlags(stream, (int32_t)priority, flag) :
+		     ACL_ERROR_INVALID_PARAM;
 	NPU_API_EXIT("cann", r, "\tstream=%p", r ? NULL : *stream);
 	return r;
 }
@@ -246,8 +247,8 @@ NPU_NOINLINE aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecorded
 
 	r = query_event(event, status, &ready);
 	if (!r)
-		*status = ready ? ACL_EVENT_RECORDED_STATUS_COMPLETE
-				: ACL_EVENT_RECORDED_STATUS_NOT_READY;
+		*status = ready ? ACL_EVENT_RECORDED_STATUS_COMPLETE :
+				  ACL_EVENT_RECORDED_STATUS_NOT_READY;
 	NPU_API_EXIT("cann", r, "\tevent=%p", event);
 	return r;
 }
@@ -257,8 +258,8 @@ NPU_NOINLINE aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, ac
 	aclError r;
 	NPU_API_ENTER();
 
-	r = (ms && startEvent && endEvent) ? rtEventElapsedTime(ms, startEvent, endEvent)
-					   : ACL_ERROR_INVALID_PARAM;
+	r = (ms && startEvent && endEvent) ? rtEventElapsedTime(ms, startEvent, endEvent) :
+					     ACL_ERROR_INVALID_PARAM;
 	NPU_API_EXIT("cann", r, "");
 	return r;
 }
@@ -289,7 +290,7 @@ static aclError dev_malloc(void **devPtr, size_t size, aclrtMemMallocPolicy poli
 	return rtMalloc(devPtr, bytes, RT_MEMORY_HBM, ACL_MODULE_ID);
 }
 
-#define ALIGN32(size)	(((size) + 31) & ~(size_t)31)
+#define ALIGN32(size) (((size) + 31) & ~(size_t)31)
 
 /* aclrtMalloc: the size is rounded up to 32 bytes plus 32 bytes of padding (CANN docs). */
 NPU_NOINLINE aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
@@ -395,7 +396,11 @@ NPU_NOINLINE aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *sr
 	if (!memcpy_args_ok(dst, destMax, src, count, kind))
 		r = ACL_ERROR_INVALID_PARAM;
 	else
-		r = rtMemcpyAsync(dst, destMax, src, count, (rtMemcpyKind_t)kind, stream);
+		/* CANN 8.x/9.x: device-to-host copies go through rtMemcpyAsyncEx */
+		r = kind == ACL_MEMCPY_DEVICE_TO_HOST ?
+			    rtMemcpyAsyncEx(dst, destMax, src, count, (rtMemcpyKind_t)kind, stream,
+					    NULL) :
+			    rtMemcpyAsync(dst, destMax, src, count, (rtMemcpyKind_t)kind, stream);
 	NPU_API_EXIT("cann", r, "\tsize=%zu\tkind=%d\tstream=%p", count, (int)kind, stream);
 	return r;
 }
@@ -413,11 +418,26 @@ NPU_NOINLINE aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, 
 	return r;
 }
 
+NPU_NOINLINE aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+				       aclrtStream stream)
+{
+	aclError r;
+	NPU_API_ENTER();
+
+	if (!devPtr || count > maxCount)
+		r = ACL_ERROR_INVALID_PARAM;
+	else
+		r = rtMemsetAsync(devPtr, maxCount, (uint32_t)value, count, stream);
+	NPU_API_EXIT("cann", r, "\tsize=%zu\tptr=%p\tstream=%p", count, devPtr, stream);
+	return r;
+}
+
 /* A model binary is only a name space: kernels are looked up by name in the runtime. */
 struct acl_bin {
 	uint32_t magic;
 };
-#define ACL_BIN_MAGIC 0x42494e31U
+#define ACL_BIN_MAGIC	  0x42494e31U
+#define RT_BIN_FILE_MAGIC 0x5242494eU /* the runtime's binary from a file */
 
 NPU_NOINLINE aclError aclrtBinaryLoadFromData(const void *data, size_t length,
 					      const aclrtBinaryLoadOptions *options,
@@ -450,7 +470,8 @@ NPU_NOINLINE aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, con
 	aclError r;
 	NPU_API_ENTER();
 
-	if (!b || b->magic != ACL_BIN_MAGIC || !kernelName || !funcHandle)
+	if (!b || (b->magic != ACL_BIN_MAGIC && b->magic != RT_BIN_FILE_MAGIC) || !kernelName ||
+	    !funcHandle)
 		r = ACL_ERROR_INVALID_PARAM;
 	else
 		r = rtsFuncGetByName(binHandle, kernelName, funcHandle);
@@ -458,17 +479,47 @@ NPU_NOINLINE aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, con
 	return r;
 }
 
+/* A binary from a file is the runtime's (rtsBinaryLoadFromFile); its kernels are by entry. */
+NPU_NOINLINE aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options,
+					      aclrtBinHandle *binHandle)
+{
+	aclError r;
+	NPU_API_ENTER();
+
+	if (!binPath || !binHandle)
+		r = ACL_ERROR_INVALID_PARAM;
+	else
+		r = rtsBinaryLoadFromFile(binPath, options, binHandle);
+	NPU_API_EXIT("cann", r, "\tpath=%s", binPath ? binPath : "-");
+	return r;
+}
+
+/* How opbase names aclnn kernels: the binary's function for a tiling key. */
+NPU_NOINLINE aclError aclrtBinaryGetFunctionByEntry(aclrtBinHandle binHandle, uint64_t funcEntry,
+						    aclrtFuncHandle *funcHandle)
+{
+	aclError r;
+	NPU_API_ENTER();
+
+	if (!binHandle || !funcHandle)
+		r = ACL_ERROR_INVALID_PARAM;
+	else
+		r = rtsFuncGetByEntry(binHandle, funcEntry, funcHandle);
+	NPU_API_EXIT("cann", r, "\tentry=%llu", (unsigned long long)funcEntry);
+	return r;
+}
+
 NPU_NOINLINE aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks,
 					const void *argsData, size_t argsSize, aclrtStream stream)
 {
+	rtArgsEx_t ai = { .args = (void *)argsData, .argsSize = (uint32_t)argsSize };
 	aclError r;
 	NPU_API_ENTER();
 
 	if (!funcHandle || !argsData || argsSize > UINT32_MAX)
 		r = ACL_ERROR_INVALID_PARAM;
-	else
-		r = rtsLaunchKernelWithHostArgs(funcHandle, numBlocks, stream, NULL,
-						(void *)argsData, (uint32_t)argsSize, NULL, 0);
+	else /* CANN 8.x/9.x: aclrtLaunchKernel -> rtLaunchKernelByFuncHandleV3 */
+		r = rtLaunchKernelByFuncHandleV3(funcHandle, numBlocks, &ai, stream, NULL);
 	NPU_API_EXIT("cann", r, "\tstream=%p", stream);
 	return r;
 }
@@ -492,113 +543,4 @@ NPU_NOINLINE aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, 
 						(uint32_t)placeHolderNum);
 	NPU_API_EXIT("cann", r, "\tstream=%p", stream);
 	return r;
-}
-
-/* ---- operator descriptions (acl_op.h) --------------------------------------------------- */
-
-NPU_NOINLINE size_t aclDataTypeSize(aclDataType dataType)
-{
-	return npu_acl_dtype_size(dataType);
-}
-
-NPU_NOINLINE aclTensorDesc *aclCreateTensorDesc(aclDataType dataType, int numDims,
-						const int64_t *dims, aclFormat format)
-{
-	struct aclTensorDesc *d;
-
-	if (numDims < 0 || numDims > ACL_MAX_DIMS || (numDims && !dims) ||
-	    !aclDataTypeSize(dataType))
-		return NULL;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
-	d->dtype = dataType;
-	d->format = format;
-	d->ndim = numDims;
-	for (int i = 0; i < numDims; i++) {
-		if (dims[i] < 0) {
-			free(d);
-			return NULL;
-		}
-		d->dims[i] = dims[i];
-	}
-	return d;
-}
-
-NPU_NOINLINE void aclDestroyTensorDesc(const aclTensorDesc *desc)
-{
-	free((void *)desc);
-	NPU_BARRIER();
-}
-
-NPU_NOINLINE size_t aclGetTensorDescNumDims(const aclTensorDesc *desc)
-{
-	return desc ? (size_t)desc->ndim : 0;
-}
-
-NPU_NOINLINE int64_t aclGetTensorDescDim(const aclTensorDesc *desc, size_t index)
-{
-	return (desc && index < (size_t)desc->ndim) ? desc->dims[index] : -1;
-}
-
-NPU_NOINLINE aclDataType aclGetTensorDescType(const aclTensorDesc *desc)
-{
-	return desc ? desc->dtype : ACL_DT_UNDEFINED;
-}
-
-NPU_NOINLINE aclDataBuffer *aclCreateDataBuffer(void *data, size_t size)
-{
-	struct aclDataBuffer *b = calloc(1, sizeof(*b));
-
-	if (!b)
-		return NULL;
-	b->data = data;
-	b->size = size;
-	return b;
-}
-
-NPU_NOINLINE aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer)
-{
-	if (!dataBuffer)
-		return ACL_ERROR_INVALID_PARAM;
-	free((void *)dataBuffer);
-	return ACL_SUCCESS;
-}
-
-NPU_NOINLINE aclopAttr *aclopCreateAttr(void)
-{
-	return calloc(1, sizeof(struct aclopAttr));
-}
-
-NPU_NOINLINE void aclopDestroyAttr(const aclopAttr *attr)
-{
-	free((void *)attr);
-	NPU_BARRIER();
-}
-
-static aclError attr_set(aclopAttr *attr, const char *name, double v)
-{
-	if (!attr || !name || !*name)
-		return ACL_ERROR_INVALID_PARAM;
-	for (int i = 0; i < attr->n; i++) {
-		if (!strcmp(attr->names[i], name)) {
-			attr->values[i] = v;
-			return ACL_SUCCESS;
-		}
-	}
-	if (attr->n == ACL_MAX_ATTRS)
-		return ACL_ERROR_STORAGE_OVER_LIMIT;
-	strncpy(attr->names[attr->n], name, sizeof(attr->names[0]) - 1);
-	attr->values[attr->n++] = v;
-	return ACL_SUCCESS;
-}
-
-NPU_NOINLINE aclError aclopSetAttrFloat(aclopAttr *attr, const char *attrName, float attrValue)
-{
-	return attr_set(attr, attrName, attrValue);
-}
-
-NPU_NOINLINE aclError aclopSetAttrInt(aclopAttr *attr, const char *attrName, int64_t attrValue)
-{
-	return attr_set(attr, attrName, (double)attrValue);
 }

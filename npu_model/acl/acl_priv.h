@@ -12,8 +12,8 @@
 
 #include "npu_acl.h"
 
-#define ACL_MAX_DIMS	8
-#define ACL_MAX_ATTRS	16
+#define ACL_MAX_DIMS  8
+#define ACL_MAX_ATTRS 16
 
 struct aclTensorDesc {
 	aclDataType dtype;

@@ -5,7 +5,9 @@
  * consumer thread for ops without an aclnn kernel.  The op type selects the
  * kernel (and its cost, npu_op_cost()); "compilation" happens once per op
  * type and registers the kernel with the runtime (rtFunctionRegister); the
- * launch is rtKernelLaunch, as GE's single-op executor did.
+ * launch is rtKernelLaunchWithFlagV2 (CANN 8.x/9.x's single-op executor;
+ * older ones used rtKernelLaunch), and an AI CPU op type's is
+ * rtCpuKernelLaunchWithFlag of the CPU kernel library, by name.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -18,14 +20,16 @@
 #include "npu_kernel.h"
 #include "npu_rt.h"
 
-#define ACLOP_MAX_IO	16
+#define ACLOP_MAX_IO 16
 
 /* aclop op type -> kernel (most are the same name). */
 static const char *kernel_of(const char *op_type)
 {
 	static const char *const map[][2] = {
-		{ "MatMul", "MatMulV2" }, { "BatchMatMul", "BatchMatMulV2" },
-		{ "Softmax", "SoftmaxV2" }, { "LayerNorm", "LayerNormV3" },
+		{ "MatMul", "MatMulV2" },
+		{ "BatchMatMul", "BatchMatMulV2" },
+		{ "Softmax", "SoftmaxV2" },
+		{ "LayerNorm", "LayerNormV3" },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -78,6 +82,7 @@ static aclError execute(const char *opType, int numInputs, const aclTensorDesc *
 {
 	struct npu_shape in[ACLOP_MAX_IO], out[ACLOP_MAX_IO];
 	struct npu_kernel_args args;
+	rtArgsEx_t ai = { 0 };
 	struct npu_op_cost cost;
 	const void *stub;
 
@@ -92,7 +97,7 @@ static aclError execute(const char *opType, int numInputs, const aclTensorDesc *
 		if (to_shape(outputDesc[i], &out[i]) || !outputs[i])
 			return ACL_ERROR_INVALID_PARAM;
 	if (npu_op_cost(kernel_of(opType), in, numInputs, out, numOutputs, &cost))
-		return ACL_ERROR_INVALID_PARAM;	/* unknown op type or shapes that do not fit */
+		return ACL_ERROR_INVALID_PARAM; /* unknown op type or shapes that do not fit */
 	stub = compile(cost.kernel);
 	if (!stub)
 		return ACL_ERROR_FAILURE;
@@ -100,7 +105,12 @@ static aclError execute(const char *opType, int numInputs, const aclTensorDesc *
 	args.bytes = cost.bytes;
 	args.task_type = (uint32_t)cost.task_type;
 	args.reserved = 0;
-	return rtKernelLaunch(stub, cost.block_dim, &args, sizeof(args), NULL, stream);
+	ai.args = &args;
+	ai.argsSize = sizeof(args);
+	if (cost.task_type == NPU_TASK_AI_CPU)
+		return rtCpuKernelLaunchWithFlag("libcpu_kernels.so", cost.kernel, cost.block_dim,
+						 &ai, NULL, stream, 0);
+	return rtKernelLaunchWithFlagV2(stub, cost.block_dim, &ai, NULL, stream, 0, NULL);
 }
 
 /*

@@ -56,13 +56,18 @@ void npu_aten_set_error(int err)
 static size_t elem_size(aclDataType t)
 {
 	switch (t) {
-	case ACL_FLOAT: case ACL_INT32:
+	case ACL_FLOAT:
+	case ACL_INT32:
 		return 4;
-	case ACL_FLOAT16: case ACL_BF16:
+	case ACL_FLOAT16:
+	case ACL_BF16:
 		return 2;
-	case ACL_INT8: case ACL_UINT8: case ACL_BOOL:
+	case ACL_INT8:
+	case ACL_UINT8:
+	case ACL_BOOL:
 		return 1;
-	case ACL_INT64: case ACL_DOUBLE:
+	case ACL_INT64:
+	case ACL_DOUBLE:
 		return 8;
 	default:
 		return 0;
@@ -104,7 +109,7 @@ struct at_tensor npu_tensor_empty(const int64_t *sizes, int ndim, aclDataType dt
 	if (device < 0) {
 		i->data = malloc(i->nbytes ? i->nbytes : 1);
 	} else if (!backend) {
-		npu_aten_set_error(ACL_ERROR_UNINITIALIZE);	/* no NPU backend loaded */
+		npu_aten_set_error(ACL_ERROR_UNINITIALIZE); /* no NPU backend loaded */
 	} else {
 		i->data = backend->alloc(i->nbytes ? i->nbytes : 1, device, &i->stream);
 		if (!i->data)
@@ -141,7 +146,7 @@ void npu_tensor_release(struct at_tensor *t)
 	if (i->base) {
 		struct at_tensor b = { i->base };
 
-		npu_tensor_release(&b);	/* a view: the storage is the base's */
+		npu_tensor_release(&b); /* a view: the storage is the base's */
 	} else if (i->device < 0)
 		free(i->data);
 	else if (backend)
@@ -200,8 +205,7 @@ fail:
 }
 
 /* Broadcast shape of a and b (numpy rules); -1 if they do not broadcast. */
-static int broadcast(const struct npu_tensor_impl *a, const struct npu_tensor_impl *b,
-		     int64_t *out)
+static int broadcast(const struct npu_tensor_impl *a, const struct npu_tensor_impl *b, int64_t *out)
 {
 	int n = a->ndim > b->ndim ? a->ndim : b->ndim;
 
@@ -216,8 +220,8 @@ static int broadcast(const struct npu_tensor_impl *a, const struct npu_tensor_im
 	return n;
 }
 
-static struct at_tensor binary(const char *op, const struct at_tensor *a,
-			       const struct at_tensor *b, const double *x, int nx)
+static struct at_tensor binary(const char *op, const struct at_tensor *a, const struct at_tensor *b,
+			       const double *x, int nx)
 {
 	struct at_tensor out = { NULL };
 	int64_t sizes[NPU_TENSOR_MAX_DIMS];
@@ -251,9 +255,8 @@ static struct at_tensor unary(const char *op, const struct at_tensor *a, const d
 }
 
 /* In-place op on self with extra tensor operands. */
-static struct at_tensor *inplace(const char *op, struct at_tensor *self,
-				 const struct at_tensor *t1, const struct at_tensor *t2,
-				 const double *x, int nx)
+static struct at_tensor *inplace(const char *op, struct at_tensor *self, const struct at_tensor *t1,
+				 const struct at_tensor *t2, const double *x, int nx)
 {
 	const struct at_tensor *ins[3] = { self, t1, t2 };
 	int nin = 1 + !!t1 + !!t2;
@@ -265,7 +268,7 @@ static struct at_tensor *inplace(const char *op, struct at_tensor *self,
 	}
 	out = npu_tensor_ref(self);
 	if (dispatch(op, &out, 1, ins, nin, x, nx))
-		return self;	/* dispatch released our extra reference */
+		return self; /* dispatch released our extra reference */
 	npu_tensor_release(&out);
 	return self;
 }
@@ -293,7 +296,7 @@ static struct at_tensor make_view(const struct at_tensor *t, const int64_t *size
 	}
 	*i = *t->impl;
 	i->refcount = 1;
-	i->grad_fn = NULL;	/* the view op gives it its own */
+	i->grad_fn = NULL; /* the view op gives it its own */
 	i->output_nr = 0;
 	i->requires_grad = false;
 	i->grad_accumulator = NULL;
@@ -314,22 +317,22 @@ bad:
  * line carries seq, fwd (0: the forward thread id is only set on backward
  * nodes' ranges) and grad_fn, the class of the backward node the op created.
  */
-#define ATEN_ENTER()								\
-	NPU_API_ENTER();							\
-	const int64_t aten_seq = npu_autograd_op_enter();			\
+#define ATEN_ENTER()                                      \
+	NPU_API_ENTER();                                  \
+	const int64_t aten_seq = npu_autograd_op_enter(); \
 	const char *aten_grad_fn = NULL
 
-#define ATEN_EXIT(r, op)							\
-	do {									\
-		npu_autograd_op_exit();						\
-		NPU_API_EXIT("framework", (r), "\top=aten::" op "\tseq=%lld\tfwd=0%s%s",	\
-			     (long long)aten_seq, aten_grad_fn ? "\tgrad_fn=" : "",	\
-			     aten_grad_fn ? aten_grad_fn : "");			\
+#define ATEN_EXIT(r, op)                                                                 \
+	do {                                                                             \
+		npu_autograd_op_exit();                                                  \
+		NPU_API_EXIT("framework", (r), "\top=aten::" op "\tseq=%lld\tfwd=0%s%s", \
+			     (long long)aten_seq, aten_grad_fn ? "\tgrad_fn=" : "",      \
+			     aten_grad_fn ? aten_grad_fn : "");                          \
 	} while (0)
 
 /* The op's autograd kernel: its backward node before the implementation runs (or NULL). */
-#define AG_NODE(cls, nin, ...)							\
-	ag_node(aten_seq, &(cls), (const struct at_tensor *const[]){ __VA_ARGS__ }, (nin),	\
+#define AG_NODE(cls, nin, ...)                                                             \
+	ag_node(aten_seq, &(cls), (const struct at_tensor *const[]){ __VA_ARGS__ }, (nin), \
 		&aten_grad_fn)
 
 static struct torch_autograd_node *ag_node(int64_t seq, const struct torch_autograd_vtable *vt,
@@ -364,8 +367,9 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3
 }
 
 /* at::Tensor at::_ops::mul_Tensor::call(const Tensor &self, const Tensor &other) */
-NPU_NOINLINE struct at_tensor *_ZN2at4_ops10mul_Tensor4callERKNS_6TensorES4_(
-	struct at_tensor *ret, const struct at_tensor *self, const struct at_tensor *other)
+NPU_NOINLINE struct at_tensor *
+_ZN2at4_ops10mul_Tensor4callERKNS_6TensorES4_(struct at_tensor *ret, const struct at_tensor *self,
+					      const struct at_tensor *other)
 {
 	ATEN_ENTER();
 	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated12MulBackward0E, 2,
@@ -380,8 +384,9 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops10mul_Tensor4callERKNS_6TensorES4_(
 }
 
 /* at::Tensor at::_ops::mm::call(const Tensor &self, const Tensor &mat2): [..,M,K] x [K,N] */
-NPU_NOINLINE struct at_tensor *_ZN2at4_ops2mm4callERKNS_6TensorES4_(
-	struct at_tensor *ret, const struct at_tensor *self, const struct at_tensor *mat2)
+NPU_NOINLINE struct at_tensor *_ZN2at4_ops2mm4callERKNS_6TensorES4_(struct at_tensor *ret,
+								    const struct at_tensor *self,
+								    const struct at_tensor *mat2)
 {
 	int64_t sizes[NPU_TENSOR_MAX_DIMS];
 	const struct npu_tensor_impl *a, *b;
@@ -440,7 +445,7 @@ out:
 
 /* at::Tensor at::_ops::t::call(const Tensor &self): a 2-D transpose view (no kernel). */
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops1t4callERKNS_6TensorE(struct at_tensor *ret,
-								 const struct at_tensor *self)
+								const struct at_tensor *self)
 {
 	int64_t sizes[2];
 	ATEN_ENTER();
@@ -468,7 +473,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops4view4callERKNS_6TensorEN3c108ArrayRef
 	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated13ViewBackward0E, 1,
 						 self);
 
-	if (fn && defined(self)) {	/* self_sym_sizes */
+	if (fn && defined(self)) { /* self_sym_sizes */
 		npu_ag_save_int(fn, 0, self->impl->ndim);
 		for (int d = 0; d < self->impl->ndim; d++)
 			npu_ag_save_int(fn, 1 + d, self->impl->sizes[d]);
@@ -481,14 +486,14 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops4view4callERKNS_6TensorEN3c108ArrayRef
 
 /* at::Tensor at::_ops::relu::call(const Tensor &self) */
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops4relu4callERKNS_6TensorE(struct at_tensor *ret,
-								    const struct at_tensor *self)
+								   const struct at_tensor *self)
 {
 	ATEN_ENTER();
 	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated13ReluBackward0E, 1,
 						 self);
 
 	*ret = unary("relu", self, NULL, 0);
-	npu_ag_save(fn, 0, ret);	/* result */
+	npu_ag_save(fn, 0, ret); /* result */
 	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "relu");
 	return ret;
@@ -538,17 +543,18 @@ _ZN2at4_ops13gelu_backward4callERKNS_6TensorES4_N3c1017basic_string_viewIcEE(
 }
 
 /* at::Tensor at::_ops::_softmax::call(const Tensor &self, int64_t dim, bool half_to_float) */
-NPU_NOINLINE struct at_tensor *_ZN2at4_ops8_softmax4callERKNS_6TensorElb(
-	struct at_tensor *ret, const struct at_tensor *self, int64_t dim, bool half_to_float)
+NPU_NOINLINE struct at_tensor *
+_ZN2at4_ops8_softmax4callERKNS_6TensorElb(struct at_tensor *ret, const struct at_tensor *self,
+					  int64_t dim, bool half_to_float)
 {
 	double x = (double)dim;
 	ATEN_ENTER();
-	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated16SoftmaxBackward0E, 1,
-						 self);
+	struct torch_autograd_node *fn = AG_NODE(_ZTVN5torch8autograd9generated16SoftmaxBackward0E,
+						 1, self);
 
 	(void)half_to_float;
 	*ret = unary("softmax", self, &x, 1);
-	npu_ag_save(fn, 0, ret);	/* result */
+	npu_ag_save(fn, 0, ret); /* result */
 	npu_ag_save_int(fn, 0, dim);
 	npu_ag_set_outputs(fn, ret, 1);
 	ATEN_EXIT(TRET(ret), "_softmax");
@@ -556,7 +562,8 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops8_softmax4callERKNS_6TensorElb(
 }
 
 /* at::Tensor at::_ops::_softmax_backward_data::call(grad, output, int64_t dim, ScalarType) */
-NPU_NOINLINE struct at_tensor *_ZN2at4_ops22_softmax_backward_data4callERKNS_6TensorES4_lN3c1010ScalarTypeE(
+NPU_NOINLINE struct at_tensor *
+_ZN2at4_ops22_softmax_backward_data4callERKNS_6TensorES4_lN3c1010ScalarTypeE(
 	struct at_tensor *ret, const struct at_tensor *grad_output, const struct at_tensor *output,
 	int64_t dim, int8_t input_dtype)
 {
@@ -615,8 +622,8 @@ _ZN2at4_ops17native_layer_norm4callERKNS_6TensorEN3c108ArrayRefIlEERKNS5_8option
 out:
 	if (fn && !r) {
 		npu_ag_save(fn, 0, input);
-		npu_ag_save(fn, 1, &ret->t[1]);	/* mean */
-		npu_ag_save(fn, 2, &ret->t[2]);	/* rstd */
+		npu_ag_save(fn, 1, &ret->t[1]); /* mean */
+		npu_ag_save(fn, 2, &ret->t[2]); /* rstd */
 		npu_ag_save(fn, 3, w);
 		npu_ag_save(fn, 4, b);
 		npu_ag_save_int(fn, 0, normalized_shape.data[0]);
@@ -789,8 +796,9 @@ _ZN2at4_ops19empty_memory_format4callEN3c108ArrayRefIlEENS2_8optionalINS2_10Scal
 }
 
 /* at::Tensor &at::_ops::copy_::call(Tensor &self, const Tensor &src, bool non_blocking) */
-NPU_NOINLINE struct at_tensor *_ZN2at4_ops5copy_4callERNS_6TensorERKS2_b(
-	struct at_tensor *self, const struct at_tensor *src, bool non_blocking)
+NPU_NOINLINE struct at_tensor *
+_ZN2at4_ops5copy_4callERNS_6TensorERKS2_b(struct at_tensor *self, const struct at_tensor *src,
+					  bool non_blocking)
 {
 	struct at_tensor out;
 	double x;
@@ -882,7 +890,7 @@ out:
 
 /* at::Tensor at::_ops::sqrt::call(const Tensor &self) */
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops4sqrt4callERKNS_6TensorE(struct at_tensor *ret,
-								    const struct at_tensor *self)
+								   const struct at_tensor *self)
 {
 	ATEN_ENTER();
 
@@ -893,7 +901,7 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops4sqrt4callERKNS_6TensorE(struct at_ten
 
 /* at::Tensor at::_ops::nonzero::call(const Tensor &self): [numel, ndim] (upper bound) */
 NPU_NOINLINE struct at_tensor *_ZN2at4_ops7nonzero4callERKNS_6TensorE(struct at_tensor *ret,
-								       const struct at_tensor *self)
+								      const struct at_tensor *self)
 {
 	ATEN_ENTER();
 
@@ -903,8 +911,8 @@ NPU_NOINLINE struct at_tensor *_ZN2at4_ops7nonzero4callERKNS_6TensorE(struct at_
 		goto out;
 	}
 	*ret = npu_tensor_empty((const int64_t[]){ (int64_t)npu_tensor_numel(self),
-						   self->impl->ndim }, 2, ACL_INT64,
-				self->impl->device);
+						   self->impl->ndim },
+				2, ACL_INT64, self->impl->device);
 	dispatch("nonzero", ret, 1, (const struct at_tensor *const[]){ self }, 1, NULL, 0);
 out:
 	ATEN_EXIT(TRET(ret), "nonzero");
@@ -912,8 +920,9 @@ out:
 }
 
 /* at::Tensor &at::_ops::mul__Scalar::call(Tensor &self, const Scalar &other) */
-NPU_NOINLINE struct at_tensor *_ZN2at4_ops11mul__Scalar4callERNS_6TensorERKN3c106ScalarE(
-	struct at_tensor *self, const struct c10_scalar *other)
+NPU_NOINLINE struct at_tensor *
+_ZN2at4_ops11mul__Scalar4callERNS_6TensorERKN3c106ScalarE(struct at_tensor *self,
+							  const struct c10_scalar *other)
 {
 	double x = other ? other->v : 1.0;
 	ATEN_ENTER();
@@ -1017,8 +1026,8 @@ NPU_NOINLINE void
 _ZN2at4_ops13_fused_adamw_4callEN3c108ArrayRefINS_6TensorEEES5_S5_S5_S5_S5_dddddbbRKNS2_8optionalIS4_EES9_(
 	struct c10_tensor_list self, struct c10_tensor_list grads, struct c10_tensor_list exp_avgs,
 	struct c10_tensor_list exp_avg_sqs, struct c10_tensor_list max_exp_avg_sqs,
-	struct c10_tensor_list state_steps, double lr,
-	double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,
+	struct c10_tensor_list state_steps, double lr, double beta1, double beta2,
+	double weight_decay, double eps, bool amsgrad, bool maximize,
 	const struct c10_optional_tensor *grad_scale, const struct c10_optional_tensor *found_inf)
 {
 	double x[5] = { lr, beta1, beta2, weight_decay, eps };

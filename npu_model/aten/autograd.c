@@ -45,8 +45,8 @@
  * with a tls_index in the GOT, the code pattern a tracer decodes (the real
  * counter is an anonymous-namespace thread_local accessed the same way).
  */
-__attribute__((visibility("default"), tls_model("global-dynamic")))
-__thread uint64_t npu_sequence_nr;
+__attribute__((visibility("default"),
+	       tls_model("global-dynamic"))) __thread uint64_t npu_sequence_nr;
 
 static __thread uint64_t current_thread_id;
 static _Atomic uint64_t next_thread_id;
@@ -70,8 +70,8 @@ NPU_NOINLINE uint64_t _ZN2at14RecordFunction15currentThreadIdEv(void)
 
 /* ---- grad mode and the dispatcher ------------------------------------------------------------ */
 
-static __thread bool grad_disabled;	/* c10::GradMode, enabled by default */
-static __thread int dispatch_depth;	/* ops in progress on this thread */
+static __thread bool grad_disabled; /* c10::GradMode, enabled by default */
+static __thread int dispatch_depth; /* ops in progress on this thread */
 
 bool npu_autograd_grad_enabled(void)
 {
@@ -104,32 +104,32 @@ void npu_autograd_op_exit(void)
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
-#define AG_MAX_EDGES	3	/* inputs of a forward op that can need a gradient */
-#define AG_MAX_INPUTS	3	/* outputs of a forward op (native_layer_norm: 3) */
-#define AG_MAX_SAVED	6
-#define AG_MAX_INTS	(2 + NPU_TENSOR_MAX_DIMS)
+#define AG_MAX_EDGES  3 /* inputs of a forward op that can need a gradient */
+#define AG_MAX_INPUTS 3 /* outputs of a forward op (native_layer_norm: 3) */
+#define AG_MAX_SAVED  6
+#define AG_MAX_INTS   (2 + NPU_TENSOR_MAX_DIMS)
 
 struct ag_node;
 
 struct ag_edge {
-	struct ag_node *fn;	/* holds a reference; NULL: no gradient wanted */
+	struct ag_node *fn; /* holds a reference; NULL: no gradient wanted */
 	uint32_t input_nr;
 };
 
 struct torch_autograd_input_buffer {
-	struct at_tensor in[AG_MAX_INPUTS];	/* gradients of the forward op's outputs */
-	struct at_tensor out[AG_MAX_EDGES];	/* apply's gradients for the next edges */
+	struct at_tensor in[AG_MAX_INPUTS]; /* gradients of the forward op's outputs */
+	struct at_tensor out[AG_MAX_EDGES]; /* apply's gradients for the next edges */
 };
 
 struct ag_node {
-	struct torch_autograd_node base;	/* first: a Node * is an ag_node * */
+	struct torch_autograd_node base; /* first: a Node * is an ag_node * */
 	_Atomic int refs;
 	int nedges;
 	struct ag_edge next[AG_MAX_EDGES];
 	struct at_tensor saved[AG_MAX_SAVED];
-	unsigned int saved_weak;		/* bit i: saved[i] is an output, held weakly */
+	unsigned int saved_weak; /* bit i: saved[i] is an output, held weakly */
 	int64_t ints[AG_MAX_INTS];
-	struct at_tensor variable;		/* AccumulateGrad: the leaf */
+	struct at_tensor variable; /* AccumulateGrad: the leaf */
 	/* engine state, touched only by the engine thread during a pass */
 	uint64_t visit;
 	int deps;
@@ -192,7 +192,7 @@ static struct ag_node *node_alloc(const struct torch_autograd_vtable *vt, const 
 	if (!n)
 		return NULL;
 	n->base.vptr = vptr_of(vt);
-	n->base.weak_this_ptr = n;	/* enable_shared_from_this; no control block */
+	n->base.weak_this_ptr = n; /* enable_shared_from_this; no control block */
 	n->base.sequence_nr = seq;
 	n->base.thread_id = NPU_CURRENT_THREAD_ID();
 	n->base.name = name;
@@ -290,7 +290,7 @@ void npu_ag_set_outputs(struct torch_autograd_node *node, struct at_tensor *outs
 				n->saved_weak |= 1u << s;
 			}
 	}
-	node_put(n);	/* the creation reference */
+	node_put(n); /* the creation reference */
 }
 
 void npu_ag_save(struct torch_autograd_node *node, int slot, const struct at_tensor *t)
@@ -336,7 +336,7 @@ int npu_tensor_set_requires_grad(struct at_tensor *t, bool on)
 	if (!t || !t->impl)
 		return -EINVAL;
 	if (t->impl->grad_fn && !on)
-		return -EINVAL;	/* torch: only leaves can stop requiring grad */
+		return -EINVAL; /* torch: only leaves can stop requiring grad */
 	t->impl->requires_grad = on;
 	return 0;
 }
@@ -493,8 +493,9 @@ static void apply_view(struct torch_autograd_node *node, struct torch_autograd_i
 	struct at_tensor r;
 
 	if (wants(n, 0))
-		b->out[0] = *NPU_ATEN_VIEW(&r, &b->in[0], (struct c10_int_array_ref){
-			&n->ints[1], (size_t)n->ints[0] });
+		b->out[0] = *NPU_ATEN_VIEW(&r, &b->in[0],
+					   (struct c10_int_array_ref){ &n->ints[1],
+								       (size_t)n->ints[0] });
 }
 
 static void apply_relu(struct torch_autograd_node *node, struct torch_autograd_input_buffer *b)
@@ -503,7 +504,7 @@ static void apply_relu(struct torch_autograd_node *node, struct torch_autograd_i
 	struct ag_node *n = AG(node);
 	struct at_tensor r;
 
-	if (wants(n, 0))	/* threshold_backward(grad, result, 0) */
+	if (wants(n, 0)) /* threshold_backward(grad, result, 0) */
 		b->out[0] = *NPU_ATEN_THRESHOLD_BACKWARD(&r, &b->in[0], &n->saved[0], &zero);
 }
 
@@ -522,9 +523,8 @@ static void apply_softmax(struct torch_autograd_node *node, struct torch_autogra
 	struct ag_node *n = AG(node);
 	struct at_tensor r;
 
-	if (wants(n, 0) && n->saved[0].impl)	/* _softmax_backward_data(grad, result, dim) */
-		b->out[0] = *NPU_ATEN_SOFTMAX_BACKWARD_DATA(&r, &b->in[0], &n->saved[0],
-							    n->ints[0],
+	if (wants(n, 0) && n->saved[0].impl) /* _softmax_backward_data(grad, result, dim) */
+		b->out[0] = *NPU_ATEN_SOFTMAX_BACKWARD_DATA(&r, &b->in[0], &n->saved[0], n->ints[0],
 							    (int8_t)n->saved[0].impl->dtype);
 }
 
@@ -599,7 +599,9 @@ VTABLE(_ZTVN5torch8autograd9generated20ConvolutionBackward0E, apply_convolution)
 
 static const char *class_name(const struct torch_autograd_vtable *vt)
 {
-#define NAME_OF(sym, name) if (vt == &sym) return name;
+#define NAME_OF(sym, name) \
+	if (vt == &sym)    \
+		return name;
 	NPU_AUTOGRAD_NODE_CLASSES(NAME_OF)
 #undef NAME_OF
 	return "?";
@@ -611,11 +613,11 @@ struct graph_task {
 	struct ag_node *root;
 	uint32_t root_nr;
 	struct at_tensor grad;
-	struct ag_node **nodes;		/* every node of the graph (for clean-up) */
+	struct ag_node **nodes; /* every node of the graph (for clean-up) */
 	size_t nr_nodes, cap_nodes;
-	struct ag_node **ready;		/* ReadyQueue: highest sequence_nr first */
+	struct ag_node **ready; /* ReadyQueue: highest sequence_nr first */
 	size_t nr_ready, cap_ready;
-	int error;			/* first aten error of a backward op, -errno, or 0 */
+	int error; /* first aten error of a backward op, -errno, or 0 */
 	bool done;
 };
 
@@ -722,7 +724,7 @@ _ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS
 	(void)ready_queue;
 	npu_autograd_set_grad_enabled(false);
 	vtable_of(func)->apply(func, inputs);
-	release_saved(n);	/* release_variables(): no retain_graph */
+	release_saved(n); /* release_variables(): no retain_graph */
 	for (int i = 0; i < n->nedges; i++) {
 		struct ag_node *next = n->next[i].fn;
 		struct torch_autograd_input_buffer *nb;
@@ -763,15 +765,15 @@ static void run_graph_task(struct graph_task *task)
 	static uint64_t generation;
 	struct graph_task *task_ref = task;
 	struct torch_autograd_input_buffer *rb;
-	char engine[8] = { 0 }, ready_queue[16] = { 0 };	/* stand-ins for this / the queue */
+	char engine[8] = { 0 }, ready_queue[16] = { 0 }; /* stand-ins for this / the queue */
 
 	task->error = compute_dependencies(task, ++generation);
 	rb = task->error ? NULL : buffer_of(task->root);
 	if (!rb) {
 		task->error = task->error ? task->error : -ENOMEM;
 	} else {
-		rb->in[task->root_nr < AG_MAX_INPUTS ? task->root_nr : 0] =
-			npu_tensor_ref(&task->grad);
+		rb->in[task->root_nr < AG_MAX_INPUTS ? task->root_nr : 0] = npu_tensor_ref(
+			&task->grad);
 		task->error = push(&task->ready, &task->nr_ready, &task->cap_ready, task->root);
 	}
 	while (!task->error && task->nr_ready) {
@@ -789,7 +791,7 @@ static void run_graph_task(struct graph_task *task)
 /* The device thread (one: the model's processes use one NPU each). */
 static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t eng_cond = PTHREAD_COND_INITIALIZER;
-static pthread_mutex_t eng_call_lock = PTHREAD_MUTEX_INITIALIZER;	/* one backward at a time */
+static pthread_mutex_t eng_call_lock = PTHREAD_MUTEX_INITIALIZER; /* one backward at a time */
 static struct graph_task *eng_pending;
 static bool eng_started;
 static int (*device_init)(void);
@@ -803,7 +805,7 @@ int npu_autograd_register_device_init(int (*init)(void))
 static void *engine_thread_main(void *arg)
 {
 	int device = device_init ? device_init() : 0;
-	char name[24];	/* the kernel keeps 15 bytes */
+	char name[24]; /* the kernel keeps 15 bytes */
 
 	(void)arg;
 	/* PyTorch 2.x names its device threads pt_autograd_<device> (1.13 leaves them unnamed) */

@@ -10,7 +10,8 @@ $(MODEL_OBJ_DIR)/aten/%.o: npu_model/aten/%.c | $(MODEL_OBJ_DIR)/aten
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(MODEL_LIB_CFLAGS) -c $< -o $@
 
-ATEN_OBJS	:= $(MODEL_OBJ_DIR)/aten/aten.o $(MODEL_OBJ_DIR)/aten/autograd.o
+ATEN_OBJS	:= $(MODEL_OBJ_DIR)/aten/aten.o $(MODEL_OBJ_DIR)/aten/autograd.o \
+		   $(MODEL_OBJ_DIR)/aten/optim.o
 
 $(LIBTORCH_CPU): $(ATEN_OBJS) $(LIBNPU_COMMON) | $(MODEL_LIB_DIR)
 	$(call msg,LINK,$@)

@@ -130,7 +130,7 @@ uint64_t npu_cost_duration_ns(const struct npu_card_config *cfg, uint64_t flops,
 		return ns_for((double)bytes, cfg->pcie_gbps * 1e9);
 	case NPU_TASK_MEMSET:
 		return cfg->launch_latency_ns + ns_for((double)bytes, cfg->hbm_gbps * 1e9);
-	default:	/* event record / wait: a scheduler action only */
+	default: /* event record / wait: a scheduler action only */
 		return cfg->launch_latency_ns;
 	}
 	compute = ns_for((double)flops, peak);
@@ -175,13 +175,13 @@ static uint64_t shape_bytes(const struct npu_shape *s)
 }
 
 enum op_class {
-	OPC_ELEMWISE,	/* flops = per_elem * numel(out) */
-	OPC_REDUCE,	/* flops = per_elem * numel(in0) */
-	OPC_MATMUL,	/* in0 [..., M, K] x in1 [K, N] (or batched) */
-	OPC_CONV,	/* in0 NCHW x in1 [O, C/g, kh, kw] -> out [N, O, Ho, Wo] */
-	OPC_CONV_BWD,	/* same operand shapes as the forward, same flops */
-	OPC_COPY,	/* data movement only */
-	OPC_OPTIMIZER,	/* per_elem * numel(in0), several tensors read and written */
+	OPC_ELEMWISE,  /* flops = per_elem * numel(out) */
+	OPC_REDUCE,    /* flops = per_elem * numel(in0) */
+	OPC_MATMUL,    /* in0 [..., M, K] x in1 [K, N] (or batched) */
+	OPC_CONV,      /* in0 NCHW x in1 [O, C/g, kh, kw] -> out [N, O, Ho, Wo] */
+	OPC_CONV_BWD,  /* same operand shapes as the forward, same flops */
+	OPC_COPY,      /* data movement only */
+	OPC_OPTIMIZER, /* per_elem * numel(in0), several tensors read and written */
 };
 
 struct op_def {
@@ -240,8 +240,8 @@ static uint32_t block_dim_for(uint64_t units, uint32_t cap)
 	return units > cap ? cap : (uint32_t)units;
 }
 
-int npu_op_cost(const char *op, const struct npu_shape *in, int nin,
-		const struct npu_shape *out, int nout, struct npu_op_cost *cost)
+int npu_op_cost(const char *op, const struct npu_shape *in, int nin, const struct npu_shape *out,
+		int nout, struct npu_op_cost *cost)
 {
 	const struct op_def *d = NULL;
 	uint64_t bytes = 0, m, n, k, batch;
@@ -277,7 +277,8 @@ int npu_op_cost(const char *op, const struct npu_shape *in, int nin,
 			return -EINVAL;
 		cost->flops = (uint64_t)d->per_elem * npu_shape_numel(&in[0]);
 		cost->block_dim = block_dim_for(bytes >> 16, d->task_type == NPU_TASK_AI_CPU ?
-							     4 : NPU_AIV_CORES);
+								     4 :
+								     NPU_AIV_CORES);
 		break;
 	case OPC_COPY:
 		if (nin < 1 || nout < 1)

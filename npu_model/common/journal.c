@@ -23,8 +23,8 @@
 
 #include "npu_journal.h"
 
-#define JOURNAL_BUF_SIZE	(1 << 20)
-#define JOURNAL_LINE_MAX	1024
+#define JOURNAL_BUF_SIZE (1 << 20)
+#define JOURNAL_LINE_MAX 1024
 
 volatile int npu_journal_on;
 
@@ -32,8 +32,8 @@ static pthread_mutex_t journal_lock = PTHREAD_MUTEX_INITIALIZER;
 static int journal_fd = -1;
 static char *journal_buf;
 static size_t journal_len;
-static char journal_dir[PATH_MAX];	/* for reopening in a forked child */
-static int journal_name_is_pid;		/* the child gets its own file */
+static char journal_dir[PATH_MAX]; /* for reopening in a forked child */
+static int journal_name_is_pid;	   /* the child gets its own file */
 static int journal_atexit_done;
 static int journal_flusher_started;
 
@@ -181,7 +181,7 @@ void npu_journal_write(const char *kind, const char *fmt, ...)
 		return;
 	len = klen + 1 + (size_t)n;
 	if (len > sizeof(line) - 2)
-		len = sizeof(line) - 2;	/* truncated: still one line */
+		len = sizeof(line) - 2; /* truncated: still one line */
 	line[len] = '\0';
 	/* glibc prints a NULL %p as "(nil)"; the format says pointers are 0x hex. */
 	for (char *p = strstr(line, "(nil)"); p; p = strstr(p, "(nil)")) {
@@ -222,7 +222,7 @@ static void journal_fork_child(void)
 	char name[32];
 	int reopen = journal_fd >= 0 && journal_name_is_pid;
 
-	journal_flusher_started = 0;	/* threads do not survive fork */
+	journal_flusher_started = 0; /* threads do not survive fork */
 	pthread_mutex_unlock(&journal_lock);
 	if (!reopen)
 		return;
@@ -247,8 +247,7 @@ __attribute__((constructor)) static void journal_init(void)
 	pthread_atfork(journal_fork_prepare, journal_fork_parent, journal_fork_child);
 	if (!dir || !*dir)
 		return;
-	if (program_invocation_short_name &&
-	    !strcmp(program_invocation_short_name, "npu-modeld"))
+	if (program_invocation_short_name && !strcmp(program_invocation_short_name, "npu-modeld"))
 		snprintf(name, sizeof(name), "modeld");
 	else
 		snprintf(name, sizeof(name), "%d", (int)getpid());

@@ -40,9 +40,9 @@
 struct hal_state hal = { .svm_fd = -1, .prof_fd = -1 };
 static pthread_mutex_t hal_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#define HAL_API_VERSION 0x071905 /* torch_npu uses the sys counter from 0x071905 */
-#define VA_BASE			0x100000000000ull	/* device VA of card 0 */
-#define VA_PER_CARD		(1ull << 40)
+#define HAL_API_VERSION 0x071905	  /* torch_npu uses the sys counter from 0x071905 */
+#define VA_BASE		0x100000000000ull /* device VA of card 0 */
+#define VA_PER_CARD	(1ull << 40)
 
 static pid_t gettid_cached(void)
 {
@@ -100,15 +100,15 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 /* Entry time of an api line; with the journal off the clock is not even read. */
 #define API_T0() (npu_journal_on ? hal_now_ns() : 0)
 
-#define API_LINE(name, t0, ret, fmt, ...)                                                          \
-	do {                                                                                       \
-		if (npu_journal_on)                                                                \
-			npu_journal_write("api",                                                   \
-					  "tid=%d\tlayer=driver\tname=%s\tt0=%llu\t"               \
-					  "t1=%llu\tret=%d" fmt,                                   \
-					  (int)gettid_cached(), name, (unsigned long long)(t0),    \
-					  (unsigned long long)hal_now_ns(), (int)(ret),            \
-					  ##__VA_ARGS__);                                          \
+#define API_LINE(name, t0, ret, fmt, ...)                                                       \
+	do {                                                                                    \
+		if (npu_journal_on)                                                             \
+			npu_journal_write("api",                                                \
+					  "tid=%d\tlayer=driver\tname=%s\tt0=%llu\t"            \
+					  "t1=%llu\tret=%d" fmt,                                \
+					  (int)gettid_cached(), name, (unsigned long long)(t0), \
+					  (unsigned long long)hal_now_ns(), (int)(ret),         \
+					  ##__VA_ARGS__);                                       \
 	} while (0)
 
 /* The daemon's end of the nodes is gone (killed, unmounted): say so once. */
@@ -298,8 +298,10 @@ drvError_t hal_init(void)
 	mode = getenv(NPU_MODEL_SQ_MODE_ENV);
 	hal.uio_mode = !(mode && !strcmp(mode, "ioctl"));
 	if (mode && *mode && strcmp(mode, "ioctl") && strcmp(mode, "uio") && !warned)
-		fprintf(stderr, "libascend_hal (npu_model): %s='%s' is neither 'uio' nor 'ioctl'; "
-			"using uio\n", NPU_MODEL_SQ_MODE_ENV, mode);
+		fprintf(stderr,
+			"libascend_hal (npu_model): %s='%s' is neither 'uio' nor 'ioctl'; "
+			"using uio\n",
+			NPU_MODEL_SQ_MODE_ENV, mode);
 	snprintf(path, sizeof(path), "%s/%s", hal.dir, NPU_MODEL_INFO_NAME);
 	text = malloc(65536);
 	err = text ? read_info(path, text, 65536) : -ENOMEM;
@@ -383,7 +385,7 @@ struct hal_dev *hal_dev_get(uint32_t dev, drvError_t *err)
 	if (__atomic_load_n(&dv->tsdrv_fd, __ATOMIC_ACQUIRE) >= 0)
 		return dv;
 	pthread_mutex_lock(&dv->lock);
-	if (dv->tsdrv_fd >= 0) {	/* another thread bound it meanwhile */
+	if (dv->tsdrv_fd >= 0) { /* another thread bound it meanwhile */
 		pthread_mutex_unlock(&dv->lock);
 		return dv;
 	}
@@ -605,7 +607,7 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 		case NPU_INFO_TYPE_SYS_COUNT_MONO:
 		case NPU_INFO_TYPE_PROF_DROPS:
 			if (hal.no_private) {
-				ret = DRV_ERROR_NOT_SUPPORT;	/* --no-private */
+				ret = DRV_ERROR_NOT_SUPPORT; /* --no-private */
 			} else if (infoType == NPU_INFO_TYPE_SYS_COUNT) {
 				*value = (int64_t)counter_now(dv, &last_cnt_mono_ns);
 			} else if (infoType == NPU_INFO_TYPE_SYS_COUNT_MONO) {
@@ -618,8 +620,8 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
 		case NPU_INFO_TYPE_HBM_USED:
 			ret = mem_info(devId, &q);
 			if (!ret)
-				*value = (int64_t)(infoType == NPU_INFO_TYPE_HBM_TOTAL ? q.total
-										       : q.used);
+				*value = (int64_t)(infoType == NPU_INFO_TYPE_HBM_TOTAL ? q.total :
+											 q.used);
 			break;
 		default:
 			ret = DRV_ERROR_NOT_SUPPORT;
@@ -639,9 +641,9 @@ HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t 
  */
 struct hal_alloc {
 	uint64_t va;
-	uint64_t size;			/* rounded to NPU_HBM_PAGE */
-	uint64_t req;			/* size asked for */
-	int dev;			/* -1: host memory */
+	uint64_t size; /* rounded to NPU_HBM_PAGE */
+	uint64_t req;  /* size asked for */
+	int dev;       /* -1: host memory */
 };
 
 static struct {
@@ -650,7 +652,7 @@ static struct {
 	uint32_t nlive, caplive;
 	struct hal_alloc *freed;
 	uint32_t nfreed, capfreed;
-	uint64_t app_total[NPU_MODEL_MAX_CARDS];	/* live device bytes asked for, per card */
+	uint64_t app_total[NPU_MODEL_MAX_CARDS]; /* live device bytes asked for, per card */
 } heap = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /*
@@ -662,13 +664,14 @@ static struct {
 static void app_mem_line(const char *op, uint64_t va, int64_t size, int dev, uint64_t total)
 {
 	if (npu_journal_on)
-		npu_journal_write("mem", "tid=%d\tcomponent=APP\top=%s\tt=%llu\tptr=0x%llx\t"
+		npu_journal_write("mem",
+				  "tid=%d\tcomponent=APP\top=%s\tt=%llu\tptr=0x%llx\t"
 				  "size=%lld\ttotal_allocated=%llu\ttotal_reserved=%llu\t"
-				  "total_active=%llu\tstream=0\tdevice=%d", (int)gettid_cached(),
-				  op,
-				  (unsigned long long)hal_now_ns(), (unsigned long long)va,
-				  (long long)size, (unsigned long long)total,
-				  (unsigned long long)total, (unsigned long long)total, dev);
+				  "total_active=%llu\tstream=0\tdevice=%d",
+				  (int)gettid_cached(), op, (unsigned long long)hal_now_ns(),
+				  (unsigned long long)va, (long long)size,
+				  (unsigned long long)total, (unsigned long long)total,
+				  (unsigned long long)total, dev);
 }
 
 static int push(struct hal_alloc **arr, uint32_t *n, uint32_t *cap, struct hal_alloc a)
@@ -788,9 +791,9 @@ static drvError_t dev_mem_alloc(void **pp, unsigned long long size, uint32_t dev
 		}
 	}
 	pthread_mutex_lock(&heap.lock);
-	if (err || push(&heap.live, &heap.nlive, &heap.caplive,
-			(struct hal_alloc){ .va = va, .size = rounded, .req = size,
-					    .dev = (int)dev })) {
+	if (err ||
+	    push(&heap.live, &heap.nlive, &heap.caplive,
+		 (struct hal_alloc){ .va = va, .size = rounded, .req = size, .dev = (int)dev })) {
 		va_give_back((int)dev, va, rounded);
 		pthread_mutex_unlock(&heap.lock);
 		return err ? hal_errno_to_drv(err) : DRV_ERROR_OUT_OF_MEMORY;
@@ -818,8 +821,8 @@ HAL_API drvError_t halMemAlloc(void **pp, unsigned long long size, unsigned long
 		if (!ret) {
 			pthread_mutex_lock(&heap.lock);
 			if (push(&heap.live, &heap.nlive, &heap.caplive,
-				 (struct hal_alloc){ .va = (uint64_t)(uintptr_t)p, .size = size,
-						     .dev = -1 })) {
+				 (struct hal_alloc){
+					 .va = (uint64_t)(uintptr_t)p, .size = size, .dev = -1 })) {
 				free(p);
 				p = NULL;
 				ret = DRV_ERROR_OUT_OF_MEMORY;
@@ -832,9 +835,11 @@ HAL_API drvError_t halMemAlloc(void **pp, unsigned long long size, unsigned long
 	if (!ret)
 		*pp = p;
 	if (ret == DRV_ERROR_OUT_OF_MEMORY && npu_journal_on)
-		npu_journal_write("oom", "tid=%d\tt=%llu\tsize=%llu\tret=%d\tdev=%u\tlayer=driver\t"
-				  "name=halMemAlloc", (int)gettid_cached(),
-				  (unsigned long long)hal_now_ns(), size, ret, dev);
+		npu_journal_write("oom",
+				  "tid=%d\tt=%llu\tsize=%llu\tret=%d\tdev=%u\tlayer=driver\t"
+				  "name=halMemAlloc",
+				  (int)gettid_cached(), (unsigned long long)hal_now_ns(), size, ret,
+				  dev);
 	API_LINE("halMemAlloc", t0, ret, "\tsize=%llu\tptr=0x%llx\tdev=%u\tflag=0x%llx", size,
 		 (unsigned long long)(uintptr_t)p, dev, flag);
 	return ret;
@@ -876,9 +881,8 @@ HAL_API drvError_t halMemFree(void *pp)
 		app_mem_line("free", va, -(int64_t)a.req, a.dev, heap.app_total[a.dev]);
 		pthread_mutex_unlock(&heap.lock);
 	}
-	API_LINE("halMemFree", t0, ret, "\tptr=0x%llx\tsize=%llu\tdev=%d",
-		 (unsigned long long)va, (unsigned long long)(a.dev >= -1 ? a.size : 0),
-		 a.dev >= 0 ? a.dev : -1);
+	API_LINE("halMemFree", t0, ret, "\tptr=0x%llx\tsize=%llu\tdev=%d", (unsigned long long)va,
+		 (unsigned long long)(a.dev >= -1 ? a.size : 0), a.dev >= 0 ? a.dev : -1);
 	return ret;
 }
 
@@ -974,8 +978,8 @@ HAL_API drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
 			memset(out, 0, sizeof(*out));
 			out->sqId = arg.sqId;
 			out->cqId = arg.cqId;
-			out->queueVAddr =
-				hal.uio_mode ? (unsigned long long)(uintptr_t)sq->u->sqe : 0;
+			out->queueVAddr = hal.uio_mode ? (unsigned long long)(uintptr_t)sq->u->sqe :
+							 0;
 			in->sqId = arg.sqId;
 			in->cqId = arg.cqId;
 		}
@@ -995,8 +999,8 @@ HAL_API drvError_t halSqCqFree(uint32_t devId, struct halSqCqFreeInfo *info)
 	if (dv && !info)
 		ret = DRV_ERROR_INVALID_VALUE;
 	else if (dv) {
-		ret = hal_errno_to_drv(hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_SQCQ_FREE,
-						 info));
+		ret = hal_errno_to_drv(
+			hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_SQCQ_FREE, info));
 		if (!ret && info->sqId < NPU_UIO_MAX_SQ) {
 			struct hal_sq *sq = &dv->sq[info->sqId];
 
@@ -1091,8 +1095,8 @@ HAL_API drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info)
 	if (dv && !info)
 		ret = DRV_ERROR_INVALID_VALUE;
 	else if (dv)
-		ret = hal_errno_to_drv(hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV,
-						 TRS_SQCQ_CONFIG, info));
+		ret = hal_errno_to_drv(
+			hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_SQCQ_CONFIG, info));
 	API_LINE("halSqCqConfig", t0, ret, "\tdev=%u\tsq=%d\tprop=%d", devId,
 		 info ? (int)info->sqId : -1, info ? (int)info->prop : -1);
 	return ret;
@@ -1206,8 +1210,8 @@ HAL_API drvError_t halCqReportRecv(uint32_t devId, struct halReportRecvInfo *inf
 	if (dv && !info)
 		ret = DRV_ERROR_INVALID_VALUE;
 	else if (dv)
-		ret = hal_errno_to_drv(hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_SQCQ_RECV,
-						 info));
+		ret = hal_errno_to_drv(
+			hal_ioctl(dv->tsdrv_fd, DAVINCI_MODULE_TSDRV, TRS_SQCQ_RECV, info));
 	API_LINE("halCqReportRecv", t0, ret, "\tdev=%u\tcq=%d\treport_cqe_num=%u", devId,
 		 info ? (int)info->cqId : -1, info && !ret ? info->report_cqe_num : 0);
 	return ret;
@@ -1253,15 +1257,17 @@ HAL_API int prof_drv_start(unsigned int device_id, unsigned int channel_id,
 		/* the configuration goes to the card as given; the card judges it */
 		a.user_data = (uint64_t)(uintptr_t)start_para->user_data;
 		a.user_data_size = start_para->user_data_size;
-		ret = fd < 0 ? hal_errno_to_drv(fd)
-			     : hal_errno_to_drv(hal_ioctl(fd, DAVINCI_MODULE_PROF,
+		ret = fd < 0 ? hal_errno_to_drv(fd) :
+			       hal_errno_to_drv(hal_ioctl(fd, DAVINCI_MODULE_PROF,
 							  NPU_PROF_IOCTL_START, &a));
 		if (!ret)
 			hal.dev[device_id].prof_dropped = 0;
 	}
-	API_LINE("prof_drv_start", t0, -(int)ret, "\tdev=%u\tchannel=%u\tuser_data_size=%u"
-		 "\tacsq_task=%u", device_id, channel_id,
-		 start_para ? start_para->user_data_size : 0, start_acsq(start_para));
+	API_LINE("prof_drv_start", t0, -(int)ret,
+		 "\tdev=%u\tchannel=%u\tuser_data_size=%u"
+		 "\tacsq_task=%u",
+		 device_id, channel_id, start_para ? start_para->user_data_size : 0,
+		 start_acsq(start_para));
 	return -(int)ret;
 }
 
@@ -1280,7 +1286,8 @@ HAL_API int prof_stop(unsigned int device_id, unsigned int channel_id)
 		a.device_id = device_id;
 		a.channel_id = channel_id;
 		ret = fd < 0 ? hal_errno_to_drv(fd) :
-		      hal_errno_to_drv(hal_ioctl(fd, DAVINCI_MODULE_PROF, NPU_PROF_IOCTL_STOP, &a));
+			       hal_errno_to_drv(
+				       hal_ioctl(fd, DAVINCI_MODULE_PROF, NPU_PROF_IOCTL_STOP, &a));
 	}
 	API_LINE("prof_stop", t0, -(int)ret, "\tdev=%u\tchannel=%u", device_id, channel_id);
 	return -(int)ret;
@@ -1334,9 +1341,9 @@ HAL_API int prof_channel_read(unsigned int device_id, unsigned int channel_id, c
 	}
 	API_LINE("prof_channel_read", t0, ret ? -(int)ret : bytes,
 		 "\tdev=%u\tchannel=%u\tdropped=%llu", device_id, channel_id,
-		 (unsigned long long)(device_id < NPU_MODEL_MAX_CARDS
-					      ? hal.dev[device_id].prof_dropped
-					      : 0));
+		 (unsigned long long)(device_id < NPU_MODEL_MAX_CARDS ?
+					      hal.dev[device_id].prof_dropped :
+					      0));
 	return ret ? -(int)ret : bytes;
 }
 
@@ -1356,7 +1363,7 @@ HAL_API int halProfDataFlush(unsigned int device_id, unsigned int channel_id,
 		ret = hal_errno_to_drv(prof_read(device_id, channel_id, NULL, 0, &a));
 	if (!ret)
 		*data_len = a.pending * 64 > UINT32_MAX ? UINT32_MAX :
-			    (unsigned int)(a.pending * 64);
+							  (unsigned int)(a.pending * 64);
 	API_LINE("halProfDataFlush", t0, -(int)ret, "\tdev=%u\tchannel=%u\tdata_len=%u", device_id,
 		 channel_id, !ret ? *data_len : 0);
 	return -(int)ret;

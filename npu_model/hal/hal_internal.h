@@ -18,29 +18,29 @@ struct hal_sq {
 	pthread_mutex_t lock;
 	int used;
 	uint32_t cq_id;
-	uint32_t tail;			/* free-running: SQEs this process published */
-	struct npu_uio_sq *u;		/* the ring in the card's shared memory */
+	uint32_t tail;	      /* free-running: SQEs this process published */
+	struct npu_uio_sq *u; /* the ring in the card's shared memory */
 };
 
 struct hal_dev {
-	pthread_mutex_t lock;		/* fds, heap */
-	int tsdrv_fd;			/* davinci_manager bound to TSDRV for this device */
-	int davinci_fd;			/* davinciN, held open while the device is in use */
-	void *uio;			/* the card's shared memory (NPU_UIO_FILE_BYTES) */
+	pthread_mutex_t lock; /* fds, heap */
+	int tsdrv_fd;	      /* davinci_manager bound to TSDRV for this device */
+	int davinci_fd;	      /* davinciN, held open while the device is in use */
+	void *uio;	      /* the card's shared memory (NPU_UIO_FILE_BYTES) */
 	char shm[128];
 	uint64_t cnt_freq_hz, cnt_offset, cnt_base_ns;
-	uint64_t va_next;		/* device VA heap: bump pointer ... */
+	uint64_t va_next; /* device VA heap: bump pointer ... */
 	uint64_t va_end;
 	struct hal_sq sq[NPU_UIO_MAX_SQ];
-	uint64_t prof_dropped;		/* last drop count READ returned (channel 50) */
-	uint64_t alive_checked_ns;	/* last liveness probe of the daemon */
-	int dead;			/* the daemon went away: every call fails */
+	uint64_t prof_dropped;	   /* last drop count READ returned (channel 50) */
+	uint64_t alive_checked_ns; /* last liveness probe of the daemon */
+	int dead;		   /* the daemon went away: every call fails */
 };
 
 struct hal_state {
 	int ready;
-	int uio_mode;			/* 1: SQEs go through the shared rings (default) */
-	int no_private;			/* the daemon runs --no-private (npu_model_info) */
+	int uio_mode;	/* 1: SQEs go through the shared rings (default) */
+	int no_private; /* the daemon runs --no-private (npu_model_info) */
 	uint32_t cards;
 	char dir[4096];
 	int svm_fd;

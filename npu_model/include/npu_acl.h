@@ -26,76 +26,114 @@ typedef struct aclrtLaunchKernelCfg aclrtLaunchKernelCfg;
 typedef struct aclrtPlaceHolderInfo aclrtPlaceHolderInfo;
 typedef struct aclrtBinaryLoadOptions aclrtBinaryLoadOptions;
 
-#define ACL_SUCCESS				0
-#define ACL_ERROR_NONE				0
-#define ACL_ERROR_INVALID_PARAM			100000
-#define ACL_ERROR_UNINITIALIZE			100001
-#define ACL_ERROR_REPEAT_INITIALIZE		100002
-#define ACL_ERROR_BAD_ALLOC			200000
-#define ACL_ERROR_API_NOT_SUPPORT		200001
-#define ACL_ERROR_INVALID_DEVICE		200002
-#define ACL_ERROR_STORAGE_OVER_LIMIT		300000
-#define ACL_ERROR_INTERNAL_ERROR		500000
-#define ACL_ERROR_FAILURE			500001
-#define ACL_ERROR_RT_FAILURE			500003
-#define ACL_ERROR_DRV_FAILURE			500004
-#define ACL_ERROR_RT_PARAM_INVALID		107000
-#define ACL_ERROR_RT_INVALID_DEVICEID		107001
-#define ACL_ERROR_RT_CONTEXT_NULL		107002
-#define ACL_ERROR_RT_STREAM_CONTEXT		107003
-#define ACL_ERROR_RT_WAIT_TIMEOUT		107019
-#define ACL_ERROR_RT_TASK_TIMEOUT		107020
-#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT	207000
-#define ACL_ERROR_RT_MEMORY_ALLOCATION		207001
-#define ACL_ERROR_RT_MEMORY_FREE		207002
-#define ACL_ERROR_RT_NO_DEVICE			207004
-#define ACL_ERROR_RT_NO_STREAM_RESOURCE		207008
-#define ACL_ERROR_RT_DEVICE_OOM			207018
-#define ACL_ERROR_RT_INTERNAL_ERROR		507000
-#define ACL_ERROR_RT_DRV_INTERNAL_ERROR		507899
+#define ACL_SUCCESS			 0
+#define ACL_ERROR_NONE			 0
+#define ACL_ERROR_INVALID_PARAM		 100000
+#define ACL_ERROR_UNINITIALIZE		 100001
+#define ACL_ERROR_REPEAT_INITIALIZE	 100002
+#define ACL_ERROR_BAD_ALLOC		 200000
+#define ACL_ERROR_API_NOT_SUPPORT	 200001
+#define ACL_ERROR_INVALID_DEVICE	 200002
+#define ACL_ERROR_STORAGE_OVER_LIMIT	 300000
+#define ACL_ERROR_INTERNAL_ERROR	 500000
+#define ACL_ERROR_FAILURE		 500001
+#define ACL_ERROR_RT_FAILURE		 500003
+#define ACL_ERROR_DRV_FAILURE		 500004
+#define ACL_ERROR_RT_PARAM_INVALID	 107000
+#define ACL_ERROR_RT_INVALID_DEVICEID	 107001
+#define ACL_ERROR_RT_CONTEXT_NULL	 107002
+#define ACL_ERROR_RT_STREAM_CONTEXT	 107003
+#define ACL_ERROR_RT_WAIT_TIMEOUT	 107019
+#define ACL_ERROR_RT_TASK_TIMEOUT	 107020
+#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
+#define ACL_ERROR_RT_MEMORY_ALLOCATION	 207001
+#define ACL_ERROR_RT_MEMORY_FREE	 207002
+#define ACL_ERROR_RT_NO_DEVICE		 207004
+#define ACL_ERROR_RT_NO_STREAM_RESOURCE	 207008
+#define ACL_ERROR_RT_DEVICE_OOM		 207018
+#define ACL_ERROR_RT_INTERNAL_ERROR	 507000
+#define ACL_ERROR_RT_DRV_INTERNAL_ERROR	 507899
 
 typedef enum aclrtMemMallocPolicy {
-	ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_NORMAL_ONLY,
-	ACL_MEM_MALLOC_HUGE_FIRST_P2P, ACL_MEM_MALLOC_HUGE_ONLY_P2P, ACL_MEM_MALLOC_NORMAL_ONLY_P2P,
-	ACL_MEM_MALLOC_HUGE1G_ONLY, ACL_MEM_MALLOC_HUGE1G_ONLY_P2P,
+	ACL_MEM_MALLOC_HUGE_FIRST,
+	ACL_MEM_MALLOC_HUGE_ONLY,
+	ACL_MEM_MALLOC_NORMAL_ONLY,
+	ACL_MEM_MALLOC_HUGE_FIRST_P2P,
+	ACL_MEM_MALLOC_HUGE_ONLY_P2P,
+	ACL_MEM_MALLOC_NORMAL_ONLY_P2P,
+	ACL_MEM_MALLOC_HUGE1G_ONLY,
+	ACL_MEM_MALLOC_HUGE1G_ONLY_P2P,
 	ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100,
 	ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
 	ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000,
 } aclrtMemMallocPolicy;
 
 typedef enum aclrtMemcpyKind {
-	ACL_MEMCPY_HOST_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
-	ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE,
-	ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE,
+	ACL_MEMCPY_HOST_TO_HOST,
+	ACL_MEMCPY_HOST_TO_DEVICE,
+	ACL_MEMCPY_DEVICE_TO_HOST,
+	ACL_MEMCPY_DEVICE_TO_DEVICE,
+	ACL_MEMCPY_DEFAULT,
+	ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE,
+	ACL_MEMCPY_INNER_DEVICE_TO_DEVICE,
+	ACL_MEMCPY_INTER_DEVICE_TO_DEVICE,
 } aclrtMemcpyKind;
 
 typedef enum aclrtMemAttr {
-	ACL_DDR_MEM, ACL_HBM_MEM, ACL_DDR_MEM_HUGE, ACL_DDR_MEM_NORMAL, ACL_HBM_MEM_HUGE,
-	ACL_HBM_MEM_NORMAL, ACL_DDR_MEM_P2P_HUGE, ACL_DDR_MEM_P2P_NORMAL, ACL_HBM_MEM_P2P_HUGE,
-	ACL_HBM_MEM_P2P_NORMAL, ACL_HBM_MEM_HUGE1G,
+	ACL_DDR_MEM,
+	ACL_HBM_MEM,
+	ACL_DDR_MEM_HUGE,
+	ACL_DDR_MEM_NORMAL,
+	ACL_HBM_MEM_HUGE,
+	ACL_HBM_MEM_NORMAL,
+	ACL_DDR_MEM_P2P_HUGE,
+	ACL_DDR_MEM_P2P_NORMAL,
+	ACL_HBM_MEM_P2P_HUGE,
+	ACL_HBM_MEM_P2P_NORMAL,
+	ACL_HBM_MEM_HUGE1G,
 } aclrtMemAttr;
 
-typedef enum aclrtEventStatus { ACL_EVENT_STATUS_COMPLETE = 0, ACL_EVENT_STATUS_NOT_READY = 1,
-				ACL_EVENT_STATUS_RESERVED = 2 } aclrtEventStatus;
+typedef enum aclrtEventStatus {
+	ACL_EVENT_STATUS_COMPLETE = 0,
+	ACL_EVENT_STATUS_NOT_READY = 1,
+	ACL_EVENT_STATUS_RESERVED = 2
+} aclrtEventStatus;
 typedef enum aclrtEventRecordedStatus {
-	ACL_EVENT_RECORDED_STATUS_NOT_READY = 0, ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
+	ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+	ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
 } aclrtEventRecordedStatus;
 
-#define ACL_EVENT_SYNC				0x1
-#define ACL_EVENT_CAPTURE_STREAM_PROGRESS	0x2
-#define ACL_EVENT_TIME_LINE			0x8
-#define ACL_STREAM_FAST_LAUNCH			0x1
-#define ACL_STREAM_FAST_SYNC			0x2
+#define ACL_EVENT_SYNC			  0x1
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x2
+#define ACL_EVENT_TIME_LINE		  0x8
+#define ACL_STREAM_FAST_LAUNCH		  0x1
+#define ACL_STREAM_FAST_SYNC		  0x2
 
 typedef enum {
-	ACL_DT_UNDEFINED = -1, ACL_FLOAT = 0, ACL_FLOAT16 = 1, ACL_INT8 = 2, ACL_INT32 = 3,
-	ACL_UINT8 = 4, ACL_INT16 = 6, ACL_UINT16 = 7, ACL_UINT32 = 8, ACL_INT64 = 9,
-	ACL_UINT64 = 10, ACL_DOUBLE = 11, ACL_BOOL = 12, ACL_BF16 = 27,
+	ACL_DT_UNDEFINED = -1,
+	ACL_FLOAT = 0,
+	ACL_FLOAT16 = 1,
+	ACL_INT8 = 2,
+	ACL_INT32 = 3,
+	ACL_UINT8 = 4,
+	ACL_INT16 = 6,
+	ACL_UINT16 = 7,
+	ACL_UINT32 = 8,
+	ACL_INT64 = 9,
+	ACL_UINT64 = 10,
+	ACL_DOUBLE = 11,
+	ACL_BOOL = 12,
+	ACL_BF16 = 27,
 } aclDataType;
 
 typedef enum {
-	ACL_FORMAT_UNDEFINED = -1, ACL_FORMAT_NCHW = 0, ACL_FORMAT_NHWC = 1, ACL_FORMAT_ND = 2,
-	ACL_FORMAT_NC1HWC0 = 3, ACL_FORMAT_FRACTAL_Z = 4, ACL_FORMAT_FRACTAL_NZ = 29,
+	ACL_FORMAT_UNDEFINED = -1,
+	ACL_FORMAT_NCHW = 0,
+	ACL_FORMAT_NHWC = 1,
+	ACL_FORMAT_ND = 2,
+	ACL_FORMAT_NC1HWC0 = 3,
+	ACL_FORMAT_FRACTAL_Z = 4,
+	ACL_FORMAT_FRACTAL_NZ = 29,
 } aclFormat;
 
 /* acl_rt.h */
@@ -131,6 +169,12 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
 			  aclrtMemcpyKind kind, aclrtStream stream);
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+			  aclrtStream stream);
+aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options,
+				 aclrtBinHandle *binHandle);
+aclError aclrtBinaryGetFunctionByEntry(aclrtBinHandle binHandle, uint64_t funcEntry,
+				       aclrtFuncHandle *funcHandle);
 aclError aclrtBinaryLoadFromData(const void *data, size_t length,
 				 const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle);
 aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName,
@@ -138,8 +182,10 @@ aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kern
 aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
 			   size_t argsSize, aclrtStream stream);
 aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks,
-	aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t argsSize,
-	aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum);
+				       aclrtStream stream, aclrtLaunchKernelCfg *cfg,
+				       void *hostArgs, size_t argsSize,
+				       aclrtPlaceHolderInfo *placeHolderArray,
+				       size_t placeHolderNum);
 
 /* acl_op.h / acl_op_compiler.h: tensor descriptions and data buffers (libascendcl). */
 typedef struct aclTensorDesc aclTensorDesc;
@@ -169,23 +215,34 @@ size_t aclDataTypeSize(aclDataType dataType);
 static inline size_t npu_acl_dtype_size(aclDataType dataType)
 {
 	switch (dataType) {
-	case ACL_FLOAT: case ACL_INT32: case ACL_UINT32:
+	case ACL_FLOAT:
+	case ACL_INT32:
+	case ACL_UINT32:
 		return 4;
-	case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16:
+	case ACL_FLOAT16:
+	case ACL_BF16:
+	case ACL_INT16:
+	case ACL_UINT16:
 		return 2;
-	case ACL_INT8: case ACL_UINT8: case ACL_BOOL:
+	case ACL_INT8:
+	case ACL_UINT8:
+	case ACL_BOOL:
 		return 1;
-	case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE:
+	case ACL_INT64:
+	case ACL_UINT64:
+	case ACL_DOUBLE:
 		return 8;
 	default:
 		return 0;
 	}
 }
 aclError aclopCompileAndExecute(const char *opType, int numInputs,
-	const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs,
-	const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
-	const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag,
-	const char *opPath, aclrtStream stream);
+				const aclTensorDesc *const inputDesc[],
+				const aclDataBuffer *const inputs[], int numOutputs,
+				const aclTensorDesc *const outputDesc[],
+				aclDataBuffer *const outputs[], const aclopAttr *attr,
+				aclopEngineType engineType, aclopCompileType compileFlag,
+				const char *opPath, aclrtStream stream);
 aclError aclopCompileAndExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[],
 				  aclDataBuffer *inputs[], int numOutputs,
 				  aclTensorDesc *outputDesc[], aclDataBuffer *outputs[],
@@ -201,11 +258,11 @@ typedef struct aclScalar aclScalar;
 typedef struct aclIntArray aclIntArray;
 typedef struct aclTensorList aclTensorList;
 typedef struct aclScalarList aclScalarList;
-#define ACLNN_SUCCESS			0
-#define ACLNN_ERR_PARAM_NULLPTR		161001
-#define ACLNN_ERR_PARAM_INVALID		161002
-#define ACLNN_ERR_RUNTIME_ERROR		361001
-#define ACLNN_ERR_INNER			561000
+#define ACLNN_SUCCESS		0
+#define ACLNN_ERR_PARAM_NULLPTR 161001
+#define ACLNN_ERR_PARAM_INVALID 161002
+#define ACLNN_ERR_RUNTIME_ERROR 361001
+#define ACLNN_ERR_INNER		561000
 
 aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
 			   const int64_t *stride, int64_t offset, aclFormat format,

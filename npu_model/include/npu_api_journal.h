@@ -27,34 +27,36 @@ static inline int npu_tid(void)
 	return tid;
 }
 
-#define NPU_API_ENTER() \
-	const unsigned long long npu_api_t0 = npu_journal_on ? npu_now_ns() : 0
+#define NPU_API_ENTER() const unsigned long long npu_api_t0 = npu_journal_on ? npu_now_ns() : 0
 
-#define NPU_API_EXIT(layer, ret, fmt, ...)						\
-	do {										\
-		if (npu_journal_on)							\
-			npu_journal_write("api", "tid=%d\tlayer=" layer "\tname=%s\tt0=%llu"	\
-					  "\tt1=%llu\tret=%lld" fmt, npu_tid(), __func__,	\
-					  npu_api_t0, (unsigned long long)npu_now_ns(),	\
-					  (long long)(ret), ##__VA_ARGS__);		\
+#define NPU_API_EXIT(layer, ret, fmt, ...)                                                    \
+	do {                                                                                  \
+		if (npu_journal_on)                                                           \
+			npu_journal_write("api",                                              \
+					  "tid=%d\tlayer=" layer "\tname=%s\tt0=%llu"         \
+					  "\tt1=%llu\tret=%lld" fmt,                          \
+					  npu_tid(), __func__, npu_api_t0,                    \
+					  (unsigned long long)npu_now_ns(), (long long)(ret), \
+					  ##__VA_ARGS__);                                     \
 	} while (0)
 
 /*
  * The same line written by a helper on behalf of the entry point `name`
  * (its __func__) that ran NPU_API_ENTER(): `t0` is that npu_api_t0.
  */
-#define NPU_API_EXIT_AS(name, t0, layer, ret, fmt, ...)					\
-	do {										\
-		if (npu_journal_on)							\
-			npu_journal_write("api", "tid=%d\tlayer=" layer "\tname=%s\tt0=%llu"	\
-					  "\tt1=%llu\tret=%lld" fmt, npu_tid(), (name),	\
-					  (unsigned long long)(t0),			\
-					  (unsigned long long)npu_now_ns(),		\
-					  (long long)(ret), ##__VA_ARGS__);		\
+#define NPU_API_EXIT_AS(name, t0, layer, ret, fmt, ...)                                       \
+	do {                                                                                  \
+		if (npu_journal_on)                                                           \
+			npu_journal_write("api",                                              \
+					  "tid=%d\tlayer=" layer "\tname=%s\tt0=%llu"         \
+					  "\tt1=%llu\tret=%lld" fmt,                          \
+					  npu_tid(), (name), (unsigned long long)(t0),        \
+					  (unsigned long long)npu_now_ns(), (long long)(ret), \
+					  ##__VA_ARGS__);                                     \
 	} while (0)
 
 /* Keeps a trivial exported function a real, probe-able function body. */
-#define NPU_NOINLINE __attribute__((noinline, visibility("default")))
+#define NPU_NOINLINE  __attribute__((noinline, visibility("default")))
 #define NPU_BARRIER() asm volatile("" ::: "memory")
 
 #endif /* __NPU_MODEL_API_JOURNAL_H */

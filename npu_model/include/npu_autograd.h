@@ -48,7 +48,7 @@ extern "C" {
 #define NPU_AUTOGRAD_API __attribute__((visibility("default")))
 
 /* sequence_nr_ of AccumulateGrad (a leaf's gradient sink): never matches a forward op. */
-#define NPU_AUTOGRAD_NO_SEQ		UINT64_MAX
+#define NPU_AUTOGRAD_NO_SEQ UINT64_MAX
 
 struct torch_autograd_node;
 struct torch_autograd_input_buffer;
@@ -60,13 +60,13 @@ struct torch_autograd_input_buffer;
  * gradients) and hands the gradients for the next nodes back in `inputs`.
  */
 struct torch_autograd_vtable {
-	intptr_t offset_to_top;						/* 0 */
-	const void *type_info;						/* 8 */
+	intptr_t offset_to_top; /* 0 */
+	const void *type_info;	/* 8 */
 	void (*apply)(struct torch_autograd_node *node,
-		      struct torch_autograd_input_buffer *inputs);	/* 16: vptr[0] */
+		      struct torch_autograd_input_buffer *inputs); /* 16: vptr[0] */
 };
 
-#define NPU_AUTOGRAD_VPTR_OFFSET	16
+#define NPU_AUTOGRAD_VPTR_OFFSET 16
 
 /*
  * torch::autograd::Node : std::enable_shared_from_this<Node>, PyTorch 1.13:
@@ -76,15 +76,15 @@ struct torch_autograd_vtable {
  * backward range's "Fwd thread id".
  */
 struct torch_autograd_node {
-	const void *vptr;				/* 0: &vtable->apply */
-	void *weak_this_ptr;				/* 8: weak_this_ */
-	void *weak_this_ctrl;				/* 16 */
-	uint64_t sequence_nr;				/* 24: const sequence_nr_ */
-	uint64_t topological_nr;			/* 32: topological_nr_ */
-	_Bool has_parent;				/* 40: has_parent_ */
-	uint64_t thread_id;				/* 48: thread_id_ */
+	const void *vptr;	 /* 0: &vtable->apply */
+	void *weak_this_ptr;	 /* 8: weak_this_ */
+	void *weak_this_ctrl;	 /* 16 */
+	uint64_t sequence_nr;	 /* 24: const sequence_nr_ */
+	uint64_t topological_nr; /* 32: topological_nr_ */
+	_Bool has_parent;	 /* 40: has_parent_ */
+	uint64_t thread_id;	 /* 48: thread_id_ */
 	/* ---- model-private from here (PyTorch: mutex_, next_edges_, ...) ---- */
-	const char *name;				/* 56: what Node::name() returns */
+	const char *name; /* 56: what Node::name() returns */
 	/* aten/autograd.c keeps the edges, saved tensors and engine state after this */
 };
 
@@ -106,9 +106,9 @@ NPU_AUTOGRAD_API uint64_t _ZN2at15sequence_number17get_and_incrementEv(void);
 /* static uint64_t at::RecordFunction::currentThreadId() */
 NPU_AUTOGRAD_API uint64_t _ZN2at14RecordFunction15currentThreadIdEv(void);
 
-#define NPU_SEQ_PEEK			_ZN2at15sequence_number4peekEv
-#define NPU_SEQ_GET_AND_INCREMENT	_ZN2at15sequence_number17get_and_incrementEv
-#define NPU_CURRENT_THREAD_ID		_ZN2at14RecordFunction15currentThreadIdEv
+#define NPU_SEQ_PEEK		  _ZN2at15sequence_number4peekEv
+#define NPU_SEQ_GET_AND_INCREMENT _ZN2at15sequence_number17get_and_incrementEv
+#define NPU_CURRENT_THREAD_ID	  _ZN2at14RecordFunction15currentThreadIdEv
 
 /*
  * void torch::autograd::Engine::evaluate_function(std::shared_ptr<GraphTask> &graph_task,
@@ -126,17 +126,17 @@ _ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS
  * (ReluBackward0), AccumulateGrad its qualified one, as torch's profiler shows
  * "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad".
  * The exported vtable objects (data, not functions), as PyTorch names them. */
-#define NPU_AUTOGRAD_NODE_CLASSES(X)						\
-	X(_ZTVN5torch8autograd14AccumulateGradE, "torch::autograd::AccumulateGrad")		\
-	X(_ZTVN5torch8autograd9generated13ReluBackward0E, "ReluBackward0")	\
-	X(_ZTVN5torch8autograd9generated13GeluBackward0E, "GeluBackward0")	\
-	X(_ZTVN5torch8autograd9generated14AddmmBackward0E, "AddmmBackward0")	\
-	X(_ZTVN5torch8autograd9generated11MmBackward0E, "MmBackward0")		\
-	X(_ZTVN5torch8autograd9generated12AddBackward0E, "AddBackward0")	\
-	X(_ZTVN5torch8autograd9generated12MulBackward0E, "MulBackward0")	\
-	X(_ZTVN5torch8autograd9generated10TBackward0E, "TBackward0")		\
-	X(_ZTVN5torch8autograd9generated13ViewBackward0E, "ViewBackward0")	\
-	X(_ZTVN5torch8autograd9generated16SoftmaxBackward0E, "SoftmaxBackward0")	\
+#define NPU_AUTOGRAD_NODE_CLASSES(X)                                                             \
+	X(_ZTVN5torch8autograd14AccumulateGradE, "torch::autograd::AccumulateGrad")              \
+	X(_ZTVN5torch8autograd9generated13ReluBackward0E, "ReluBackward0")                       \
+	X(_ZTVN5torch8autograd9generated13GeluBackward0E, "GeluBackward0")                       \
+	X(_ZTVN5torch8autograd9generated14AddmmBackward0E, "AddmmBackward0")                     \
+	X(_ZTVN5torch8autograd9generated11MmBackward0E, "MmBackward0")                           \
+	X(_ZTVN5torch8autograd9generated12AddBackward0E, "AddBackward0")                         \
+	X(_ZTVN5torch8autograd9generated12MulBackward0E, "MulBackward0")                         \
+	X(_ZTVN5torch8autograd9generated10TBackward0E, "TBackward0")                             \
+	X(_ZTVN5torch8autograd9generated13ViewBackward0E, "ViewBackward0")                       \
+	X(_ZTVN5torch8autograd9generated16SoftmaxBackward0E, "SoftmaxBackward0")                 \
 	X(_ZTVN5torch8autograd9generated24NativeLayerNormBackward0E, "NativeLayerNormBackward0") \
 	X(_ZTVN5torch8autograd9generated20ConvolutionBackward0E, "ConvolutionBackward0")
 

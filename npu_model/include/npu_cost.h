@@ -32,20 +32,20 @@ enum npu_task_type {
 };
 
 struct npu_card_config {
-	double cube_tflops;		/* AI_CORE peak, 1e12 flop/s */
-	double vector_tflops;		/* AI_VECTOR_CORE peak */
-	double aicpu_gflops;		/* AI_CPU peak, 1e9 flop/s */
-	double hbm_gbps;		/* device memory bandwidth, 1e9 byte/s */
-	double pcie_gbps;		/* host<->device copy bandwidth */
-	uint64_t launch_latency_ns;	/* fixed cost of every task */
-	uint64_t hbm_bytes;		/* device memory size */
+	double cube_tflops;	    /* AI_CORE peak, 1e12 flop/s */
+	double vector_tflops;	    /* AI_VECTOR_CORE peak */
+	double aicpu_gflops;	    /* AI_CPU peak, 1e9 flop/s */
+	double hbm_gbps;	    /* device memory bandwidth, 1e9 byte/s */
+	double pcie_gbps;	    /* host<->device copy bandwidth */
+	uint64_t launch_latency_ns; /* fixed cost of every task */
+	uint64_t hbm_bytes;	    /* device memory size */
 };
 
 /* Copy direction for NPU_TASK_MEMCPY (same values as aclrtMemcpyKind). */
-#define NPU_COPY_H2H	0
-#define NPU_COPY_H2D	1
-#define NPU_COPY_D2H	2
-#define NPU_COPY_D2D	3
+#define NPU_COPY_H2H 0
+#define NPU_COPY_H2D 1
+#define NPU_COPY_D2H 2
+#define NPU_COPY_D2D 3
 
 /* A 910B-like card: 280 TFLOPS fp16 cube, 1.6 TB/s HBM, 2 us launch, 64 GiB. */
 void npu_card_config_default(struct npu_card_config *cfg);
@@ -69,20 +69,20 @@ uint64_t npu_cost_copy_ns(const struct npu_card_config *cfg, uint64_t bytes, int
  * Shared by the aclnn (libopapi) and aclop (libacl_op_compiler) paths so the
  * same op costs the same on both.
  */
-#define NPU_OP_MAX_DIMS		8
-#define NPU_AIC_CORES		24	/* 910B-like: cube cores, block dim cap for AI_CORE */
-#define NPU_AIV_CORES		48	/* vector cores, cap for AI_VECTOR_CORE */
+#define NPU_OP_MAX_DIMS 8
+#define NPU_AIC_CORES	24 /* 910B-like: cube cores, block dim cap for AI_CORE */
+#define NPU_AIV_CORES	48 /* vector cores, cap for AI_VECTOR_CORE */
 
 struct npu_shape {
 	int ndim;
 	int64_t dims[NPU_OP_MAX_DIMS];
-	uint32_t elem_size;		/* bytes per element */
+	uint32_t elem_size; /* bytes per element */
 };
 
 struct npu_op_cost {
-	char kernel[24];		/* kernel name on the card (NUL-terminated) */
-	int task_type;			/* enum npu_task_type */
-	uint32_t block_dim;		/* cores the kernel is split over */
+	char kernel[24];    /* kernel name on the card (NUL-terminated) */
+	int task_type;	    /* enum npu_task_type */
+	uint32_t block_dim; /* cores the kernel is split over */
 	uint64_t flops;
 	uint64_t bytes;
 };
@@ -96,8 +96,8 @@ uint64_t npu_shape_numel(const struct npu_shape *s);
  * `nout` output shapes.  0, or -EINVAL for an unknown op or shapes that do
  * not fit it (MatMul inner dimensions differ, missing operands, ...).
  */
-int npu_op_cost(const char *op, const struct npu_shape *in, int nin,
-		const struct npu_shape *out, int nout, struct npu_op_cost *cost);
+int npu_op_cost(const char *op, const struct npu_shape *in, int nin, const struct npu_shape *out,
+		int nout, struct npu_op_cost *cost);
 
 /* NULL-terminated list of the kernel names npu_op_cost() knows. */
 const char *const *npu_op_cost_kernels(void);

@@ -17,10 +17,20 @@
 #include <stdint.h>
 
 struct npu_kernel_args {
-	uint64_t flops;		/* floating-point operations of this launch */
-	uint64_t bytes;		/* device-memory bytes it reads and writes */
-	uint32_t task_type;	/* enum npu_task_type: AI_CORE, AI_VECTOR_CORE, AI_CPU */
+	uint64_t flops;	    /* floating-point operations of this launch */
+	uint64_t bytes;	    /* device-memory bytes it reads and writes */
+	uint32_t task_type; /* enum npu_task_type: AI_CORE, AI_VECTOR_CORE, AI_CPU */
 	uint32_t reserved;
+};
+
+/*
+ * rtKernelLaunchEx's argument block in the model (an AI CPU framework op:
+ * real CANN passes STR_FWK_OP_KERNEL, which names the op inside): the cost,
+ * then the op name.
+ */
+struct npu_fwk_kernel_args {
+	struct npu_kernel_args cost;
+	char op_name[32];
 };
 
 #endif /* __NPU_MODEL_KERNEL_H */

@@ -64,29 +64,43 @@ enum npu_sqe_kind {
 	NPU_SQE_KIND_MEMSET = 3,
 	NPU_SQE_KIND_EVENT_RECORD = 4,
 	NPU_SQE_KIND_EVENT_WAIT = 5,
+	/*
+	 * HCCL (npu_model/modeld/link.c): event_id is the notify key
+	 * (card << 16 | id); a record may target another card's notify, a wait
+	 * only its own card's; the k-th wait on a notify is satisfied by the end
+	 * of its k-th record.
+	 */
+	NPU_SQE_KIND_NOTIFY_RECORD = 6,
+	NPU_SQE_KIND_NOTIFY_WAIT = 7,
+	/*
+	 * A copy between cards (u.copy.src on the peer card, dst here, or the
+	 * other way), timed by the link model; NPU_SQE_F_REDUCE: an inline
+	 * reduce (Reduce_Inline) instead of a plain Memcpy.
+	 */
+	NPU_SQE_KIND_LINK_COPY = 8,
 };
 
-#define NPU_SQE_KERNEL_NAME_LEN	24	/* NUL-terminated, truncated if longer */
+#define NPU_SQE_KERNEL_NAME_LEN 24 /* NUL-terminated, truncated if longer */
 
 #pragma pack(push, 1)
 struct npu_sqe {
-	rtStarsSqeHeader_t header;	/*  0: type, blockDim, rtStreamId, taskId */
-	uint8_t kind;			/*  8: enum npu_sqe_kind */
-	uint8_t task_type;		/*  9: enum npu_task_type (npu_cost.h) */
-	uint8_t copy_kind;		/* 10: NPU_COPY_* (MEMCPY only) */
-	uint8_t flags;			/* 11: NPU_SQE_F_* */
-	uint16_t flip;			/* 12: times this stream's taskId wrapped before it */
-	uint16_t reserved0;		/* 14: zero */
-	uint32_t event_id;		/* 16: EVENT_RECORD / EVENT_WAIT */
-	uint32_t kernel_id;		/* 20: the runtime's kernel id, 0 if none */
-	uint64_t flops;			/* 24: KERNEL: floating-point operations */
-	uint64_t bytes;			/* 32: KERNEL: HBM bytes moved; MEMCPY/MEMSET: count */
-	union {				/* 40: 24 bytes */
-		char kernel_name[NPU_SQE_KERNEL_NAME_LEN];	/* KERNEL */
+	rtStarsSqeHeader_t header; /*  0: type, blockDim, rtStreamId, taskId */
+	uint8_t kind;		   /*  8: enum npu_sqe_kind */
+	uint8_t task_type;	   /*  9: enum npu_task_type (npu_cost.h) */
+	uint8_t copy_kind;	   /* 10: NPU_COPY_* (MEMCPY only) */
+	uint8_t flags;		   /* 11: NPU_SQE_F_* */
+	uint16_t flip;		   /* 12: times this stream's taskId wrapped before it */
+	uint16_t slow;		   /* 14: KERNEL: slow x as long (0, 1: normal; a fault) */
+	uint32_t event_id;	   /* 16: EVENT_RECORD / EVENT_WAIT */
+	uint32_t kernel_id;	   /* 20: the runtime's kernel id, 0 if none */
+	uint64_t flops;		   /* 24: KERNEL: floating-point operations */
+	uint64_t bytes;		   /* 32: KERNEL: HBM bytes moved; MEMCPY/MEMSET: count */
+	union {			   /* 40: 24 bytes */
+		char kernel_name[NPU_SQE_KERNEL_NAME_LEN]; /* KERNEL */
 		struct {
 			uint64_t src;	/* MEMCPY source address */
 			uint64_t dst;	/* MEMCPY / MEMSET destination address */
-			uint32_t value;	/* MEMSET byte value */
+			uint32_t value; /* MEMSET byte value */
 			uint32_t reserved1;
 		} copy;
 	} u;
@@ -94,7 +108,12 @@ struct npu_sqe {
 #pragma pack(pop)
 
 /* The last SQE of one halSqTaskSend batch asks for a CQE (header.wrCqe = 1). */
-#define NPU_SQE_F_SYNC		0x1	/* runtime will wait for this task (synchronize) */
+#define NPU_SQE_F_SYNC	 0x1 /* runtime will wait for this task (synchronize) */
+#define NPU_SQE_F_REDUCE 0x2 /* LINK_COPY: reduce into dst (Reduce_Inline) */
+
+/* Device VAs: card N's heap starts at NPU_VA_BASE + N * NPU_VA_PER_CARD (the HAL's choice). */
+#define NPU_VA_BASE	0x100000000000ull
+#define NPU_VA_PER_CARD (1ull << 40)
 
 _Static_assert(sizeof(struct npu_sqe) == 64, "an SQE is 64 bytes");
 _Static_assert(offsetof(struct npu_sqe, kind) == 8, "payload starts after the STARS header");

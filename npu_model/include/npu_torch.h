@@ -37,7 +37,26 @@ extern "C" {
 
 /* ---- libstdc++ layouts ---------------------------------------------------------------- */
 
-struct cxx_string {			/* std::__cxx11::basic_string<char> */
+/*
+ * std::string in the ABI the library is built for (-D_GLIBCXX_USE_CXX11_ABI=0
+ * gives the old one, as torch_npu wheels before 2.7 (2.6 on aarch64) are):
+ *   new: std::__cxx11::basic_string<char> {data, len, SSO buffer / capacity};
+ *   old: std::basic_string<char> (copy-on-write) {data}; data points just
+ *        past its _Rep {size_t length, size_t capacity, int refcount}.
+ * Use npu_cxx_string_data() / _len() (torch_npu_priv.h), not the fields.
+ */
+#if defined(_GLIBCXX_USE_CXX11_ABI) && _GLIBCXX_USE_CXX11_ABI == 0
+#define NPU_CXX_OLD_ABI 1
+struct cxx_string {
+	char *data;
+};
+struct cxx_string_rep {
+	size_t length;
+	size_t capacity;
+	int refcount;
+};
+#else
+struct cxx_string {
 	char *data;
 	size_t len;
 	union {
@@ -45,6 +64,7 @@ struct cxx_string {			/* std::__cxx11::basic_string<char> */
 		size_t capacity;
 	} u;
 };
+#endif
 
 /* std::function<int()>: _M_manager(dest, src, op), _M_invoker(functor storage). */
 enum cxx_function_op { CXX_FN_GET_TYPE_INFO, CXX_FN_GET_FUNCTOR_PTR, CXX_FN_CLONE, CXX_FN_DESTROY };
@@ -53,13 +73,13 @@ struct cxx_function {
 		void *ptr[2];
 		unsigned char bytes[16];
 	} functor;
-	int (*manager)(void *dest, const void *src, int op);	/* bool in C++ */
+	int (*manager)(void *dest, const void *src, int op); /* bool in C++ */
 	int (*invoker)(const void *functor);
 };
 
 /* ---- at::Tensor and friends ------------------------------------------------------------ */
 
-#define NPU_TENSOR_MAX_DIMS	8
+#define NPU_TENSOR_MAX_DIMS 8
 
 struct npu_tensor_impl {
 	uint32_t magic;
@@ -67,63 +87,63 @@ struct npu_tensor_impl {
 	int ndim;
 	int64_t sizes[NPU_TENSOR_MAX_DIMS];
 	aclDataType dtype;
-	aclFormat format;		/* NPU storage format (ND, NCHW, NC1HWC0, FRACTAL_Z, ...) */
-	int device;			/* NPU index, or -1 for a host tensor */
+	aclFormat format; /* NPU storage format (ND, NCHW, NC1HWC0, FRACTAL_Z, ...) */
+	int device;	  /* NPU index, or -1 for a host tensor */
 	void *data;
 	size_t nbytes;
-	void *stream;			/* the stream the storage was allocated for */
-	struct npu_tensor_impl *base;	/* a view's base (holds a reference), else NULL */
+	void *stream;		      /* the stream the storage was allocated for */
+	struct npu_tensor_impl *base; /* a view's base (holds a reference), else NULL */
 	/* autograd meta (aten/autograd.c, npu_autograd.h); zero for a new tensor */
-	void *grad_fn;			/* the node that made it (holds a reference) */
-	uint32_t output_nr;		/* which output of grad_fn it is */
+	void *grad_fn;	    /* the node that made it (holds a reference) */
+	uint32_t output_nr; /* which output of grad_fn it is */
 	_Bool requires_grad;
-	void *grad_accumulator;		/* a leaf's AccumulateGrad node while one lives (weak) */
-	struct npu_tensor_impl *grad;	/* a leaf's .grad (holds a reference) */
+	void *grad_accumulator;	      /* a leaf's AccumulateGrad node while one lives (weak) */
+	struct npu_tensor_impl *grad; /* a leaf's .grad (holds a reference) */
 };
 
-struct at_tensor {			/* at::Tensor: one intrusive pointer */
+struct at_tensor { /* at::Tensor: one intrusive pointer */
 	struct npu_tensor_impl *impl;
 };
 
-struct at_tensor3 {			/* std::tuple<at::Tensor, at::Tensor, at::Tensor> */
+struct at_tensor3 { /* std::tuple<at::Tensor, at::Tensor, at::Tensor> */
 	struct at_tensor t[3];
 };
 
-struct c10_scalar {			/* c10::Scalar, the model keeps a double */
+struct c10_scalar { /* c10::Scalar, the model keeps a double */
 	double v;
 };
 
-struct c10_int_array_ref {		/* c10::IntArrayRef (ArrayRef<int64_t>) */
+struct c10_int_array_ref { /* c10::IntArrayRef (ArrayRef<int64_t>) */
 	const int64_t *data;
 	size_t len;
 };
 
-struct c10_tensor_list {		/* at::TensorList (ArrayRef<at::Tensor>) */
+struct c10_tensor_list { /* at::TensorList (ArrayRef<at::Tensor>) */
 	const struct at_tensor *data;
 	size_t len;
 };
 
-struct c10_string_view {		/* c10::string_view */
+struct c10_string_view { /* c10::string_view */
 	const char *data;
 	size_t len;
 };
 
-struct c10_optional_tensor {		/* c10::optional<at::Tensor> */
+struct c10_optional_tensor { /* c10::optional<at::Tensor> */
 	struct at_tensor value;
 	_Bool has;
 };
 
-struct c10_optional_int_array {		/* c10::optional<c10::IntArrayRef>, passed in memory */
+struct c10_optional_int_array { /* c10::optional<c10::IntArrayRef>, passed in memory */
 	struct c10_int_array_ref value;
 	_Bool has;
 };
 
-struct c10_optional_scalar_type {	/* c10::optional<c10::ScalarType>: 2 bytes */
+struct c10_optional_scalar_type { /* c10::optional<c10::ScalarType>: 2 bytes */
 	int8_t value;
 	_Bool has;
 };
 
-struct std_array_bool3 {		/* std::array<bool, 3> */
+struct std_array_bool3 { /* std::array<bool, 3> */
 	_Bool v[3];
 };
 
@@ -135,7 +155,7 @@ struct std_array_bool3 {		/* std::array<bool, 3> */
  * come from malloc.
  */
 NPU_TORCH_API struct at_tensor npu_tensor_empty(const int64_t *sizes, int ndim, aclDataType dtype,
-					       int device);
+						int device);
 /* Drops one reference, frees at zero. */
 NPU_TORCH_API void npu_tensor_release(struct at_tensor *t);
 /* Adds one reference. */
@@ -151,7 +171,7 @@ NPU_TORCH_API void npu_aten_set_error(int err);
  * go through it.  Ops return 0 or an aclnn / acl error code.
  */
 struct npu_aten_backend {
-	void *(*alloc)(size_t nbytes, int device, void **stream);	/* NULL on failure */
+	void *(*alloc)(size_t nbytes, int device, void **stream); /* NULL on failure */
 	void (*free)(void *ptr);
 	/* op(name, outputs, inputs, scalar args): the op-plugin dispatch, see aten.c */
 	int (*op)(const char *op, struct at_tensor *outs, int nout,
@@ -159,10 +179,25 @@ struct npu_aten_backend {
 };
 NPU_TORCH_API int npu_aten_register_backend(const struct npu_aten_backend *b);
 
-/* ---- torch_npu (libtorch_npu.so): what npu_train calls directly --------------------------- */
+/* ---- torch::optim (libtorch_cpu.so): the optimizer step a C++ training loop calls -------- */
 
-/* torch_npu::profiler::stepMarker(): the step hook, one call per training step. */
-NPU_TORCH_API void _ZN9torch_npu8profiler10stepMarkerEv(void);
+/*
+ * torch::optim::AdamW::step(LossClosure) -> at::Tensor, exported by real
+ * libtorch_cpu.so as by ours: at::Tensor comes back through the hidden return
+ * pointer `ret`, `closure` (a std::function<at::Tensor()> by value) by
+ * reference; may be an empty one.  `self` is the model's optimizer object:
+ * step() runs self->update(self->ctx), under no_grad as libtorch does.
+ * Each call is one training step: it writes the journal's `step` line.
+ */
+struct npu_optimizer {
+	void (*update)(void *ctx);
+	void *ctx;
+};
+NPU_TORCH_API struct at_tensor *_ZN5torch5optim5AdamW4stepESt8functionIFN2at6TensorEvEE(
+	struct at_tensor *ret, struct npu_optimizer *self, const struct cxx_function *closure);
+#define NPU_OPTIM_ADAMW_STEP _ZN5torch5optim5AdamW4stepESt8functionIFN2at6TensorEvEE
+
+/* ---- torch_npu (libtorch_npu.so): what npu_train calls directly --------------------------- */
 
 /* at_npu::native::custom_ops::npu_format_cast(self, acl_format): the TransData call site. */
 NPU_TORCH_API struct at_tensor *_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl(
@@ -177,7 +212,7 @@ NPU_TORCH_API int npu_torch_init(int device);
 /* Drains the task queue, then aclrtSynchronizeDevice; the first queued-task error or 0. */
 NPU_TORCH_API int npu_torch_synchronize(void);
 NPU_TORCH_API void *npu_torch_current_stream(void);
-NPU_TORCH_API int npu_torch_set_stream(void *stream);	/* NULL: back to the default stream */
+NPU_TORCH_API int npu_torch_set_stream(void *stream); /* NULL: back to the default stream */
 /* Queue an H2D copy (MemcopyAsyncFunc through the task queue, as torch_npu's copy_). */
 NPU_TORCH_API int npu_torch_copy_h2d(struct at_tensor *dst, const void *src, size_t nbytes,
 				     void *stream);

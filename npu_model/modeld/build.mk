@@ -6,7 +6,7 @@
 include npu_model/common/defs.mk
 MODELD_OBJ_DIR	:= $(MODEL_OBJ_DIR)/modeld
 OUTPUT_DIRS	+= $(MODELD_OBJ_DIR)
-MODELD_SRCS	:= $(wildcard npu_model/modeld/*.c)
+MODELD_SRCS	:= $(filter-out npu_model/modeld/nodeclock.c,$(wildcard npu_model/modeld/*.c))
 MODELD_OBJS	:= $(patsubst npu_model/modeld/%.c,$(MODELD_OBJ_DIR)/%.o,$(MODELD_SRCS))
 MODELD_LIB_OBJS	:= $(filter-out $(MODELD_OBJ_DIR)/main.o,$(MODELD_OBJS))
 MODELD_CFLAGS	:= $(MODEL_CFLAGS) $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
@@ -51,3 +51,17 @@ $(NPU_HALCLIENT): $(MODELD_OBJ_DIR)/tools/npu_halclient.o $(LIBASCEND_HAL) | $(M
 
 ALL_TARGETS	+= $(NPU_HALCLIENT)
 MODEL_BIN	+= $(NPU_HALCLIENT)
+
+# libnpu_nodeclock.so: a simulated node's wall clock (nodeclock.c), LD_PRELOADed by tests.
+LIBNPU_NODECLOCK := $(MODEL_LIB_DIR)/libnpu_nodeclock.so
+
+$(MODEL_OBJ_DIR)/nodeclock.o: npu_model/modeld/nodeclock.c | $(MODEL_OBJ_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(MODEL_LIB_CFLAGS) -c $< -o $@
+
+$(LIBNPU_NODECLOCK): $(MODEL_OBJ_DIR)/nodeclock.o | $(MODEL_LIB_DIR)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(MODEL_SO_LDFLAGS) -Wl,-soname,libnpu_nodeclock.so $< -ldl -lpthread -o $@
+
+ALL_TARGETS	+= $(LIBNPU_NODECLOCK)
+MODEL_LIB	+= $(LIBNPU_NODECLOCK)

@@ -52,8 +52,9 @@ int md_hbm_alloc(struct md_hbm *h, uint64_t va, uint64_t size, const void *owner
 		h->r = nr;
 		h->cap = ncap;
 	}
-	h->r[h->n++] = (struct md_hbm_range){ .va = va, .size = size, .charged = charged,
-					      .owner = owner };
+	h->r[h->n++] = (struct md_hbm_range){
+		.va = va, .size = size, .charged = charged, .owner = owner
+	};
 	h->used += charged;
 	if (h->used > h->peak)
 		h->peak = h->used;

@@ -107,9 +107,9 @@ struct sqcq_head {
 	uint32_t tsId;
 };
 
-#define SQCQ_HEAD_OF(s)									\
-	_Static_assert(offsetof(struct s, type) == offsetof(struct sqcq_head, type) &&	\
-		       offsetof(struct s, tsId) == offsetof(struct sqcq_head, tsId),	\
+#define SQCQ_HEAD_OF(s)                                                                      \
+	_Static_assert(offsetof(struct s, type) == offsetof(struct sqcq_head, type) &&       \
+			       offsetof(struct s, tsId) == offsetof(struct sqcq_head, tsId), \
 		       #s " starts with (type, tsId)")
 SQCQ_HEAD_OF(halSqCqFreeInfo);
 SQCQ_HEAD_OF(halSqCqQueryInfo);
@@ -203,6 +203,8 @@ static int res_id_alloc(struct md_card *c, struct md_file *f, struct md_ioctl_re
 	pthread_mutex_unlock(&c->lock);
 	if (id < 0)
 		return id;
+	if (p.res_type == DRV_NOTIFY_ID)
+		md_notify_reset(md_gcard(c), (uint32_t)id); /* a new notify counts from 0 */
 	p.id = (unsigned int)id;
 	return out_arg(r, &p, sizeof(p));
 }
@@ -570,7 +572,7 @@ static int svm_ioctl(struct md_file *f, struct md_ioctl_req *r)
 
 /* ---- 'P' PROF (model) --------------------------------------------------------------- */
 
-#define PROF_READ_MAX_RECORDS	4096
+#define PROF_READ_MAX_RECORDS 4096
 
 static int prof_read(struct md_file *f, struct md_ioctl_req *r)
 {
@@ -695,9 +697,10 @@ static int prof_ioctl(struct md_file *f, struct md_ioctl_req *r)
 	}
 	pthread_mutex_lock(&c->lock);
 	if (r->cmd == NPU_PROF_IOCTL_START)
-		err = file_gone(f) ? -EBADF : md_prof_start(c, a.channel_id, f,
-							    a.user_data_size ? &cfg : NULL,
-							    a.user_data_size);
+		err = file_gone(f) ?
+			      -EBADF :
+			      md_prof_start(c, a.channel_id, f, a.user_data_size ? &cfg : NULL,
+					    a.user_data_size);
 	else
 		err = md_prof_stop(c, a.channel_id, f);
 	pthread_mutex_unlock(&c->lock);
@@ -710,7 +713,7 @@ int md_ioctl(struct md_file *f, struct md_ioctl_req *r)
 {
 	r->out_len = 0;
 	if (f->ino != MD_NODE_MANAGER)
-		return -ENOTTY;		/* davinciN: open/close only; info: a file */
+		return -ENOTTY; /* davinciN: open/close only; info: a file */
 	if (_IOC_TYPE(r->cmd) == DAVINCI_INTF_IOC_MAGIC) {
 		switch (r->cmd) {
 		case DAVINCI_INTF_IOCTL_OPEN:
@@ -773,10 +776,11 @@ void md_file_release(struct md_file *f)
 		prof = md_prof_free_owner(c, f);
 		pthread_mutex_unlock(&c->lock);
 		if ((sqs || ids || mem || prof) && npu_journal_on)
-			npu_journal_write("reclaim", "pid=%d\tdev=%u\tmodule=%s\tsqs=%u\tids=%u\t"
-					  "mem_ranges=%u\tprof_sessions=%u\tt=%llu", (int)f->pid, d,
-					  md_module_name(f->module), sqs, ids, mem, prof,
-					  (unsigned long long)md_now_ns());
+			npu_journal_write("reclaim",
+					  "pid=%d\tdev=%u\tmodule=%s\tsqs=%u\tids=%u\t"
+					  "mem_ranges=%u\tprof_sessions=%u\tt=%llu",
+					  (int)f->pid, d, md_module_name(f->module), sqs, ids, mem,
+					  prof, (unsigned long long)md_now_ns());
 	}
 	free(f->info);
 	f->info = NULL;
@@ -793,6 +797,9 @@ int md_info_build(struct md_file *f)
 
 	if (!m)
 		return -ENOMEM;
+	fprintf(m, "cards_per_node=%u\ncard_base=%u\nclock_offset_ns=%lld\n",
+		md_cfg.cards_per_node ? md_cfg.cards_per_node : md_cfg.cards, md_cfg.card_base,
+		(long long)md_cfg.clock_offset_ns);
 	fprintf(m, "format=1\npid=%d\ncards=%u\nsq_depth=%u\nmax_sq=%u\nprivate=%d\n",
 		(int)getpid(), md_cfg.cards, NPU_UIO_SQ_DEPTH, NPU_UIO_MAX_SQ, !md_cfg.no_private);
 	for (d = 0; d < md_cfg.cards; d++) {
@@ -803,13 +810,16 @@ int md_info_build(struct md_file *f)
 		for (i = 0; i < NPU_UIO_MAX_SQ; i++)
 			sqs += c->sq[i] != NULL;
 		fprintf(m, "dev%u.shm=%s\n", d, c->uio_path);
-		fprintf(m, "dev%u.syscnt_freq_hz=%llu\ndev%u.syscnt_offset=%llu\n"
-			"dev%u.syscnt_base_ns=%llu\n", d, (unsigned long long)c->cnt_freq_hz, d,
-			(unsigned long long)c->cnt_offset, d, (unsigned long long)c->cnt_base_ns);
-		fprintf(m, "dev%u.hbm_total=%llu\ndev%u.hbm_used=%llu\ndev%u.hbm_peak=%llu\n"
-			"dev%u.hbm_ranges=%u\ndev%u.oom_count=%llu\n", d,
-			(unsigned long long)c->hbm.capacity, d, (unsigned long long)c->hbm.used, d,
-			(unsigned long long)c->hbm.peak, d, c->hbm.n, d,
+		fprintf(m,
+			"dev%u.syscnt_freq_hz=%llu\ndev%u.syscnt_offset=%llu\n"
+			"dev%u.syscnt_base_ns=%llu\n",
+			d, (unsigned long long)c->cnt_freq_hz, d, (unsigned long long)c->cnt_offset,
+			d, (unsigned long long)c->cnt_base_ns);
+		fprintf(m,
+			"dev%u.hbm_total=%llu\ndev%u.hbm_used=%llu\ndev%u.hbm_peak=%llu\n"
+			"dev%u.hbm_ranges=%u\ndev%u.oom_count=%llu\n",
+			d, (unsigned long long)c->hbm.capacity, d, (unsigned long long)c->hbm.used,
+			d, (unsigned long long)c->hbm.peak, d, c->hbm.n, d,
 			(unsigned long long)c->hbm.oom_count);
 		fprintf(m, "dev%u.streams=%u\ndev%u.events=%u\ndev%u.sqs=%u\n", d,
 			c->ids[DRV_STREAM_ID].used, d, c->ids[DRV_EVENT_ID].used, d, sqs);

@@ -44,6 +44,18 @@ static const char *const usage_text =
 	"  --counter-offset N    counter value at daemon start (default 0x1000000000)\n"
 	"  --journal DIR         write DIR/journal.modeld.tsv (exec, oom lines)\n"
 	"  --task-timeout-s S    a task longer than S seconds fails at S (default 60)\n"
+	"  --cards-per-node N    cards of one simulated node (default: all): HCCS links\n"
+	"                        within a node, RDMA (RoCE) between nodes\n"
+	"  --link SPEC           link model: hccs_gbps, hccs_us, rdma_gbps, rdma_us\n"
+	"                        (GB/s and us latency; default 56, 2, 25, 10)\n"
+	"  --slow-link A-B:K     the link between cards A and B is K times slower\n"
+	"                        (fault injection; up to 8)\n"
+	"  --card-base B         one node of a job: its cards are B.. in the job (links,\n"
+	"                        HCCL's devices; --slow-link names them so)\n"
+	"  --fabric FILE         notify table shared with the job's other daemons\n"
+	"                        (same FILE on each; created by the first)\n"
+	"  --clock-offset-ns N   this node's wall-clock error, in npu_model_info for\n"
+	"                        libnpu_nodeclock.so (LD_PRELOAD) to add to CLOCK_REALTIME\n"
 	"  --no-private          refuse the simulator-only queries (clock pair, drop\n"
 	"                        counter): only what a real driver answers\n"
 	"  --debug               FUSE debug output\n"
@@ -92,8 +104,8 @@ static int stat_of(uint64_t ino, struct stat *st)
 	if (ino == MD_NODE_ROOT) {
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
-	} else if (ino == MD_NODE_MANAGER || (ino >= MD_NODE_DAVINCI0 &&
-					      ino < MD_NODE_DAVINCI0 + md_cfg.cards)) {
+	} else if (ino == MD_NODE_MANAGER ||
+		   (ino >= MD_NODE_DAVINCI0 && ino < MD_NODE_DAVINCI0 + md_cfg.cards)) {
 		/* Regular files: a FUSE char device would open the kernel's driver, not us. */
 		st->st_mode = S_IFREG | 0666;
 	} else if (ino == MD_NODE_INFO) {
@@ -153,8 +165,10 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	for (i = off; i < total; i++) {
 		struct stat st;
 		char name[32];
-		uint64_t n = i <= 1 ? MD_NODE_ROOT : i == 2 ? MD_NODE_MANAGER :
-			     i == 3 ? MD_NODE_INFO : MD_NODE_DAVINCI0 + (uint64_t)(i - 4);
+		uint64_t n = i <= 1 ? MD_NODE_ROOT :
+			     i == 2 ? MD_NODE_MANAGER :
+			     i == 3 ? MD_NODE_INFO :
+				      MD_NODE_DAVINCI0 + (uint64_t)(i - 4);
 		size_t len;
 
 		if (i == 0)
@@ -263,8 +277,8 @@ static int req_interrupted(void *ctx)
 }
 
 static void fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
-		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
-		     size_t in_bufsz, size_t out_bufsz)
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf, size_t in_bufsz,
+		     size_t out_bufsz)
 {
 	struct md_file *f = (struct md_file *)(uintptr_t)fi->fh;
 	struct md_ioctl_req r;
@@ -368,6 +382,12 @@ int main(int argc, char **argv)
 		{ "task-timeout-s", required_argument, NULL, 't' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "no-private", no_argument, NULL, 'P' },
+		{ "cards-per-node", required_argument, NULL, 'N' },
+		{ "link", required_argument, NULL, 'L' },
+		{ "slow-link", required_argument, NULL, 'S' },
+		{ "card-base", required_argument, NULL, 'B' },
+		{ "fabric", required_argument, NULL, 'F' },
+		{ "clock-offset-ns", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -385,6 +405,7 @@ int main(int argc, char **argv)
 	md_cfg.cnt_freq_hz = 50000000;
 	md_cfg.cnt_offset = 0x1000000000ull;
 	npu_card_config_default(&md_cfg.card);
+	md_link_defaults();
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'm':
@@ -400,9 +421,11 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			if (npu_card_config_parse(&md_cfg.card, optarg)) {
-				fprintf(stderr, "npu-modeld: bad --card '%s' (keys: tflops, "
+				fprintf(stderr,
+					"npu-modeld: bad --card '%s' (keys: tflops, "
 					"vector_tflops, aicpu_gflops, hbm_gbps, pcie_gbps, "
-					"launch_us, hbm_gib; positive numbers)\n", optarg);
+					"launch_us, hbm_gib; positive numbers)\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -433,8 +456,10 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			if (parse_u64(optarg, &v) || v < 1 || v > 86400) {
-				fprintf(stderr, "npu-modeld: --task-timeout-s wants 1..86400, "
-					"not '%s'\n", optarg);
+				fprintf(stderr,
+					"npu-modeld: --task-timeout-s wants 1..86400, "
+					"not '%s'\n",
+					optarg);
 				return 2;
 			}
 			md_cfg.task_timeout_ns = v * 1000000000ull;
@@ -445,6 +470,62 @@ int main(int argc, char **argv)
 		case 'P':
 			md_cfg.no_private = 1;
 			break;
+		case 'N':
+			if (parse_u64(optarg, &v) || v < 1 || v > NPU_MODEL_MAX_CARDS) {
+				fprintf(stderr,
+					"npu-modeld: --cards-per-node wants 1..%d, not "
+					"'%s'\n",
+					NPU_MODEL_MAX_CARDS, optarg);
+				return 2;
+			}
+			md_cfg.cards_per_node = (uint32_t)v;
+			break;
+		case 'L':
+			if (md_link_parse(optarg)) {
+				fprintf(stderr,
+					"npu-modeld: bad --link '%s' (keys: hccs_gbps, "
+					"hccs_us, rdma_gbps, rdma_us; positive numbers)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (md_slow_link_parse(optarg)) {
+				fprintf(stderr,
+					"npu-modeld: bad --slow-link '%s' (A-B:K, cards "
+					"A != B, K >= 1, at most %d)\n",
+					optarg, MD_MAX_SLOW_LINKS);
+				return 2;
+			}
+			break;
+		case 'B':
+			if (parse_u64(optarg, &v) || v >= NPU_MODEL_MAX_CARDS) {
+				fprintf(stderr, "npu-modeld: --card-base wants 0..%d, not '%s'\n",
+					NPU_MODEL_MAX_CARDS - 1, optarg);
+				return 2;
+			}
+			md_cfg.card_base = (uint32_t)v;
+			break;
+		case 'F':
+			md_cfg.fabric = optarg;
+			break;
+		case 'C': {
+			char *end;
+			long long off;
+
+			errno = 0;
+			off = strtoll(optarg, &end, 0);
+			if (errno || end == optarg || *end || off > 3600000000000ll ||
+			    off < -3600000000000ll) {
+				fprintf(stderr,
+					"npu-modeld: --clock-offset-ns wants -3.6e12..3.6e12, "
+					"not '%s'\n",
+					optarg);
+				return 2;
+			}
+			md_cfg.clock_offset_ns = off;
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -460,6 +541,12 @@ int main(int argc, char **argv)
 	}
 	if (hbm_mib)
 		md_cfg.card.hbm_bytes = hbm_mib << 20;
+	if (md_cfg.card_base + md_cfg.cards > NPU_MODEL_MAX_CARDS ||
+	    (md_cfg.card_base && !md_cfg.fabric)) {
+		fprintf(stderr, "npu-modeld: --card-base needs --fabric and base + cards <= %d\n",
+			NPU_MODEL_MAX_CARDS);
+		return 2;
+	}
 	if (md_cfg.journal) {
 		err = mkdir_p(md_cfg.journal);
 		if (!err)
@@ -485,8 +572,9 @@ int main(int argc, char **argv)
 	}
 	remove_stale_shm();
 	md_cards = calloc(md_cfg.cards, sizeof(*md_cards));
-	if (!md_cards) {
-		fprintf(stderr, "npu-modeld: out of memory\n");
+	if (!md_cards || (err = md_link_init(md_cfg.cards))) {
+		fprintf(stderr, "npu-modeld: %s%s: %s\n", md_cfg.fabric ? "--fabric " : "",
+			md_cfg.fabric ? md_cfg.fabric : "", strerror(md_cards ? -err : ENOMEM));
 		return 1;
 	}
 	for (d = 0; d < md_cfg.cards; d++) {
@@ -504,8 +592,8 @@ int main(int argc, char **argv)
 
 	fargv[fargc++] = argv[0];
 	fargv[fargc++] = "-o";
-	fargv[fargc++] = getuid() == 0 ? "fsname=npu-modeld,subtype=npu_model,allow_other"
-				       : "fsname=npu-modeld,subtype=npu_model";
+	fargv[fargc++] = getuid() == 0 ? "fsname=npu-modeld,subtype=npu_model,allow_other" :
+					 "fsname=npu-modeld,subtype=npu_model";
 	if (debug)
 		fargv[fargc++] = "-d";
 	fargv[fargc] = NULL;

@@ -18,7 +18,7 @@
 
 #include "modeld.h"
 
-#define REC_SIZE	sizeof(struct StarsAcsqLog)
+#define REC_SIZE sizeof(struct StarsAcsqLog)
 
 _Static_assert(sizeof(struct StarsAcsqLog) == 64, "StarsAcsqLog is 64 bytes");
 

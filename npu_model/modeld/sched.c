@@ -33,6 +33,8 @@
 #include "modeld.h"
 #include "npu_journal.h"
 
+#define MD_FABRIC_POLL_NS 20000ull /* 20 us: well under a RoCE hop's latency */
+
 uint64_t md_now_ns(void)
 {
 	struct timespec ts;
@@ -52,9 +54,14 @@ uint64_t md_counter_at(const struct md_card *c, uint64_t t_ns)
 }
 
 static uint32_t id_max[DRV_INVALID_ID] = {
-	[DRV_STREAM_ID] = 1024, [DRV_EVENT_ID] = MD_MAX_EVENTS, [DRV_MODEL_ID] = 1024,
-	[DRV_NOTIFY_ID] = 1024, [DRV_CMO_ID] = 64, [DRV_CNT_NOTIFY_ID] = 1024,
-	[DRV_SQ_ID] = NPU_UIO_MAX_SQ, [DRV_CQ_ID] = NPU_UIO_MAX_SQ,
+	[DRV_STREAM_ID] = 1024,
+	[DRV_EVENT_ID] = MD_MAX_EVENTS,
+	[DRV_MODEL_ID] = 1024,
+	[DRV_NOTIFY_ID] = 1024,
+	[DRV_CMO_ID] = 64,
+	[DRV_CNT_NOTIFY_ID] = 1024,
+	[DRV_SQ_ID] = NPU_UIO_MAX_SQ,
+	[DRV_CQ_ID] = NPU_UIO_MAX_SQ,
 };
 
 int md_card_init(struct md_card *c, uint32_t index, const struct md_config *cfg, int with_uio)
@@ -205,9 +212,55 @@ static enum md_engine engine_of(const struct npu_sqe *s)
 	case NPU_SQE_KIND_MEMSET:
 		return MD_ENGINE_COMPUTE;
 	case NPU_SQE_KIND_MEMCPY:
+	case NPU_SQE_KIND_LINK_COPY:
 		return MD_ENGINE_COPY;
 	default:
 		return MD_ENGINE_NONE;
+	}
+}
+
+/*
+ * HCCL tasks (link.c): a record takes the link's latency to the notify's
+ * card; a wait takes the launch latency once its record is done (it is
+ * placed in md_sched_run); a copy between cards takes the link's time.
+ */
+static void ingest_hccl(struct md_card *c, struct md_task *t)
+{
+	const struct npu_sqe *s = &t->sqe;
+	int peer;
+
+	switch (s->kind) {
+	case NPU_SQE_KIND_NOTIFY_RECORD:
+		if (!md_notify_valid(s->event_id)) {
+			t->error = MD_ERR_INVALID_SQE;
+			return;
+		}
+		t->dur_ns = md_link_ns(md_gcard(c), s->event_id >> 16, 0);
+		return;
+	case NPU_SQE_KIND_NOTIFY_WAIT:
+		/* a wait names its own card as the runtime numbers it: the job's number */
+		if ((s->event_id >> 16) != c->index) {
+			t->error = MD_ERR_INVALID_SQE;
+			return;
+		}
+		t->sqe.event_id = md_gcard(c) << 16 | (s->event_id & 0xffff);
+		if (!md_notify_valid(s->event_id)) {
+			t->error = MD_ERR_INVALID_SQE;
+			return;
+		}
+		t->ev_target = md_notify_add_wait(s->event_id);
+		t->dur_ns = c->cfg.launch_latency_ns;
+		return;
+	default: /* LINK_COPY */
+		peer = md_card_of_va(s->u.copy.src);
+		if (peer < 0 || (uint32_t)peer == md_gcard(c))
+			peer = md_card_of_va(s->u.copy.dst);
+		if (peer < 0) {
+			t->error = MD_ERR_INVALID_SQE;
+			return;
+		}
+		t->dur_ns = md_link_ns(md_gcard(c), (uint32_t)peer, s->bytes);
+		return;
 	}
 }
 
@@ -226,6 +279,8 @@ static void ingest_one(struct md_card *c, struct md_sq *sq, const struct npu_sqe
 		if (s->task_type > NPU_TASK_AI_CPU)
 			t->error = MD_ERR_INVALID_SQE;
 		t->dur_ns = npu_cost_duration_ns(&c->cfg, s->flops, s->bytes, s->task_type);
+		if (s->slow > 1)
+			t->dur_ns *= s->slow;
 		break;
 	case NPU_SQE_KIND_MEMCPY:
 		if (s->copy_kind > NPU_COPY_D2D)
@@ -248,7 +303,13 @@ static void ingest_one(struct md_card *c, struct md_sq *sq, const struct npu_sqe
 			t->ev_target = ev->submitted;
 		t->dur_ns = npu_cost_duration_ns(&c->cfg, 0, 0,
 						 s->kind == NPU_SQE_KIND_EVENT_RECORD ?
-						 NPU_TASK_EVENT_RECORD : NPU_TASK_EVENT_WAIT);
+							 NPU_TASK_EVENT_RECORD :
+							 NPU_TASK_EVENT_WAIT);
+		break;
+	case NPU_SQE_KIND_NOTIFY_RECORD:
+	case NPU_SQE_KIND_NOTIFY_WAIT:
+	case NPU_SQE_KIND_LINK_COPY:
+		ingest_hccl(c, t);
 		break;
 	default:
 		t->error = MD_ERR_INVALID_SQE;
@@ -294,7 +355,11 @@ int md_sched_submit(struct md_card *c, struct md_sq *sq, const struct npu_sqe *s
 void md_sched_ingest_uio(struct md_card *c, uint64_t now)
 {
 	struct npu_uio_card *hdr = c->uio;
-	struct { struct md_sq *sq; struct npu_uio_sq *u; uint32_t tail; } cand[NPU_UIO_MAX_SQ];
+	struct {
+		struct md_sq *sq;
+		struct npu_uio_sq *u;
+		uint32_t tail;
+	} cand[NPU_UIO_MAX_SQ];
 	uint32_t ncand = 0, w, i;
 
 	if (!hdr)
@@ -367,7 +432,7 @@ static void post_cqe(struct md_card *c, struct md_sq *sq, const struct md_task *
 	memset(e, 0, sizeof(*e));
 	e->stream_id = t->sqe.header.rtStreamId;
 	e->task_id = t->sqe.header.taskId;
-	e->error_code = t->error;	/* MD_ERR_* */
+	e->error_code = t->error; /* MD_ERR_* */
 	e->error_type = 1;
 	e->error_bit = 1;
 	e->sqe_type = t->sqe.header.type;
@@ -395,6 +460,12 @@ static const char *kernel_name_of(const struct md_task *t, char *buf, size_t len
 		return npu_task_type_name(NPU_TASK_EVENT_RECORD);
 	case NPU_SQE_KIND_EVENT_WAIT:
 		return npu_task_type_name(NPU_TASK_EVENT_WAIT);
+	case NPU_SQE_KIND_NOTIFY_RECORD:
+		return "Notify_Record";
+	case NPU_SQE_KIND_NOTIFY_WAIT:
+		return "Notify_Wait";
+	case NPU_SQE_KIND_LINK_COPY:
+		return s->flags & NPU_SQE_F_REDUCE ? "Reduce_Inline" : "Memcpy";
 	default:
 		return "INVALID";
 	}
@@ -406,6 +477,31 @@ static const char *kernel_name_of(const struct md_task *t, char *buf, size_t len
 	}
 	buf[i] = '\0';
 	return i ? buf : "-";
+}
+
+/* The HCCL task's own line: which link, to which card (JOURNAL.md "HCCL"). */
+static void journal_hccl(const struct md_card *c, const struct md_task *t, char *name)
+{
+	const struct npu_sqe *s = &t->sqe;
+	int peer = -1;
+
+	if (s->kind == NPU_SQE_KIND_LINK_COPY) {
+		peer = md_card_of_va(s->u.copy.src);
+		if (peer < 0 || (uint32_t)peer == md_gcard(c))
+			peer = md_card_of_va(s->u.copy.dst);
+	} else if (s->kind == NPU_SQE_KIND_NOTIFY_RECORD && md_notify_valid(s->event_id)) {
+		peer = (int)(s->event_id >> 16); /* a wait's notify is its own card's */
+	}
+	npu_journal_write("hccl_task",
+			  "dev=%u\tstream=%u\ttask=%u\tt0=%llu\tt1=%llu\t"
+			  "ctask=%s\tlink=%s\tpeer_dev=%d\tnotify=%u\tbytes=%llu\tstatus=%s",
+			  c->index, s->header.rtStreamId, s->header.taskId,
+			  (unsigned long long)t->start_ns, (unsigned long long)t->end_ns,
+			  kernel_name_of(t, name, NPU_SQE_KERNEL_NAME_LEN + 1),
+			  peer < 0 ? "-" : md_link_name(md_link_type(md_gcard(c), (uint32_t)peer)),
+			  peer, s->kind == NPU_SQE_KIND_LINK_COPY ? 0 : s->event_id,
+			  (unsigned long long)(s->kind == NPU_SQE_KIND_LINK_COPY ? s->bytes : 0),
+			  t->error ? "failed" : "ok");
 }
 
 static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t)
@@ -422,6 +518,8 @@ static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t
 			ev->completed_ns = t->end_ns;
 		}
 	}
+	if (!t->error && t->sqe.kind == NPU_SQE_KIND_NOTIFY_RECORD)
+		md_notify_record(t->sqe.event_id, t->end_ns);
 	if (t->error) {
 		c->tasks_failed++;
 		post_cqe(c, sq, t);
@@ -431,7 +529,8 @@ static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t
 	if (npu_journal_on) {
 		char name[NPU_SQE_KERNEL_NAME_LEN + 1];
 
-		npu_journal_write("exec", "pid=%d\tdev=%u\tstream=%u\ttask=%u\twrap=%u\tt0=%llu\t"
+		npu_journal_write("exec",
+				  "pid=%d\tdev=%u\tstream=%u\ttask=%u\twrap=%u\tt0=%llu\t"
 				  "t1=%llu\tc0=%llu\tc1=%llu\tkernel=%s\tsq=%u\tflip=%u\t"
 				  "sqe_type=%u\tblock_dim=%u\tstatus=%s\tprof=%d\tprof_drop=%d",
 				  (int)sq->pid, c->index, t->sqe.header.rtStreamId,
@@ -439,8 +538,12 @@ static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t
 				  (unsigned long long)t->end_ns, (unsigned long long)c0,
 				  (unsigned long long)c1, kernel_name_of(t, name, sizeof(name)),
 				  sq->id, t->sqe.flip, t->sqe.header.type, t->sqe.header.blockDim,
-				  !t->error ? "ok" :
-				  t->error == MD_ERR_TIMEOUT ? "timeout" : "invalid", prof, prof_drop);
+				  !t->error		     ? "ok" :
+				  t->error == MD_ERR_TIMEOUT ? "timeout" :
+							       "invalid",
+				  prof, prof_drop);
+		if (t->sqe.kind >= NPU_SQE_KIND_NOTIFY_RECORD)
+			journal_hccl(c, t, name);
 	}
 	sq->head++;
 	sq->done++;
@@ -455,6 +558,35 @@ static void complete_task(struct md_card *c, struct md_sq *sq, struct md_task *t
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
+}
+
+/*
+ * A Notify Wait that the stream reached at `ready`: blocked (1) until its
+ * record is done; then it lasts until that record's end (the rank waits
+ * for its peer).  Blocked past the task timeout it fails there, as the
+ * card's notify-wait timeout (a peer that died or hangs).
+ */
+static int notify_wait_blocked(struct md_card *c, struct md_task *t, uint64_t ready, uint64_t now,
+			       uint64_t *deadline)
+{
+	uint64_t when = 0;
+
+	if (!md_notify_done(t->sqe.event_id, t->ev_target, &when)) {
+		if (now < ready + c->task_timeout_ns) {
+			if (ready + c->task_timeout_ns < *deadline)
+				*deadline = ready + c->task_timeout_ns;
+			/* another daemon's record cannot kick this card: look again soon */
+			if (md_fabric_on() && now + MD_FABRIC_POLL_NS < *deadline)
+				*deadline = now + MD_FABRIC_POLL_NS;
+			return 1;
+		}
+		t->error = MD_ERR_TIMEOUT;
+		t->dur_ns = c->task_timeout_ns;
+		return 0;
+	}
+	if (when > ready + t->dur_ns)
+		t->dur_ns = when - ready;
+	return 0;
 }
 
 uint32_t md_sched_run(struct md_card *c, uint64_t now, uint64_t *deadline)
@@ -485,8 +617,10 @@ uint32_t md_sched_run(struct md_card *c, uint64_t now, uint64_t *deadline)
 						if (t->ev_target)
 							start = max_u64(start, ev->completed_ns);
 					}
-					if (t->error != MD_ERR_INVALID_SQE &&
-					    e != MD_ENGINE_NONE) {
+					if (!t->error && t->sqe.kind == NPU_SQE_KIND_NOTIFY_WAIT &&
+					    notify_wait_blocked(c, t, start, now, deadline))
+						break;
+					if (t->error != MD_ERR_INVALID_SQE && e != MD_ENGINE_NONE) {
 						start = max_u64(start, c->engine_free[e]);
 						c->engine_free[e] = start + t->dur_ns;
 					}
@@ -536,7 +670,7 @@ static int any_pending(struct npu_uio_card *hdr)
 	return 0;
 }
 
-#define MD_MIN_SLEEP_NS	20000ull
+#define MD_MIN_SLEEP_NS 20000ull
 
 static void *card_thread(void *arg)
 {

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,14 +17,15 @@
 #include "npu_api_journal.h"
 #include "npu_cost.h"
 #include "npu_kernel.h"
+#include "npu_rt.h"
 #include "opapi/nnopbase.h"
 
-#define TENSOR_MAGIC	0x544e5352U
-#define SCALAR_MAGIC	0x53434c52U
-#define ARRAY_MAGIC	0x41525259U
-#define LIST_MAGIC	0x4c495354U
-#define BOOLS_MAGIC	0x424f4f4cU
-#define EXEC_MAGIC	0x45584543U
+#define TENSOR_MAGIC 0x544e5352U
+#define SCALAR_MAGIC 0x53434c52U
+#define ARRAY_MAGIC  0x41525259U
+#define LIST_MAGIC   0x4c495354U
+#define BOOLS_MAGIC  0x424f4f4cU
+#define EXEC_MAGIC   0x45584543U
 
 struct aclTensor {
 	uint32_t magic;
@@ -63,7 +65,7 @@ struct aclTensorList {
 struct aclOpExecutor {
 	uint32_t magic;
 	int repeatable;
-	struct aclOpExecutor *next, *prev;	/* the live list (executor_live) */
+	struct aclOpExecutor *next, *prev; /* the live list (executor_live) */
 	uint64_t workspace;
 	char op_name[48];
 	int nr_kernels;
@@ -107,7 +109,7 @@ NPU_NOINLINE aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDi
 NPU_NOINLINE aclnnStatus aclDestroyTensor(const aclTensor *tensor)
 {
 	if (!tensor)
-		return ACLNN_SUCCESS;	/* destroying NULL is allowed, as in CANN */
+		return ACLNN_SUCCESS; /* destroying NULL is allowed, as in CANN */
 	if (tensor->magic != TENSOR_MAGIC)
 		return ACLNN_ERR_PARAM_INVALID;
 	((struct aclTensor *)tensor)->magic = 0;
@@ -126,6 +128,8 @@ NPU_NOINLINE aclScalar *aclCreateScalar(void *value, aclDataType dataType)
 		return NULL;
 	s->magic = SCALAR_MAGIC;
 	s->dtype = dataType;
+	/* a table: one case a line */
+	// clang-format off
 	switch (dataType) {
 	case ACL_FLOAT: s->value = *(float *)value; break;
 	case ACL_DOUBLE: s->value = *(double *)value; break;
@@ -134,6 +138,7 @@ NPU_NOINLINE aclScalar *aclCreateScalar(void *value, aclDataType dataType)
 	case ACL_BOOL: s->value = *(_Bool *)value; break;
 	default: s->value = 0; break;	/* fp16/bf16 bits are not interpreted by the model */
 	}
+	// clang-format on
 	return s;
 }
 
@@ -319,22 +324,81 @@ __attribute__((visibility("default"))) const char *NnopbaseExecutorOpName(const 
 	return executor_live(ex) ? ex->op_name : "-";
 }
 
-/* The op library's "binary": one per process, kernels are looked up in it by name. */
+/*
+ * Kernel handles as opbase gets them: the kernel binary of a kernel
+ * (<opp>/.../<Kernel>.o, loaded once with aclrtBinaryLoadFromFile) and its
+ * function for the tiling key, aclrtBinaryGetFunctionByEntry; the second and
+ * later kernels of an op by name from the process's one binary "from data",
+ * aclrtBinaryGetFunction.  The model's binaries are name spaces (no file is
+ * read); the kernel is called as the binary's file.
+ */
+#define NNOP_KERNEL_DIR "/usr/local/Ascend/cann/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b"
+#define NNOP_MAX_BINS	64
 static aclrtBinHandle nnop_bin;
+static struct {
+	char name[32];
+	aclrtBinHandle bin;
+} nnop_bins[NNOP_MAX_BINS];
+static int nnop_nr_bins;
 static pthread_mutex_t nnop_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static aclrtFuncHandle kernel_func(const char *name)
+static aclrtBinHandle kernel_bin_locked(const char *name)
+{
+	char path[256];
+	aclrtBinHandle b = NULL;
+	int i;
+
+	for (i = 0; i < nnop_nr_bins; i++)
+		if (!strcmp(nnop_bins[i].name, name))
+			return nnop_bins[i].bin;
+	snprintf(path, sizeof(path), "%s/%s.o", NNOP_KERNEL_DIR, name);
+	if (aclrtBinaryLoadFromFile(path, NULL, &b))
+		return NULL;
+	if (nnop_nr_bins < NNOP_MAX_BINS && strlen(name) < sizeof(nnop_bins[0].name)) {
+		snprintf(nnop_bins[nnop_nr_bins].name, sizeof(nnop_bins[0].name), "%s", name);
+		nnop_bins[nnop_nr_bins++].bin = b;
+	}
+	return b;
+}
+
+static aclrtFuncHandle kernel_func(const char *name, int idx, uint64_t tiling_key)
 {
 	static const char blob[] = "npu_model op binary";
 	aclrtFuncHandle f = NULL;
+	aclrtBinHandle b;
 
 	pthread_mutex_lock(&nnop_lock);
-	if (!nnop_bin && aclrtBinaryLoadFromData(blob, sizeof(blob), NULL, &nnop_bin))
-		nnop_bin = NULL;
-	if (nnop_bin && aclrtBinaryGetFunction(nnop_bin, name, &f))
-		f = NULL;
+	if (idx == 0) {
+		b = kernel_bin_locked(name);
+		if (!b || aclrtBinaryGetFunctionByEntry(b, tiling_key, &f))
+			f = NULL;
+	} else {
+		if (!nnop_bin && aclrtBinaryLoadFromData(blob, sizeof(blob), NULL, &nnop_bin))
+			nnop_bin = NULL;
+		if (nnop_bin && aclrtBinaryGetFunction(nnop_bin, name, &f))
+			f = NULL;
+	}
 	pthread_mutex_unlock(&nnop_lock);
 	return f;
+}
+
+/* AI CPU kernels: their own launch call, by op name (task type AI_CPU on the device). */
+#define NNOP_AICPU_KERNEL_TYPE 1 /* the kernelType argument: an AI CPU (CCE-style) kernel */
+
+static aclnnStatus launch_aicpu(const struct npu_op_cost *k, struct npu_kernel_args *args,
+				aclrtStream stream)
+{
+	rtAicpuArgsEx_t ai;
+
+	memset(&ai, 0, sizeof(ai));
+	ai.args = args;
+	ai.argsSize = sizeof(*args);
+	ai.soNameAddrOffset = 0xffff;
+	ai.kernelNameAddrOffset = 0xffff;
+	return rtAicpuKernelLaunchExWithArgs(NNOP_AICPU_KERNEL_TYPE, k->kernel, k->block_dim, &ai,
+					     NULL, stream, 0) ?
+		       ACLNN_ERR_RUNTIME_ERROR :
+		       ACLNN_SUCCESS;
 }
 
 static void executor_free(struct aclOpExecutor *ex)
@@ -365,16 +429,20 @@ NnopbaseExecutorRunWithWorkspace(aclOpExecutor *ex, void *workspace, uint64_t wo
 	for (int i = 0; i < ex->nr_kernels && !r; i++) {
 		const struct npu_op_cost *k = &ex->kernels[i];
 
-		if (!ex->funcs[i])
-			ex->funcs[i] = kernel_func(k->kernel);
-		if (!ex->funcs[i]) {
-			r = ACLNN_ERR_RUNTIME_ERROR;
-			break;
-		}
 		args.flops = k->flops;
 		args.bytes = k->bytes;
 		args.task_type = (uint32_t)k->task_type;
 		args.reserved = 0;
+		if (k->task_type == NPU_TASK_AI_CPU) {
+			r = launch_aicpu(k, &args, stream);
+			continue;
+		}
+		if (!ex->funcs[i])
+			ex->funcs[i] = kernel_func(k->kernel, i, (uint64_t)i + 1);
+		if (!ex->funcs[i]) {
+			r = ACLNN_ERR_RUNTIME_ERROR;
+			break;
+		}
 		if (aclrtLaunchKernelWithHostArgs(ex->funcs[i], k->block_dim, stream, NULL, &args,
 						  sizeof(args), NULL, 0))
 			r = ACLNN_ERR_RUNTIME_ERROR;

@@ -25,7 +25,7 @@ typedef struct aclBoolArray aclBoolArray;
 aclBoolArray *aclCreateBoolArray(const _Bool *value, uint64_t size);
 aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
 
-#define NNOP_MAX_KERNELS	4
+#define NNOP_MAX_KERNELS 4
 
 /* Shape of a tensor (view dims, element size of its dtype); -EINVAL for NULL/bad. */
 int NnopbaseTensorShape(const aclTensor *t, struct npu_shape *s);

@@ -78,31 +78,49 @@ static aclnnStatus plan1(const char *op, const char *kernel, const aclTensor *co
 
 #define T(...) ((const aclTensor *const[]){ __VA_ARGS__ })
 
-#define GWS_EXIT(op, r, workspaceSize)							\
-	NPU_API_EXIT("cann", r, "\top=" op "\tws=%llu",					\
+#define GWS_EXIT(op, r, workspaceSize)                  \
+	NPU_API_EXIT("cann", r, "\top=" op "\tws=%llu", \
 		     (unsigned long long)((r) || !(workspaceSize) ? 0 : *(workspaceSize)))
 
 /* Phase 2 of every op: the same body, its own exported symbol. */
-#define ACLNN_RUN(fn)									\
-	NPU_NOINLINE aclnnStatus fn(void *workspace, uint64_t workspaceSize,		\
-				    aclOpExecutor *executor, aclrtStream stream)	\
-	{										\
-		aclnnStatus r;								\
-		NPU_API_ENTER();							\
-		r = NnopbaseExecutorRunWithWorkspace(executor, workspace, workspaceSize, \
-						     stream);				\
-		NPU_API_EXIT("cann", r, "\top=" #fn "\tws=%llu\tstream=%p",		\
-			     (unsigned long long)workspaceSize, stream);		\
-		return r;								\
+#define ACLNN_RUN(fn)                                                                             \
+	NPU_NOINLINE aclnnStatus fn(void *workspace, uint64_t workspaceSize,                      \
+				    aclOpExecutor *executor, aclrtStream stream)                  \
+	{                                                                                         \
+		aclnnStatus r;                                                                    \
+		NPU_API_ENTER();                                                                  \
+		r = NnopbaseExecutorRunWithWorkspace(executor, workspace, workspaceSize, stream); \
+		NPU_API_EXIT("cann", r, "\top=" #fn "\tws=%llu\tstream=%p",                       \
+			     (unsigned long long)workspaceSize, stream);                          \
+		return r;                                                                         \
 	}
 
 /* The ops that plan one kernel: the aclnn op name and the kernel its executor launches. */
 enum {
-	OP_ADD, OP_MUL, OP_RELU, OP_THRESHOLD_BACKWARD, OP_GELU, OP_GELU_BACKWARD, OP_SOFTMAX,
-	OP_SOFTMAX_BACKWARD, OP_CAST, OP_SQRT, OP_INPLACE_MULS, OP_INPLACE_ADDS,
-	OP_INPLACE_ADDCMUL, OP_INPLACE_ADDCDIV, OP_MATMUL, OP_BATCH_MATMUL, OP_ADDMM,
-	OP_LAYER_NORM, OP_LAYER_NORM_BACKWARD, OP_REDUCE_SUM, OP_CONVOLUTION,
-	OP_NPU_FORMAT_CAST, OP_APPLY_ADAMW_V2, OP_NONZERO,
+	OP_ADD,
+	OP_MUL,
+	OP_RELU,
+	OP_THRESHOLD_BACKWARD,
+	OP_GELU,
+	OP_GELU_BACKWARD,
+	OP_SOFTMAX,
+	OP_SOFTMAX_BACKWARD,
+	OP_CAST,
+	OP_SQRT,
+	OP_INPLACE_MULS,
+	OP_INPLACE_ADDS,
+	OP_INPLACE_ADDCMUL,
+	OP_INPLACE_ADDCDIV,
+	OP_MATMUL,
+	OP_BATCH_MATMUL,
+	OP_ADDMM,
+	OP_LAYER_NORM,
+	OP_LAYER_NORM_BACKWARD,
+	OP_REDUCE_SUM,
+	OP_CONVOLUTION,
+	OP_NPU_FORMAT_CAST,
+	OP_APPLY_ADAMW_V2,
+	OP_NONZERO,
 };
 
 static const struct aclnn_op {
@@ -158,9 +176,11 @@ static aclnnStatus gws1(const char *fn, unsigned long long t0, int op, aclnnStat
 }
 
 /* ACLNN_SUCCESS when every listed argument is non-NULL. */
-#define NEED(...) (all_set((const void *const[]){ __VA_ARGS__ },			\
-			       sizeof((const void *const[]){ __VA_ARGS__ }) / sizeof(void *)) \
-		   ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_NULLPTR)
+#define NEED(...)                                                                 \
+	(all_set((const void *const[]){ __VA_ARGS__ },                            \
+		 sizeof((const void *const[]){ __VA_ARGS__ }) / sizeof(void *)) ? \
+		 ACLNN_SUCCESS :                                                  \
+		 ACLNN_ERR_PARAM_NULLPTR)
 
 static bool all_set(const void *const *p, size_t n)
 {
@@ -171,14 +191,14 @@ static bool all_set(const void *const *p, size_t n)
 }
 
 /* Phase 1 of an op with the prototype (self, out, workspaceSize, executor), no check of its own. */
-#define ACLNN_GWS_UNARY(fn, op)								\
-	NPU_NOINLINE aclnnStatus fn##GetWorkspaceSize(const aclTensor *self, aclTensor *out,	\
-						      uint64_t *workspaceSize,		\
-						      aclOpExecutor **executor)		\
-	{										\
-		NPU_API_ENTER();							\
+#define ACLNN_GWS_UNARY(fn, op)                                                                \
+	NPU_NOINLINE aclnnStatus fn##GetWorkspaceSize(const aclTensor *self, aclTensor *out,   \
+						      uint64_t *workspaceSize,                 \
+						      aclOpExecutor **executor)                \
+	{                                                                                      \
+		NPU_API_ENTER();                                                               \
 		return gws1(__func__, npu_api_t0, op, ACLNN_SUCCESS, T(self), 1, T(out), 1, 0, \
-			    workspaceSize, executor);					\
+			    workspaceSize, executor);                                          \
 	}
 
 /* ---- elementwise and activations --------------------------------------------------------- */
@@ -206,12 +226,9 @@ ACLNN_RUN(aclnnMul)
 ACLNN_GWS_UNARY(aclnnRelu, OP_RELU)
 ACLNN_RUN(aclnnRelu)
 
-NPU_NOINLINE aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-								const aclTensor *self,
-								const aclScalar *threshold,
-								aclTensor *gradInput,
-								uint64_t *workspaceSize,
-								aclOpExecutor **executor)
+NPU_NOINLINE aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(
+	const aclTensor *gradOutput, const aclTensor *self, const aclScalar *threshold,
+	aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
 	NPU_API_ENTER();
 	return gws1(__func__, npu_api_t0, OP_THRESHOLD_BACKWARD, NEED(threshold),
@@ -262,8 +279,8 @@ NPU_NOINLINE aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *g
 {
 	NPU_API_ENTER();
 	(void)dim;
-	return gws1(__func__, npu_api_t0, OP_SOFTMAX_BACKWARD, ACLNN_SUCCESS,
-		    T(gradOutput, output), 2, T(gradInput), 1, 0, workspaceSize, executor);
+	return gws1(__func__, npu_api_t0, OP_SOFTMAX_BACKWARD, ACLNN_SUCCESS, T(gradOutput, output),
+		    2, T(gradInput), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnSoftmaxBackward)
 
@@ -284,18 +301,14 @@ ACLNN_RUN(aclnnSqrt)
 /* ---- in-place optimizer arithmetic (torch.optim AdamW, foreach=False) --------------------- */
 
 /* Phase 1 of the in-place selfRef += value * (tensor1 op tensor2) ops: value must be given. */
-#define ACLNN_GWS_ADDC(fn, op)								\
-	NPU_NOINLINE aclnnStatus fn##GetWorkspaceSize(aclTensor *selfRef,			\
-						      const aclTensor *tensor1,		\
-						      const aclTensor *tensor2,		\
-						      const aclScalar *value,		\
-						      uint64_t *workspaceSize,		\
-						      aclOpExecutor **executor)		\
-	{										\
-		NPU_API_ENTER();							\
-		return gws1(__func__, npu_api_t0, op, NEED(value),			\
-			    T(selfRef, tensor1, tensor2), 3, T(selfRef), 1, 0,		\
-			    workspaceSize, executor);					\
+#define ACLNN_GWS_ADDC(fn, op)                                                                   \
+	NPU_NOINLINE aclnnStatus fn##GetWorkspaceSize(                                           \
+		aclTensor *selfRef, const aclTensor *tensor1, const aclTensor *tensor2,          \
+		const aclScalar *value, uint64_t *workspaceSize, aclOpExecutor **executor)       \
+	{                                                                                        \
+		NPU_API_ENTER();                                                                 \
+		return gws1(__func__, npu_api_t0, op, NEED(value), T(selfRef, tensor1, tensor2), \
+			    3, T(selfRef), 1, 0, workspaceSize, executor);                       \
 	}
 
 NPU_NOINLINE aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef,
@@ -364,14 +377,10 @@ ACLNN_RUN(aclnnAddmm)
 
 /* ---- normalization ------------------------------------------------------------------------ */
 
-NPU_NOINLINE aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor *input,
-							const aclIntArray *normalizedShape,
-							const aclTensor *weightOptional,
-							const aclTensor *biasOptional, double eps,
-							aclTensor *out, aclTensor *meanOutOptional,
-							aclTensor *rstdOutOptional,
-							uint64_t *workspaceSize,
-							aclOpExecutor **executor)
+NPU_NOINLINE aclnnStatus aclnnLayerNormGetWorkspaceSize(
+	const aclTensor *input, const aclIntArray *normalizedShape, const aclTensor *weightOptional,
+	const aclTensor *biasOptional, double eps, aclTensor *out, aclTensor *meanOutOptional,
+	aclTensor *rstdOutOptional, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
 	NPU_API_ENTER();
 	(void)weightOptional;
@@ -379,9 +388,9 @@ NPU_NOINLINE aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor *input,
 	(void)meanOutOptional;
 	(void)rstdOutOptional;
 	return gws1(__func__, npu_api_t0, OP_LAYER_NORM,
-		    !normalizedShape ? ACLNN_ERR_PARAM_NULLPTR
-		    : !(eps > 0)     ? ACLNN_ERR_PARAM_INVALID
-				     : ACLNN_SUCCESS,
+		    !normalizedShape ? ACLNN_ERR_PARAM_NULLPTR :
+		    !(eps > 0)	     ? ACLNN_ERR_PARAM_INVALID :
+				       ACLNN_SUCCESS,
 		    T(input), 1, T(out), 1, 0, workspaceSize, executor);
 }
 ACLNN_RUN(aclnnLayerNorm)
@@ -406,9 +415,9 @@ NPU_NOINLINE aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
 ACLNN_RUN(aclnnLayerNormBackward)
 
 NPU_NOINLINE aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self,
-							const aclIntArray *dim,
-							bool keepDim, aclDataType dtype,
-							aclTensor *out, uint64_t *workspaceSize,
+							const aclIntArray *dim, bool keepDim,
+							aclDataType dtype, aclTensor *out,
+							uint64_t *workspaceSize,
 							aclOpExecutor **executor)
 {
 	NPU_API_ENTER();
@@ -444,7 +453,7 @@ NPU_NOINLINE aclnnStatus aclnnConvolutionGetWorkspaceSize(
 	(void)outputPadding;
 	(void)cubeMathType;
 	if (!check && (transposed || groups < 1))
-		check = ACLNN_ERR_PARAM_INVALID;	/* the model has no transposed conv */
+		check = ACLNN_ERR_PARAM_INVALID; /* the model has no transposed conv */
 	return gws1(__func__, npu_api_t0, OP_CONVOLUTION, check, T(input, weight), 2, T(output), 1,
 		    check ? 0 : conv_workspace(input), workspaceSize, executor);
 }
@@ -478,8 +487,8 @@ NPU_NOINLINE aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
 	r = cost_of("Conv2DBackpropInput", T(input, weight, gradOutput), 3, T(gradInput), 1,
 		    &k[nk++]);
 	if (!r)
-		r = cost_of("Conv2DBackpropFilter", T(input, weight, gradOutput), 3,
-			    T(gradWeight), 1, &k[nk++]);
+		r = cost_of("Conv2DBackpropFilter", T(input, weight, gradOutput), 3, T(gradWeight),
+			    1, &k[nk++]);
 	if (!r && gradBias)
 		r = cost_of("ReduceSum", T(gradOutput), 1, T(gradBias), 1, &k[nk++]);
 	if (!r)
@@ -511,8 +520,8 @@ NPU_NOINLINE aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(
 	(void)weightDecay;
 	(void)amsgrad;
 	(void)maximize;
-	if (!check && (!(lr >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) ||
-		       !(eps >= 0)))
+	if (!check &&
+	    (!(lr >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) || !(eps >= 0)))
 		check = ACLNN_ERR_PARAM_INVALID;
 	return gws1(__func__, npu_api_t0, OP_APPLY_ADAMW_V2, check, T(varRef, mRef, vRef, grad), 4,
 		    T(varRef, mRef, vRef), 3, 0, workspaceSize, executor);

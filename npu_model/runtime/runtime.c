@@ -34,27 +34,27 @@
 #include "npu_sqe.h"
 #include "runtime/taskid.h"
 
-#define RT_MAX_DEVICES		16
-#define RT_SQ_DEPTH		1024
-#define RT_BATCH_MAX		64
-#define RT_STREAM_MAGIC		0x5354524dU	/* "STRM" */
-#define RT_EVENT_MAGIC		0x4556544eU	/* "EVTN" */
-#define RT_KERNEL_MAGIC		0x4b524e4cU	/* "KRNL" */
-#define RT_POLL_MIN_NS		20000
-#define RT_POLL_MAX_NS		500000
+#define RT_MAX_DEVICES	16
+#define RT_SQ_DEPTH	1024
+#define RT_BATCH_MAX	64
+#define RT_STREAM_MAGIC 0x5354524dU /* "STRM" */
+#define RT_EVENT_MAGIC	0x4556544eU /* "EVTN" */
+#define RT_KERNEL_MAGIC 0x4b524e4cU /* "KRNL" */
+#define RT_POLL_MIN_NS	20000
+#define RT_POLL_MAX_NS	500000
 
 struct rt_stream {
 	uint32_t magic;
 	int32_t dev;
-	uint32_t id;			/* halResourceIdAlloc(DRV_STREAM_ID) */
+	uint32_t id; /* halResourceIdAlloc(DRV_STREAM_ID) */
 	uint32_t sq_id, cq_id;
 	pthread_mutex_t lock;
 	struct rt_taskid tid;
-	uint64_t queued;		/* tasks given an id (sent + pending) */
-	uint64_t sent;			/* SQEs handed to halSqTaskSend */
-	uint64_t done;			/* SQEs the card has completed, last seen */
-	uint32_t tail;			/* SQ position after the last sent SQE */
-	uint32_t head;			/* SQ head the card last reported */
+	uint64_t queued; /* tasks given an id (sent + pending) */
+	uint64_t sent;	 /* SQEs handed to halSqTaskSend */
+	uint64_t done;	 /* SQEs the card has completed, last seen */
+	uint32_t tail;	 /* SQ position after the last sent SQE */
+	uint32_t head;	 /* SQ head the card last reported */
 	unsigned int nr_pending;
 	struct npu_sqe pending[RT_BATCH_MAX];
 };
@@ -62,13 +62,13 @@ struct rt_stream {
 struct rt_event {
 	uint32_t magic;
 	int32_t dev;
-	uint32_t id;			/* halResourceIdAlloc(DRV_EVENT_ID) */
+	uint32_t id; /* halResourceIdAlloc(DRV_EVENT_ID) */
 	uint32_t flags;
-	struct rt_stream *stream;	/* of the latest record, NULL if never recorded */
-	uint64_t seq;			/* stream task count that completes the record */
-	uint64_t done_ns;		/* when first seen complete, 0 if not yet */
-	int unstamped;			/* in rt_unstamped[] */
-	struct rt_event *next;		/* rt_events list */
+	struct rt_stream *stream; /* of the latest record, NULL if never recorded */
+	uint64_t seq;		  /* stream task count that completes the record */
+	uint64_t done_ns;	  /* when first seen complete, 0 if not yet */
+	int unstamped;		  /* in rt_unstamped[] */
+	struct rt_event *next;	  /* rt_events list */
 };
 
 struct rt_kernel {
@@ -82,7 +82,7 @@ struct rt_kernel {
 struct rt_device {
 	int refs;
 	struct rt_stream *default_stream;
-	uint64_t reserved;		/* bytes from rtMalloc, live */
+	uint64_t reserved; /* bytes from rtMalloc, live */
 };
 
 static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -108,7 +108,7 @@ static rtError_t rt_sync_all_streams(int32_t dev);
 static pthread_mutex_t rt_ev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rt_event *rt_unstamped[RT_MAX_UNSTAMPED];
 static int rt_nr_unstamped;
-static struct rt_event *rt_events;	/* every live event */
+static struct rt_event *rt_events; /* every live event */
 static void poll_event_streams(void);
 
 /* ptr -> (size, dev) of live rtMalloc blocks, for rtFree and the GE totals. */
@@ -136,6 +136,24 @@ static void rt_read_env(void)
 
 		rt_batch = v < 1 ? 1 : v > RT_BATCH_MAX ? RT_BATCH_MAX : (unsigned int)v;
 	}
+}
+
+/*
+ * NPU_MODEL_COMPUTE_SCALE=K (fault injection: a slow rank, npu_train
+ * --slow-rank): every kernel of this process takes K times as long on the
+ * card (the SQE's `slow`).
+ */
+static uint64_t rt_compute_scale(void)
+{
+	static uint64_t scale;
+
+	if (!scale) {
+		const char *v = getenv("NPU_MODEL_COMPUTE_SCALE");
+		long k = v ? strtol(v, NULL, 10) : 1;
+
+		scale = k >= 1 && k <= 1000 ? (uint64_t)k : 1;
+	}
+	return scale;
 }
 
 static size_t hash_ptr(const void *p, size_t buckets)
@@ -318,10 +336,12 @@ static rtError_t stream_submit(struct rt_stream *s, struct npu_sqe *sqe, uint8_t
 	rt_last_task = rt_taskid_full(flip, task);
 	rt_last_stream = s->id;
 	if (npu_journal_on)
-		npu_journal_write("task", "tid=%d\tt=%llu\tdev=%d\tstream=%u\ttask=%u\twrap=%u"
+		npu_journal_write("task",
+				  "tid=%d\tt=%llu\tdev=%d\tstream=%u\ttask=%u\twrap=%u"
 				  "\tsqe_type=%u\tkernel=%s\ttask_type=%s\tblock_dim=%u\tflops=%llu"
-				  "\tbytes=%llu", npu_tid(), (unsigned long long)npu_now_ns(),
-				  s->dev, s->id, task, flip, sqe_type, kernel ? kernel : "-",
+				  "\tbytes=%llu",
+				  npu_tid(), (unsigned long long)npu_now_ns(), s->dev, s->id, task,
+				  flip, sqe_type, kernel ? kernel : "-",
 				  npu_task_type_name(slot->task_type), block_dim,
 				  (unsigned long long)slot->flops, (unsigned long long)slot->bytes);
 	if (s->nr_pending >= rt_batch)
@@ -352,7 +372,7 @@ static int stream_sleep_on_head(struct rt_stream *s, uint32_t seen)
 	q.value[1] = seen;
 	q.value[2] = 50000;
 	if (halSqCqQuery((uint32_t)s->dev, &q)) {
-		rt_head_wait_broken = 1;	/* ioctl mode or an older daemon: poll */
+		rt_head_wait_broken = 1; /* ioctl mode or an older daemon: poll */
 		return -1;
 	}
 	return 0;
@@ -381,7 +401,7 @@ static rtError_t stream_wait(struct rt_stream *s, uint64_t target)
 			return ACL_SUCCESS;
 		}
 		if (!r && s->sent + s->nr_pending < target)
-			r = ACL_ERROR_RT_INTERNAL_ERROR;	/* tasks lost by a failed send */
+			r = ACL_ERROR_RT_INTERNAL_ERROR; /* tasks lost by a failed send */
 		seen = s->head;
 		pthread_mutex_unlock(&s->lock);
 		if (r)
@@ -969,7 +989,7 @@ NPU_NOINLINE rtError_t rtEventElapsedTime(float *timeInterval, rtEvent_t startEv
 	if (!r)
 		r = event_check(b, 0);
 	if (r == 1) {
-		r = ACL_ERROR_RT_PARAM_INVALID;	/* not complete yet: CANN refuses too */
+		r = ACL_ERROR_RT_PARAM_INVALID; /* not complete yet: CANN refuses too */
 		goto out;
 	}
 	if (!r) {
@@ -1022,12 +1042,13 @@ NPU_NOINLINE rtError_t rtEventDestroy(rtEvent_t evt)
 static void mem_journal(const char *op, void *ptr, int64_t size, int32_t dev, uint64_t total)
 {
 	if (npu_journal_on)
-		npu_journal_write("mem", "tid=%d\tcomponent=GE\top=%s\tt=%llu\tptr=%p\tsize=%lld"
+		npu_journal_write("mem",
+				  "tid=%d\tcomponent=GE\top=%s\tt=%llu\tptr=%p\tsize=%lld"
 				  "\ttotal_allocated=%llu\ttotal_reserved=%llu\ttotal_active=%llu"
-				  "\tstream=0\tdevice=%d", npu_tid(), op,
-				  (unsigned long long)npu_now_ns(), ptr, (long long)size,
-				  (unsigned long long)total, (unsigned long long)total,
-				  (unsigned long long)total, dev);
+				  "\tstream=0\tdevice=%d",
+				  npu_tid(), op, (unsigned long long)npu_now_ns(), ptr,
+				  (long long)size, (unsigned long long)total,
+				  (unsigned long long)total, (unsigned long long)total, dev);
 }
 
 NPU_NOINLINE rtError_t rtMalloc(void **devPtr, uint64_t size, rtMemType_t type,
@@ -1109,7 +1130,7 @@ NPU_NOINLINE rtError_t rtFree(void *devPtr)
 	}
 	pthread_mutex_unlock(&rt_lock);
 	if (!b) {
-		r = ACL_ERROR_RT_MEMORY_FREE;	/* not ours: refuse, never touch the HAL */
+		r = ACL_ERROR_RT_MEMORY_FREE; /* not ours: refuse, never touch the HAL */
 		goto out;
 	}
 	e = halMemFree(devPtr);
@@ -1171,7 +1192,8 @@ NPU_NOINLINE rtError_t rtMemGetInfo(uint64_t *freeSize, uint64_t *totalSize)
 	} else if (!halGetDeviceInfo((uint32_t)rt_cur_dev, MODULE_TYPE_SYSTEM,
 				     NPU_INFO_TYPE_HBM_TOTAL, &total) &&
 		   !halGetDeviceInfo((uint32_t)rt_cur_dev, MODULE_TYPE_SYSTEM,
-				     NPU_INFO_TYPE_HBM_USED, &used) && total > 0) {
+				     NPU_INFO_TYPE_HBM_USED, &used) &&
+		   total > 0) {
 		*totalSize = (uint64_t)total;
 		*freeSize = used < total ? (uint64_t)(total - used) : 0;
 	} else {
@@ -1187,6 +1209,10 @@ NPU_NOINLINE rtError_t rtMemGetInfo(uint64_t *freeSize, uint64_t *totalSize)
 	NPU_API_EXIT("cann", r, "");
 	return r;
 }
+
+static int card_of_va(const void *p);
+static rtError_t submit_link_copy(struct rt_stream *s, void *dst, const void *src, uint64_t cnt,
+				  int reduce);
 
 static int copy_kind_of(rtMemcpyKind_t kind)
 {
@@ -1207,8 +1233,8 @@ static int copy_kind_of(rtMemcpyKind_t kind)
 	}
 }
 
-static rtError_t submit_copy(struct rt_stream *s, void *dst, const void *src, uint64_t cnt,
-			     int ck, uint64_t *seq)
+static rtError_t submit_copy(struct rt_stream *s, void *dst, const void *src, uint64_t cnt, int ck,
+			     uint64_t *seq)
 {
 	struct npu_sqe sqe;
 
@@ -1258,6 +1284,9 @@ NPU_NOINLINE rtError_t rtMemcpyAsync(void *dst, uint64_t destMax, const void *sr
 
 	if (!dst || !src || cnt > destMax || ck < 0 || !s)
 		r = ACL_ERROR_RT_PARAM_INVALID;
+	else if (ck == NPU_COPY_D2D && card_of_va(src) >= 0 && card_of_va(dst) >= 0 &&
+		 card_of_va(src) != card_of_va(dst))
+		r = submit_link_copy(s, dst, src, cnt, 0); /* peer memory: over the link */
 	else
 		r = submit_copy(s, dst, src, cnt, ck == NPU_COPY_H2H ? NPU_COPY_D2D : ck, NULL);
 	NPU_API_EXIT("cann", r, "\tsize=%llu\tkind=%d\tstream=%p", (unsigned long long)cnt,
@@ -1376,17 +1405,24 @@ NPU_NOINLINE rtError_t rtsFuncGetByName(const rtBinHandle binHandle, const char 
 	return r;
 }
 
+/*
+ * One kernel task.  args starts with struct npu_kernel_args (the model's
+ * cost of the launch); force_type >= 0 is the task type of a launch call
+ * that has its own (the AI CPU calls), whatever args says.
+ */
 static rtError_t launch(struct rt_kernel *k, uint32_t numBlocks, const void *args,
-			uint32_t argsSize, rtStream_t stm)
+			uint32_t argsSize, rtStream_t stm, int force_type)
 {
 	const struct npu_kernel_args *ka = args;
 	struct rt_stream *s = stream_of(stm);
 	struct npu_sqe sqe;
 	uint8_t sqe_type;
+	int type;
 
 	if (!k || !s || !args || argsSize < sizeof(*ka) || numBlocks == 0 || numBlocks > 0xffff)
 		return ACL_ERROR_RT_PARAM_INVALID;
-	switch (ka->task_type) {
+	type = force_type >= 0 ? force_type : (int)ka->task_type;
+	switch (type) {
 	case NPU_TASK_AI_CORE:
 		sqe_type = RT_STARS_SQE_TYPE_FFTS;
 		break;
@@ -1401,10 +1437,11 @@ static rtError_t launch(struct rt_kernel *k, uint32_t numBlocks, const void *arg
 	}
 	memset(&sqe, 0, sizeof(sqe));
 	sqe.kind = NPU_SQE_KIND_KERNEL;
-	sqe.task_type = (uint8_t)ka->task_type;
+	sqe.task_type = (uint8_t)type;
 	sqe.kernel_id = k->id;
 	sqe.flops = ka->flops;
 	sqe.bytes = ka->bytes;
+	sqe.slow = (uint16_t)rt_compute_scale();
 	memcpy(sqe.u.kernel_name, k->name, sizeof(sqe.u.kernel_name));
 	return stream_submit(s, &sqe, sqe_type, (uint16_t)numBlocks, k->name, NULL);
 }
@@ -1420,7 +1457,7 @@ NPU_NOINLINE rtError_t rtKernelLaunch(const void *stubFunc, uint32_t numBlocks, 
 	pthread_mutex_lock(&rt_lock);
 	k = stubFunc ? kernel_find_stub_locked(stubFunc) : NULL;
 	pthread_mutex_unlock(&rt_lock);
-	r = launch(k, numBlocks, args, argsSize, stm);
+	r = launch(k, numBlocks, args, argsSize, stm, -1);
 	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
 	return r;
 }
@@ -1440,8 +1477,290 @@ NPU_NOINLINE rtError_t rtsLaunchKernelWithHostArgs(rtFuncHandle funcHandle, uint
 	(void)placeHolderNum;
 	if (k && k->magic != RT_KERNEL_MAGIC)
 		k = NULL;
-	r = launch(k, numBlocks, hostArgs, argsSize, stm);
+	r = launch(k, numBlocks, hostArgs, argsSize, stm, -1);
 	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
+	return r;
+}
+
+/* ---- CANN 8.x/9.x launch paths (prototypes: npu_rt.h) --------------------------------- */
+
+static struct rt_kernel *kernel_of_stub(const void *stub)
+{
+	struct rt_kernel *k;
+
+	pthread_mutex_lock(&rt_lock);
+	k = stub ? kernel_find_stub_locked(stub) : NULL;
+	pthread_mutex_unlock(&rt_lock);
+	return k;
+}
+
+static struct rt_kernel *kernel_of_handle(void *fh)
+{
+	struct rt_kernel *k = fh;
+
+	return k && k->magic == RT_KERNEL_MAGIC ? k : NULL;
+}
+
+/* An AI CPU kernel is named by the launch (its .so and function name): one per name. */
+static struct rt_kernel *kernel_of_name(const char *name)
+{
+	struct rt_kernel *k;
+
+	if (!name || !*name)
+		return NULL;
+	pthread_mutex_lock(&rt_lock);
+	k = kernel_find_name_locked(name);
+	if (!k)
+		k = kernel_add_locked(NULL, name);
+	pthread_mutex_unlock(&rt_lock);
+	return k;
+}
+
+#define ARGS_OF(ai)   ((ai) ? (ai)->args : NULL)
+#define ARGS_SIZE(ai) ((ai) ? (ai)->argsSize : 0)
+
+/* aclop kernels (registered stubs, rtFunctionRegister), flag and config ignored */
+NPU_NOINLINE rtError_t rtKernelLaunchWithFlagV2(const void *stubFunc, uint32_t numBlocks,
+						rtArgsEx_t *argsInfo, rtSmDesc_t *smDesc,
+						rtStream_t stm, uint32_t flags,
+						const rtTaskCfgInfo_t *cfgInfo)
+{
+	struct rt_kernel *k = kernel_of_stub(stubFunc);
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)smDesc;
+	(void)flags;
+	(void)cfgInfo;
+	r = launch(k, numBlocks, ARGS_OF(argsInfo), ARGS_SIZE(argsInfo), stm, -1);
+	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
+	return r;
+}
+
+/* hdl: a binary (rtsBinaryLoadFromFile); its kernel for tilingKey */
+NPU_NOINLINE rtError_t rtKernelLaunchWithHandleV2(void *hdl, const uint64_t tilingKey,
+						  uint32_t numBlocks, rtArgsEx_t *argsInfo,
+						  rtSmDesc_t *smDesc, rtStream_t stm,
+						  const rtTaskCfgInfo_t *cfgInfo)
+{
+	rtFuncHandle fh = NULL;
+	struct rt_kernel *k;
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)smDesc;
+	(void)cfgInfo;
+	k = rtsFuncGetByEntry(hdl, tilingKey, &fh) ? NULL : kernel_of_handle(fh);
+	r = launch(k, numBlocks, ARGS_OF(argsInfo), ARGS_SIZE(argsInfo), stm, -1);
+	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s\tentry=%llu", stm, k ? k->name : "-",
+		     (unsigned long long)tilingKey);
+	return r;
+}
+
+NPU_NOINLINE rtError_t rtLaunchKernelByFuncHandleV3(rtFuncHandle funcHandle, uint32_t numBlocks,
+						    const rtArgsEx_t *const argsInfo,
+						    rtStream_t stm,
+						    const rtTaskCfgInfo_t *const cfgInfo)
+{
+	struct rt_kernel *k = kernel_of_handle(funcHandle);
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)cfgInfo;
+	r = launch(k, numBlocks, ARGS_OF(argsInfo), ARGS_SIZE(argsInfo), stm, -1);
+	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
+	return r;
+}
+
+/*
+ * argsHandle: in the model the host argument block itself (real CANN builds
+ * an rtArgsHandle with rtsKernelArgsInit / AppendArgs; the model has no use
+ * for the builder).
+ */
+NPU_NOINLINE rtError_t rtsLaunchKernelWithConfig(rtFuncHandle funcHandle, uint32_t numBlocks,
+						 rtStream_t stm, rtKernelLaunchCfg_t *cfg,
+						 rtArgsHandle argsHandle, void *reserve)
+{
+	struct rt_kernel *k = kernel_of_handle(funcHandle);
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)cfg;
+	(void)reserve;
+	r = launch(k, numBlocks, argsHandle, sizeof(struct npu_kernel_args), stm, -1);
+	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
+	return r;
+}
+
+/* args: device memory on a card; the model reads its npu_kernel_args from the host pointer */
+NPU_NOINLINE rtError_t rtsLaunchKernelWithDevArgs(rtFuncHandle funcHandle, uint32_t numBlocks,
+						  rtStream_t stm, rtKernelLaunchCfg_t *cfg,
+						  const void *args, uint32_t argsSize,
+						  void *reserve)
+{
+	struct rt_kernel *k = kernel_of_handle(funcHandle);
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)cfg;
+	(void)reserve;
+	r = launch(k, numBlocks, args, argsSize, stm, -1);
+	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
+	return r;
+}
+
+/* AI CPU kernel of a CPU kernel library (aclop AI CPU ops): task type AI_CPU always */
+NPU_NOINLINE rtError_t rtCpuKernelLaunchWithFlag(const void *soName, const void *kernelName,
+						 uint32_t numBlocks, const rtArgsEx_t *argsInfo,
+						 rtSmDesc_t *smDesc, rtStream_t stm, uint32_t flags)
+{
+	struct rt_kernel *k = soName ? kernel_of_name(kernelName) : NULL;
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)smDesc;
+	(void)flags;
+	r = launch(k, numBlocks, ARGS_OF(argsInfo), ARGS_SIZE(argsInfo), stm, NPU_TASK_AI_CPU);
+	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
+	return r;
+}
+
+/* AI CPU op by name (aclnn AI CPU ops, opbase): task type AI_CPU always */
+NPU_NOINLINE rtError_t rtAicpuKernelLaunchExWithArgs(const uint32_t kernelType,
+						     const char *const opName,
+						     const uint32_t numBlocks,
+						     const rtAicpuArgsEx_t *argsInfo,
+						     rtSmDesc_t *const smDesc, const rtStream_t stm,
+						     const uint32_t flags)
+{
+	struct rt_kernel *k = kernel_of_name(opName);
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)smDesc;
+	(void)flags;
+	r = launch(k, numBlocks, ARGS_OF(argsInfo), ARGS_SIZE(argsInfo), stm, NPU_TASK_AI_CPU);
+	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s\tkernel_type=%u", stm, k ? k->name : "-",
+		     kernelType);
+	return r;
+}
+
+/* AI CPU framework op: args is struct npu_fwk_kernel_args (its op name after the cost) */
+NPU_NOINLINE rtError_t rtKernelLaunchEx(void *args, uint32_t argsSize, uint32_t flags,
+					rtStream_t stm)
+{
+	const struct npu_fwk_kernel_args *fa = args;
+	struct rt_kernel *k = NULL;
+	char name[sizeof(fa->op_name) + 1];
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)flags;
+	if (fa && argsSize >= sizeof(*fa)) {
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(fa->op_name), fa->op_name);
+		k = kernel_of_name(name);
+	}
+	r = launch(k, 1, args, argsSize, stm, NPU_TASK_AI_CPU);
+	NPU_API_EXIT("cann", r, "\tstream=%p\top=%s", stm, k ? k->name : "-");
+	return r;
+}
+
+NPU_NOINLINE rtError_t rtMemcpyAsyncEx(void *dst, uint64_t destMax, const void *src, uint64_t cnt,
+				       rtMemcpyKind_t kind, rtStream_t stm,
+				       rtMemcpyConfig_t *memcpyConfig)
+{
+	struct rt_stream *s = stream_of(stm);
+	int ck = copy_kind_of(kind);
+	rtError_t r;
+	NPU_API_ENTER();
+
+	(void)memcpyConfig;
+	if (!dst || !src || cnt > destMax || ck < 0 || !s)
+		r = ACL_ERROR_RT_PARAM_INVALID;
+	else
+		r = submit_copy(s, dst, src, cnt, ck == NPU_COPY_H2H ? NPU_COPY_D2D : ck, NULL);
+	NPU_API_EXIT("cann", r, "\tsize=%llu\tkind=%d\tstream=%p", (unsigned long long)cnt,
+		     (int)kind, stm);
+	return r;
+}
+
+NPU_NOINLINE rtError_t rtMemsetAsync(void *ptr, uint64_t destMax, uint32_t val, uint64_t cnt,
+				     rtStream_t stm)
+{
+	struct rt_stream *s = stream_of(stm);
+	struct npu_sqe sqe;
+	rtError_t r;
+	NPU_API_ENTER();
+
+	if (!ptr || cnt > destMax || !s) {
+		r = ACL_ERROR_RT_PARAM_INVALID;
+	} else {
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.kind = NPU_SQE_KIND_MEMSET;
+		sqe.task_type = NPU_TASK_MEMSET;
+		sqe.bytes = cnt;
+		sqe.u.copy.dst = (uint64_t)(uintptr_t)ptr;
+		sqe.u.copy.value = val & 0xff;
+		r = stream_submit(s, &sqe, RT_STARS_SQE_TYPE_SDMA, 1, "MEMSET", NULL);
+	}
+	NPU_API_EXIT("cann", r, "\tsize=%llu\tptr=%p\tstream=%p", (unsigned long long)cnt, ptr,
+		     stm);
+	return r;
+}
+
+/* A kernel binary: the model keeps its file's base name (no extension) as the kernel name. */
+struct rt_bin {
+	uint32_t magic;
+	char name[NPU_SQE_KERNEL_NAME_LEN];
+};
+#define RT_BIN_MAGIC 0x5242494eU /* "RBIN" */
+
+NPU_NOINLINE rtError_t rtsBinaryLoadFromFile(const char *binPath, const void *optionalCfg,
+					     rtBinHandle *handle)
+{
+	const char *base;
+	struct rt_bin *b;
+	rtError_t r = ACL_SUCCESS;
+	size_t n;
+	NPU_API_ENTER();
+
+	(void)optionalCfg;
+	base = binPath ? strrchr(binPath, '/') : NULL;
+	base = base ? base + 1 : binPath;
+	if (!base || !*base || !handle) {
+		r = ACL_ERROR_RT_PARAM_INVALID;
+	} else if (!(b = calloc(1, sizeof(*b)))) {
+		r = ACL_ERROR_RT_MEMORY_ALLOCATION;
+	} else {
+		n = strcspn(base, ".");
+		b->magic = RT_BIN_MAGIC;
+		snprintf(b->name, sizeof(b->name), "%.*s", (int)n, base);
+		*handle = b;
+	}
+	NPU_API_EXIT("cann", r, "\tpath=%s", binPath ? binPath : "-");
+	return r;
+}
+
+/* funcEntry (the tiling key) selects a kernel of the binary; the model's binaries hold one */
+NPU_NOINLINE rtError_t rtsFuncGetByEntry(const rtBinHandle binHandle, const uint64_t funcEntry,
+					 rtFuncHandle *funcHandle)
+{
+	const struct rt_bin *b = binHandle;
+	struct rt_kernel *k = NULL;
+	rtError_t r = ACL_SUCCESS;
+	NPU_API_ENTER();
+
+	if (!b || b->magic != RT_BIN_MAGIC || !funcHandle) {
+		r = ACL_ERROR_RT_PARAM_INVALID;
+	} else {
+		k = kernel_of_name(b->name);
+		if (k)
+			*funcHandle = k;
+		else
+			r = ACL_ERROR_RT_MEMORY_ALLOCATION;
+	}
+	NPU_API_EXIT("cann", r, "\top=%s\tentry=%llu", k ? k->name : "-",
+		     (unsigned long long)funcEntry);
 	return r;
 }
 
@@ -1451,4 +1770,219 @@ __attribute__((visibility("default"))) uint64_t npu_model_runtime_tasks(uint64_t
 	if (kernels)
 		*kernels = __atomic_load_n(&rt_kernels_total, __ATOMIC_RELAXED);
 	return __atomic_load_n(&rt_tasks_total, __ATOMIC_RELAXED);
+}
+
+/* ---- notifies and copies between cards (HCCL's primitives) --------------------------- */
+
+/*
+ * rtNotify_t: a notify of card `dev` with id `id` (halResourceIdAlloc
+ * DRV_NOTIFY_ID).  One created here owns the id; one opened by name
+ * (rtIpcOpenNotify, another process's notify) only names it.  The card
+ * counts records and waits per notify (npu_model/modeld/link.c).
+ */
+#define RT_NOTIFY_MAGIC 0x4e4f5446U /* "NOTF" */
+struct rt_notify {
+	uint32_t magic;
+	int32_t dev;
+	uint32_t id;
+	int owned;
+};
+
+static struct rt_notify *notify_of(rtNotify_t n)
+{
+	struct rt_notify *p = n;
+
+	return p && p->magic == RT_NOTIFY_MAGIC ? p : NULL;
+}
+
+NPU_NOINLINE rtError_t rtNotifyCreate(int32_t deviceId, rtNotify_t *notify)
+{
+	struct halResourceIdInputInfo rin;
+	struct halResourceIdOutputInfo rout;
+	struct rt_notify *n = NULL;
+	drvError_t d;
+	rtError_t r = ACL_SUCCESS;
+	NPU_API_ENTER();
+
+	if (!notify || deviceId < 0 || deviceId >= RT_MAX_DEVICES) {
+		r = ACL_ERROR_RT_PARAM_INVALID;
+		goto out;
+	}
+	memset(&rin, 0, sizeof(rin));
+	memset(&rout, 0, sizeof(rout));
+	rin.type = DRV_NOTIFY_ID;
+	d = halResourceIdAlloc((uint32_t)deviceId, &rin, &rout);
+	if (d) {
+		r = drv_to_rt(d);
+		goto out;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		rin.resourceId = rout.resourceId;
+		halResourceIdFree((uint32_t)deviceId, &rin);
+		r = ACL_ERROR_RT_MEMORY_ALLOCATION;
+		goto out;
+	}
+	n->magic = RT_NOTIFY_MAGIC;
+	n->dev = deviceId;
+	n->id = rout.resourceId;
+	n->owned = 1;
+	*notify = n;
+out:
+	NPU_API_EXIT("cann", r, "\tdev=%d\tid=%u", deviceId, n ? n->id : 0);
+	return r;
+}
+
+NPU_NOINLINE rtError_t rtNotifyDestroy(rtNotify_t notify)
+{
+	struct rt_notify *n = notify_of(notify);
+	struct halResourceIdInputInfo rin;
+	rtError_t r = ACL_SUCCESS;
+	NPU_API_ENTER();
+
+	if (!n) {
+		r = ACL_ERROR_RT_PARAM_INVALID;
+	} else {
+		if (n->owned) {
+			memset(&rin, 0, sizeof(rin));
+			rin.type = DRV_NOTIFY_ID;
+			rin.resourceId = n->id;
+			halResourceIdFree((uint32_t)n->dev, &rin);
+		}
+		n->magic = 0;
+		free(n);
+	}
+	NPU_API_EXIT("cann", r, "");
+	return r;
+}
+
+NPU_NOINLINE rtError_t rtGetNotifyID(rtNotify_t notify, uint32_t *notifyId)
+{
+	struct rt_notify *n = notify_of(notify);
+	rtError_t r = n && notifyId ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
+	NPU_API_ENTER();
+
+	if (!r)
+		*notifyId = n->id;
+	NPU_API_EXIT("cann", r, "");
+	return r;
+}
+
+/* The IPC name of a notify: "npu_notify_<dev>_<id>" (what rtIpcOpenNotify parses). */
+NPU_NOINLINE rtError_t rtIpcSetNotifyName(rtNotify_t notify, char *name, uint32_t len)
+{
+	struct rt_notify *n = notify_of(notify);
+	rtError_t r = ACL_SUCCESS;
+	NPU_API_ENTER();
+
+	if (!n || !name || (uint32_t)snprintf(name, len, "npu_notify_%d_%u", n->dev, n->id) >= len)
+		r = ACL_ERROR_RT_PARAM_INVALID;
+	NPU_API_EXIT("cann", r, "");
+	return r;
+}
+
+NPU_NOINLINE rtError_t rtIpcOpenNotify(rtNotify_t *notify, const char *name)
+{
+	struct rt_notify *n;
+	int dev;
+	unsigned int id;
+	char tail;
+	rtError_t r = ACL_SUCCESS;
+	NPU_API_ENTER();
+
+	if (!notify || !name || sscanf(name, "npu_notify_%d_%u%c", &dev, &id, &tail) != 2 ||
+	    dev < 0 || dev >= RT_MAX_DEVICES || id > 0xffff) {
+		r = ACL_ERROR_RT_PARAM_INVALID;
+	} else if (!(n = calloc(1, sizeof(*n)))) {
+		r = ACL_ERROR_RT_MEMORY_ALLOCATION;
+	} else {
+		n->magic = RT_NOTIFY_MAGIC;
+		n->dev = dev;
+		n->id = id;
+		*notify = n;
+	}
+	NPU_API_EXIT("cann", r, "");
+	return r;
+}
+
+static rtError_t submit_notify(rtNotify_t notify, rtStream_t stm, int wait)
+{
+	struct rt_notify *n = notify_of(notify);
+	struct rt_stream *s = stream_of(stm);
+	struct npu_sqe sqe;
+
+	if (!n || !s)
+		return ACL_ERROR_RT_PARAM_INVALID;
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.kind = wait ? NPU_SQE_KIND_NOTIFY_WAIT : NPU_SQE_KIND_NOTIFY_RECORD;
+	sqe.task_type = wait ? NPU_TASK_EVENT_WAIT : NPU_TASK_EVENT_RECORD;
+	sqe.event_id = (uint32_t)n->dev << 16 | n->id;
+	return stream_submit(s, &sqe,
+			     wait ? RT_STARS_SQE_TYPE_NOTIFY_WAIT : RT_STARS_SQE_TYPE_NOTIFY_RECORD,
+			     1, wait ? "Notify_Wait" : "Notify_Record", NULL);
+}
+
+NPU_NOINLINE rtError_t rtNotifyRecord(rtNotify_t notify, rtStream_t stm)
+{
+	rtError_t r;
+	NPU_API_ENTER();
+
+	r = submit_notify(notify, stm, 0);
+	NPU_API_EXIT("cann", r, "\tstream=%p", stm);
+	return r;
+}
+
+NPU_NOINLINE rtError_t rtNotifyWait(rtNotify_t notify, rtStream_t stm)
+{
+	rtError_t r;
+	NPU_API_ENTER();
+
+	r = submit_notify(notify, stm, 1);
+	NPU_API_EXIT("cann", r, "\tstream=%p", stm);
+	return r;
+}
+
+static int card_of_va(const void *p)
+{
+	uint64_t va = (uint64_t)(uintptr_t)p;
+
+	if (va < NPU_VA_BASE)
+		return -1;
+	va = (va - NPU_VA_BASE) / NPU_VA_PER_CARD;
+	return va < RT_MAX_DEVICES ? (int)va : -1;
+}
+
+/* A copy between two cards' memories (HCCL's SDMA over HCCS or RoCE). */
+static rtError_t submit_link_copy(struct rt_stream *s, void *dst, const void *src, uint64_t cnt,
+				  int reduce)
+{
+	struct npu_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.kind = NPU_SQE_KIND_LINK_COPY;
+	sqe.task_type = NPU_TASK_MEMCPY;
+	sqe.copy_kind = NPU_COPY_D2D;
+	sqe.flags = reduce ? NPU_SQE_F_REDUCE : 0;
+	sqe.bytes = cnt;
+	sqe.u.copy.src = (uint64_t)(uintptr_t)src;
+	sqe.u.copy.dst = (uint64_t)(uintptr_t)dst;
+	return stream_submit(s, &sqe, RT_STARS_SQE_TYPE_SDMA, 1,
+			     reduce ? "Reduce_Inline" : "Memcpy", NULL);
+}
+
+/* rtRecudeKind_t / rtDataType_t are the runtime's (spelling as in rt_mem.h). */
+NPU_NOINLINE rtError_t rtReduceAsync(void *dst, uint64_t destMax, const void *src, uint64_t cnt,
+				     int32_t kind, int32_t type, rtStream_t stm)
+{
+	struct rt_stream *s = stream_of(stm);
+	rtError_t r;
+	NPU_API_ENTER();
+
+	if (!dst || !src || cnt > destMax || !s || card_of_va(dst) < 0 || card_of_va(src) < 0)
+		r = ACL_ERROR_RT_PARAM_INVALID;
+	else
+		r = submit_link_copy(s, dst, src, cnt, 1);
+	NPU_API_EXIT("cann", r, "\tsize=%llu\tkind=%d\ttype=%d\tstream=%p", (unsigned long long)cnt,
+		     kind, type, stm);
+	return r;
 }

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 struct rt_taskid {
-	uint16_t next;		/* id the next task gets */
-	uint16_t flip;		/* how many times `next` has wrapped to 0 */
+	uint16_t next; /* id the next task gets */
+	uint16_t flip; /* how many times `next` has wrapped to 0 */
 };
 
 /* Takes the next id; *flip is the wrap count the task belongs to. */

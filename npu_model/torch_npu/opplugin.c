@@ -9,14 +9,16 @@
  * aclnnXxxGetWorkspaceSize, allocate the workspace from the caching
  * allocator, then hand a std::function that calls aclnnXxx(workspace, size,
  * executor, stream) to OpCommand::RunOpApiV2("aclnnXxx", ...), which queues
- * it for acl_thread.  The aclnn functions are found with dlopen("libopapi.so")
- * + dlsym on first use, as op-plugin's GetOpApiFuncAddr does.
+ * it for acl_thread.  The aclnn functions are found with dlopen + dlsym of
+ * the operator libraries on first use, as op-plugin's GetOpApiFuncAddr does
+ * (opapi_sym below).
  *
  * The one TransData call site: at_npu::native::custom_ops::npu_format_cast
  * (exported below), which runs TransData through the legacy aclop path
  * (OpCommand "TransData" -> COMPILE_AND_EXECUTE -> ExecFunc ->
  * aclopCompileAndExecute), as torch_npu's format cast does.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -36,30 +38,108 @@
 
 static int npu_device = -1;
 
-/* ---- libopapi.so, loaded on first use ----------------------------------------------------- */
+/* ---- the operator libraries, loaded on first use ------------------------------------------ */
 
-static void *opapi_handle;
+/*
+ * op-plugin's order (GetOpApiFuncAddr, op_api_common.hpp): a custom op
+ * package's libcust_opapi.so first (it overrides built-in ops), then every
+ * libopapi_*.so of the CANN lib64 (CANN 8.x/9.x split the ops by family),
+ * then libopapi.so (deprecated from CANN 9.0, still shipped), then every
+ * libaclnn_*.so; a symbol comes from the first library that has it.  lib64
+ * here is the directory libnnopbase.so was loaded from.  Each dlopen writes
+ * an `oplib` journal line (lib, idx) in that order.
+ */
+#define OPAPI_MAX_LIBS 32
+
+static void *opapi_handles[OPAPI_MAX_LIBS];
+static int opapi_nr = -1; /* -1: not loaded yet */
 static pthread_mutex_t opapi_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void opapi_open(const char *dir, const char *name)
+{
+	char path[4096];
+	void *h;
+
+	if (opapi_nr >= OPAPI_MAX_LIBS)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	h = dlopen(path, RTLD_LAZY);
+	if (!h)
+		return;
+	if (npu_journal_on)
+		npu_journal_write("oplib", "tid=%d\tlib=%s\tidx=%d", npu_tid(), name, opapi_nr);
+	opapi_handles[opapi_nr++] = h;
+}
+
+/* Every file of dir named prefix*.so (not prefix.so itself), in name order. */
+static void opapi_open_glob(const char *dir, const char *prefix)
+{
+	char *names[OPAPI_MAX_LIBS];
+	size_t pl = strlen(prefix), n = 0, i, len;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < OPAPI_MAX_LIBS) {
+		len = strlen(de->d_name);
+		if (len > pl + 3 && !strncmp(de->d_name, prefix, pl) &&
+		    !strcmp(de->d_name + len - 3, ".so") && (names[n] = strdup(de->d_name)))
+			n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), name_cmp);
+	for (i = 0; i < n; i++) {
+		opapi_open(dir, names[i]);
+		free(names[i]);
+	}
+}
+
+static void opapi_load_locked(void)
+{
+	char dir[4096];
+	Dl_info info;
+	char *slash;
+
+	opapi_nr = 0;
+	if (!dladdr((void *)&aclCreateTensor, &info) || !info.dli_fname)
+		return;
+	snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	opapi_open(dir, "libcust_opapi.so");
+	opapi_open_glob(dir, "libopapi_");
+	opapi_open(dir, "libopapi.so");
+	opapi_open_glob(dir, "libaclnn_");
+}
 
 static void *opapi_sym(const char *name)
 {
 	void *f = NULL;
+	int i;
 
 	pthread_mutex_lock(&opapi_lock);
-	if (!opapi_handle)
-		opapi_handle = dlopen("libopapi.so", RTLD_LAZY);
-	if (opapi_handle)
-		f = dlsym(opapi_handle, name);
+	if (opapi_nr < 0)
+		opapi_load_locked();
+	for (i = 0; i < opapi_nr && !f; i++)
+		f = dlsym(opapi_handles[i], name);
 	pthread_mutex_unlock(&opapi_lock);
 	return f;
 }
 
 /* Caches one aclnn symbol per call site (a static pointer each). */
-#define OPAPI(var, fn)							\
-	static __typeof__(&fn) var##_sym;					\
-	if (!var##_sym)								\
-		var##_sym = (__typeof__(&fn))opapi_sym(#fn);			\
-	if (!var##_sym)								\
+#define OPAPI(var, fn)                                       \
+	static __typeof__(&fn) var##_sym;                    \
+	if (!var##_sym)                                      \
+		var##_sym = (__typeof__(&fn))opapi_sym(#fn); \
+	if (!var##_sym)                                      \
 		return ACLNN_ERR_INNER;
 
 typedef aclnnStatus (*aclnn_run_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
@@ -87,7 +167,10 @@ static int exec_phase2(const char *aclnn_name, uint64_t ws, aclOpExecutor *ex)
 	struct opapi_call c = { 0 };
 	struct cxx_function fn;
 	struct cxx_string name;
-	static struct { const char *name; void *fn; } cache[64];
+	static struct {
+		const char *name;
+		void *fn;
+	} cache[64];
 	void *run = NULL;
 	int err, i;
 
@@ -127,9 +210,8 @@ static int exec_phase2(const char *aclnn_name, uint64_t ws, aclOpExecutor *ex)
 		return ACLNN_ERR_INNER;
 	}
 	npu_cxx_string_init(&name, aclnn_name);
-	npu_aten_last_error();	/* clear */
-	_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb(
-		&name, &fn, false);
+	npu_aten_last_error(); /* clear */
+	NPU_RUN_OP_API_V2(&name, &fn, false);
 	err = npu_aten_last_error();
 	npu_cxx_string_destroy(&name);
 	npu_cxx_function_destroy(&fn);
@@ -196,7 +278,7 @@ static void acl_args_release(struct acl_args *g)
 	for (int i = 0; i < g->na; i++)
 		aclDestroyIntArray(g->a[i]);
 	for (int i = 0; i < g->nl; i++)
-		free((void *)g->l[i]);	/* lists hold tensors released above */
+		free((void *)g->l[i]); /* lists hold tensors released above */
 	aclDestroyBoolArray(g->b);
 }
 
@@ -353,15 +435,14 @@ static int run_op(const char *op, struct at_tensor *o, int nout, const struct at
 	} else if (!strcmp(op, "apply_adamw")) {
 		/* in: param, exp_avg, exp_avg_sq, grad, step; x: lr, beta1, beta2, wd, eps */
 		OPAPI(f, aclnnApplyAdamWV2GetWorkspaceSize);
-		r = f_sym(A(&g, in[0]), A(&g, in[1]), A(&g, in[2]), NULL,
-					     A(&g, in[3]), A(&g, in[4]), (float)x[0], (float)x[1],
-					     (float)x[2], (float)x[3], (float)x[4], false, false,
-					     &ws, &ex);
+		r = f_sym(A(&g, in[0]), A(&g, in[1]), A(&g, in[2]), NULL, A(&g, in[3]),
+			  A(&g, in[4]), (float)x[0], (float)x[1], (float)x[2], (float)x[3],
+			  (float)x[4], false, false, &ws, &ex);
 		run = "aclnnApplyAdamWV2";
 	}
 	acl_args_release(&g);
 	if (!run)
-		return ACLNN_ERR_PARAM_INVALID;	/* an op the plugin does not know */
+		return ACLNN_ERR_PARAM_INVALID; /* an op the plugin does not know */
 	if (r)
 		return r;
 	return exec_phase2(run, ws, ex);
@@ -447,13 +528,19 @@ out:
 	if (err)
 		npu_aten_set_error(err);
 	else
-		npu_tensor_share_grad_fn(ret, self);	/* the gradient passes through */
+		npu_tensor_share_grad_fn(ret, self); /* the gradient passes through */
 	npu_autograd_op_exit();
 	NPU_API_EXIT("framework", err, "\top=TransData\tseq=%lld\tfwd=0", (long long)seq);
 	return ret;
 }
 
 /* ---- torch.npu helpers ----------------------------------------------------------------------- */
+
+/* The device npu_torch_init bound (0 before), for the Python backend's threads (hidden). */
+int npu_plugin_device(void)
+{
+	return npu_device < 0 ? 0 : npu_device;
+}
 
 int npu_torch_init(int device)
 {

@@ -33,13 +33,59 @@
 #include "torch_npu/torch_npu_priv.h"
 
 static struct Repository *repo;
-static pthread_mutex_t repo_lock = PTHREAD_MUTEX_INITIALIZER;	/* start and producers */
-static _Atomic uint64_t g_correlation_id = 1;	/* QueueParas::g_correlation_id */
-static int queue_mode = -1;			/* TASK_QUEUE_ENABLE */
-static __thread void *cur_stream;		/* getCurrentNPUStream(), NULL = default */
+static pthread_mutex_t repo_lock = PTHREAD_MUTEX_INITIALIZER; /* start and producers */
+static _Atomic uint64_t g_correlation_id = 1;		      /* QueueParas::g_correlation_id */
+static int queue_mode = -1;				      /* TASK_QUEUE_ENABLE */
+static __thread void *cur_stream; /* getCurrentNPUStream(), NULL = default */
 
 /* ---- libstdc++ objects ---------------------------------------------------------------------- */
 
+#ifdef NPU_CXX_OLD_ABI
+/* _S_empty_rep: a _Rep of length 0 and the "" after it, what an allocation failure leaves. */
+static struct {
+	struct cxx_string_rep rep;
+	char nul;
+} empty_rep;
+_Static_assert(sizeof(struct cxx_string_rep) == 24, "libstdc++ _Rep: data - 24 is the length");
+
+/* Copy-on-write std::string: one heap block, _Rep then the characters (never shared here). */
+void npu_cxx_string_init(struct cxx_string *s, const char *text)
+{
+	size_t n = strlen(text);
+	struct cxx_string_rep *rep = malloc(sizeof(*rep) + n + 1);
+
+	if (!rep) {
+		s->data = &empty_rep.nul;
+		return;
+	}
+	rep->length = rep->capacity = n;
+	rep->refcount = 0;
+	s->data = (char *)(rep + 1);
+	memcpy(s->data, text, n + 1);
+}
+
+static struct cxx_string_rep *cxx_string_rep(const struct cxx_string *s)
+{
+	return (struct cxx_string_rep *)s->data - 1;
+}
+
+void npu_cxx_string_destroy(struct cxx_string *s)
+{
+	if (s->data && s->data != &empty_rep.nul)
+		free(cxx_string_rep(s));
+	s->data = NULL;
+}
+
+const char *npu_cxx_string_data(const struct cxx_string *s)
+{
+	return s->data ? s->data : "";
+}
+
+size_t npu_cxx_string_len(const struct cxx_string *s)
+{
+	return s->data ? cxx_string_rep(s)->length : 0;
+}
+#else
 void npu_cxx_string_init(struct cxx_string *s, const char *text)
 {
 	size_t n = strlen(text);
@@ -69,16 +115,17 @@ void npu_cxx_string_destroy(struct cxx_string *s)
 	s->u.local[0] = '\0';
 }
 
-/* Copies a std::string (libstdc++ layout) into dst, keeping dst's SSO buffer its own. */
-static void cxx_string_copy(struct cxx_string *dst, const struct cxx_string *src)
+const char *npu_cxx_string_data(const struct cxx_string *s)
 {
-	char tmp[128];
-	size_t n = src->len < sizeof(tmp) - 1 ? src->len : sizeof(tmp) - 1;
-
-	memcpy(tmp, src->data, n);
-	tmp[n] = '\0';
-	npu_cxx_string_init(dst, tmp);
+	return s->data;
 }
+
+size_t npu_cxx_string_len(const struct cxx_string *s)
+{
+	return s->len;
+}
+
+#endif
 
 /* The functor storage holds a pointer to a heap block: { run, ctx bytes... }. */
 struct fn_box {
@@ -173,21 +220,35 @@ static void queue_journal(const char *side, const struct QueueParas *p)
 
 /* ---- consumer-side executors (funcMap of AsyncTaskQueueInterface.cpp) ---------------------- */
 
-NPU_NOINLINE int _ZN6at_npu6native13ExecFuncOpApiEPN7c10_npu5queue10QueueParasEPv(
-	struct QueueParas *in, void *stream)
+/* A ring slot (EXECUTE_OPAPI, the name in place) or, queue disabled, the caller's V2 entry. */
+TNPU_HIDDEN int
+_ZN6at_npu6native13ExecFuncOpApiEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+								 void *stream)
 {
-	struct ExecuteParasOpApiV2 *v2 = in->paramVal;
+	const struct cxx_function *fn;
+	const char *op;
 	int r;
 	NPU_API_ENTER();
 
 	(void)stream;
-	r = npu_cxx_function_call(v2->customHandler);
-	NPU_API_EXIT("framework", r, "\top=%s", v2->opName->data);
+	if (in->paramType == EXECUTE_OPAPI) {
+		struct ExecuteParasOpApi *e = in->paramVal;
+
+		fn = (const struct cxx_function *)&e->customHandler;
+		op = e->opType;
+	} else {
+		struct ExecuteParasOpApiV2 *v2 = in->paramVal;
+
+		fn = v2->customHandler;
+		op = npu_cxx_string_data(v2->opName);
+	}
+	r = npu_cxx_function_call(fn);
+	NPU_API_EXIT("framework", r, "\top=%s", op);
 	return r;
 }
 
-NPU_NOINLINE int _ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
-									      void *stream)
+TNPU_HIDDEN int _ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+									   void *stream)
 {
 	struct ExecuteParas *e = in->paramVal;
 	int r;
@@ -201,8 +262,9 @@ NPU_NOINLINE int _ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv(stru
 	return r;
 }
 
-NPU_NOINLINE int _ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueueParasEPv(
-	struct QueueParas *in, void *stream)
+TNPU_HIDDEN int
+_ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+								    void *stream)
 {
 	struct CopyParas *c = in->paramVal;
 	int r;
@@ -213,8 +275,9 @@ NPU_NOINLINE int _ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueuePara
 	return r;
 }
 
-NPU_NOINLINE int _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(
-	struct QueueParas *in, void *stream)
+TNPU_HIDDEN int
+_ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+								   void *stream)
 {
 	struct EventParas *e = in->paramVal;
 	int r;
@@ -225,8 +288,9 @@ NPU_NOINLINE int _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParas
 	return r;
 }
 
-NPU_NOINLINE int _ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEPv(
-	struct QueueParas *in, void *stream)
+TNPU_HIDDEN int
+_ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+								 void *stream)
 {
 	struct EventParas *e = in->paramVal;
 	int r;
@@ -237,7 +301,7 @@ NPU_NOINLINE int _ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEP
 	return r;
 }
 
-NPU_NOINLINE void _ZN6at_npu6native12AsncExecFuncEPv(void *data)
+TNPU_HIDDEN void _ZN6at_npu6native12AsncExecFuncEPv(void *data)
 {
 	struct QueueParas *p = data;
 	int r;
@@ -246,7 +310,8 @@ NPU_NOINLINE void _ZN6at_npu6native12AsncExecFuncEPv(void *data)
 	switch (p->paramType) {
 	case EXECUTE_OPAPI:
 	case EXECUTE_OPAPI_V2:
-		r = _ZN6at_npu6native13ExecFuncOpApiEPN7c10_npu5queue10QueueParasEPv(p, p->paramStream);
+		r = _ZN6at_npu6native13ExecFuncOpApiEPN7c10_npu5queue10QueueParasEPv(
+			p, p->paramStream);
 		break;
 	case COMPILE_AND_EXECUTE:
 		r = _ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv(p, p->paramStream);
@@ -276,11 +341,10 @@ NPU_NOINLINE void _ZN6at_npu6native12AsncExecFuncEPv(void *data)
 /* Releases what a slot (or an inline parameter block) owns after it ran. */
 static void paras_release(struct QueueParas *p)
 {
-	if (p->paramType == EXECUTE_OPAPI_V2 || p->paramType == EXECUTE_OPAPI) {
-		struct ExecuteParasOpApiV2 *v2 = p->paramVal;
+	if (p->paramType == EXECUTE_OPAPI) {
+		struct ExecuteParasOpApi *e = p->paramVal;
 
-		npu_cxx_function_destroy(v2->customHandler);
-		npu_cxx_string_destroy(v2->opName);
+		npu_cxx_function_destroy((struct cxx_function *)&e->customHandler);
 	} else if (p->paramType == COMPILE_AND_EXECUTE) {
 		struct ExecuteParas *e = p->paramVal;
 
@@ -303,20 +367,28 @@ static uint32_t ring_used(const struct Repository *r)
 	return r->write_idx - r->read_idx;
 }
 
-/* WriteQueue: deep-copies the caller's parameters into the next slot. */
+/*
+ * WriteQueue + CopyFunc: copies the caller's parameters into the next slot,
+ * the payload right behind the QueueParas.  An EXECUTE_OPAPI_V2 entry becomes
+ * EXECUTE_OPAPI with the op name copied into opType (truncated to 99 bytes,
+ * as ExecuteParasOpApi::Copy) and the callable taken over.
+ */
 static void write_slot(struct npu_queue_slot *s, const struct QueueParas *p)
 {
 	s->paras = *p;
 	switch (p->paramType) {
-	case EXECUTE_OPAPI:
 	case EXECUTE_OPAPI_V2: {
 		const struct ExecuteParasOpApiV2 *v2 = p->paramVal;
+		size_t n = npu_cxx_string_len(v2->opName);
 
-		cxx_string_copy(&s->u.opapi.name, v2->opName);
-		cxx_function_clone(&s->u.opapi.fn, v2->customHandler);
-		s->u.opapi.v2.opName = &s->u.opapi.name;
-		s->u.opapi.v2.customHandler = &s->u.opapi.fn;
-		s->paras.paramVal = &s->u.opapi.v2;
+		if (n > sizeof(s->u.opapi.opType) - 1)
+			n = sizeof(s->u.opapi.opType) - 1;
+		memset(s->u.opapi.opType, 0, sizeof(s->u.opapi.opType));
+		memcpy(s->u.opapi.opType, npu_cxx_string_data(v2->opName), n);
+		cxx_function_clone((struct cxx_function *)&s->u.opapi.customHandler,
+				   v2->customHandler);
+		s->paras.paramType = EXECUTE_OPAPI;
+		s->paras.paramVal = &s->u.opapi;
 		break;
 	}
 	case COMPILE_AND_EXECUTE:
@@ -333,10 +405,9 @@ static void write_slot(struct npu_queue_slot *s, const struct QueueParas *p)
 		s->paras.paramVal = &s->u.event;
 		break;
 	}
-	s->paras.paramLen = sizeof(s->u);
 }
 
-NPU_NOINLINE void _ZN7c10_npu10Repository7EnqueueEPv(struct Repository *self, void *cur_paras)
+TNPU_HIDDEN void _ZN7c10_npu10Repository7EnqueueEPv(struct Repository *self, void *cur_paras)
 {
 	struct QueueParas *p = cur_paras;
 	uint64_t one = 1;
@@ -370,7 +441,7 @@ NPU_NOINLINE void _ZN7c10_npu10Repository7EnqueueEPv(struct Repository *self, vo
 }
 
 /* ReadQueue + execute one slot; blocks while the ring is empty. */
-NPU_NOINLINE void _ZN7c10_npu10Repository7DequeueEv(struct Repository *self)
+TNPU_HIDDEN void _ZN7c10_npu10Repository7DequeueEv(struct Repository *self)
 {
 	struct npu_queue_slot *s;
 	uint64_t v, one = 1;
@@ -516,9 +587,9 @@ void *npu_queue_current_stream(void)
 /* ---- producer entry points ----------------------------------------------------------------- */
 
 /* Sets the stream and correlation id of a task, then enqueues it on its device's queue. */
-NPU_NOINLINE void _ZN7c10_npu18enCurrentNPUStreamEPvaPNS_9NPUStreamE(void *cur_paras,
-								       signed char device_index,
-								       void *stream)
+TNPU_HIDDEN void _ZN7c10_npu18enCurrentNPUStreamEPvaPNS_9NPUStreamE(void *cur_paras,
+								    signed char device_index,
+								    void *stream)
 {
 	struct QueueParas *p = cur_paras;
 	NPU_API_ENTER();
@@ -552,10 +623,12 @@ static int submit(struct QueueParas *p, int release_inline)
 		r = _ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv(p, cur_stream);
 		break;
 	case ASYNC_MEMCPY:
-		r = _ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueueParasEPv(p, cur_stream);
+		r = _ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueueParasEPv(p,
+											cur_stream);
 		break;
 	case RECORD_EVENT:
-		r = _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(p, cur_stream);
+		r = _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(p,
+										       cur_stream);
 		break;
 	case WAIT_EVENT:
 		r = _ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEPv(p, cur_stream);
@@ -566,13 +639,13 @@ static int submit(struct QueueParas *p, int release_inline)
 	return r;
 }
 
-NPU_NOINLINE void
-_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb(
-	const struct cxx_string *op_name, const struct cxx_function *func, _Bool sync)
+NPU_NOINLINE void NPU_RUN_OP_API_V2(const struct cxx_string *op_name,
+				    const struct cxx_function *func, _Bool sync)
 {
 	struct ExecuteParasOpApiV2 v2 = { (struct cxx_string *)op_name,
 					  (struct cxx_function *)func };
-	struct QueueParas p = { .paramType = EXECUTE_OPAPI_V2, .paramLen = sizeof(v2),
+	struct QueueParas p = { .paramType = EXECUTE_OPAPI_V2,
+				.paramLen = sizeof(v2),
 				.paramVal = &v2 };
 	int r;
 	NPU_API_ENTER();
@@ -583,14 +656,15 @@ _ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_tr
 		npu_aten_set_error(r);
 	if (sync)
 		npu_queue_drain();
-	NPU_API_EXIT("framework", 0, "\top=%s\tstatus=%d", op_name->data, r);
+	NPU_API_EXIT("framework", 0, "\top=%s\tstatus=%d", npu_cxx_string_data(op_name), r);
 }
 
 /* Model helpers for the other payload types (torch_npu's copy_, record/wait event). */
 int npu_queue_submit_copy(const struct CopyParas *c)
 {
 	struct CopyParas copy = *c;
-	struct QueueParas p = { .paramType = ASYNC_MEMCPY, .paramLen = sizeof(copy),
+	struct QueueParas p = { .paramType = ASYNC_MEMCPY,
+				.paramLen = sizeof(copy),
 				.paramVal = &copy };
 
 	return submit(&p, 1);
@@ -606,7 +680,8 @@ int npu_queue_submit_event(int type, aclrtEvent ev)
 
 int npu_queue_submit_aclop(struct ExecuteParas *e)
 {
-	struct QueueParas p = { .paramType = COMPILE_AND_EXECUTE, .paramLen = sizeof(*e),
+	struct QueueParas p = { .paramType = COMPILE_AND_EXECUTE,
+				.paramLen = sizeof(*e),
 				.paramVal = e };
 
 	return submit(&p, 1);

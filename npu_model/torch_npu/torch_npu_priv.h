@@ -16,14 +16,17 @@
 
 /* ---- c10_npu::queue::QueueParas: the vendor layout (include/ascend/torch_npu.h) ---------- */
 
-/* EXECUTE_OPAPI_V2 payload: pointers to the op name and the callable, as torch_npu. */
-struct ExecuteParasOpApiV2 {
-	struct cxx_string *opName;
-	struct cxx_function *customHandler;
-};
+/*
+ * EXECUTE_OPAPI_V2 (caller side) and EXECUTE_OPAPI (ring slot) payloads: the
+ * vendor layouts of include/ascend/torch_npu.h; opName / customHandler are
+ * struct cxx_string * / struct cxx_function * here.
+ */
+_Static_assert(sizeof(struct cxx_function) ==
+		       sizeof(((struct ExecuteParasOpApi *)0)->customHandler),
+	       "std::function layout");
 
 /* COMPILE_AND_EXECUTE payload (the aclop path): what ExecFunc passes to aclop. */
-#define NPU_ACLOP_MAX_IO	4
+#define NPU_ACLOP_MAX_IO 4
 struct ExecuteParas {
 	char opType[100];
 	int nin, nout;
@@ -31,7 +34,7 @@ struct ExecuteParas {
 	aclDataBuffer *in_buf[NPU_ACLOP_MAX_IO];
 	aclTensorDesc *out_desc[NPU_ACLOP_MAX_IO];
 	aclDataBuffer *out_buf[NPU_ACLOP_MAX_IO];
-	aclopAttr *attr;		/* owned: destroyed after execution */
+	aclopAttr *attr; /* owned: destroyed after execution */
 };
 
 struct CopyParas {
@@ -48,72 +51,90 @@ struct EventParas {
 
 /* ---- c10_npu::Repository ------------------------------------------------------------------ */
 
-#define NPU_QUEUE_CAPACITY	4096	/* kQueueCapacity */
+#define NPU_QUEUE_CAPACITY 4096 /* kQueueCapacity */
 
+/* A slot as CopyFunc leaves it: the payload right behind the QueueParas. */
 struct npu_queue_slot {
 	struct QueueParas paras;
 	union {
-		struct {
-			struct ExecuteParasOpApiV2 v2;
-			struct cxx_string name;
-			struct cxx_function fn;
-		} opapi;
+		struct ExecuteParasOpApi opapi; /* an EXECUTE_OPAPI_V2 entry, converted */
 		struct ExecuteParas aclop;
 		struct CopyParas copy;
 		struct EventParas event;
 	} u;
 };
+_Static_assert(offsetof(struct npu_queue_slot, u) == TORCH_NPU_SLOT_PAYLOAD, "slot layout");
 
 struct Repository {
 	struct npu_queue_slot *slots;
-	volatile uint32_t read_idx;	/* next slot the consumer runs */
-	volatile uint32_t write_idx;	/* next slot the producer fills */
-	int efd_read;			/* wakes the consumer */
-	int efd_write;			/* wakes a producer blocked on a full ring */
+	volatile uint32_t read_idx;  /* next slot the consumer runs */
+	volatile uint32_t write_idx; /* next slot the producer fills */
+	int efd_read;		     /* wakes the consumer */
+	int efd_write;		     /* wakes a producer blocked on a full ring */
 	volatile int consumer_sleeping;
 	volatile int producer_sleeping;
-	volatile int running;		/* consumer is executing a slot */
+	volatile int running; /* consumer is executing a slot */
 	volatile int stop;
 	int device;
-	int first_error;		/* first failure of a queued task (acl/aclnn code) */
+	int first_error; /* first failure of a queued task (acl/aclnn code) */
 	pthread_t thread;
 	pthread_mutex_t drain_lock;
 	pthread_cond_t drain_cond;
 	volatile int drain_waiters;
 };
 
-/* Mangled torch_npu entry points (npu_torch.h explains the ABI). */
+/*
+ * Mangled torch_npu entry points (npu_torch.h explains the ABI).  Release visibility (issue 13):
+ * the library is built as the wheel is, -fvisibility=hidden, exporting only what the real headers
+ * mark TORCH_NPU_API / C10_NPU_API (npu_model/README.md lists the set and its headers).
+ * TNPU_HIDDEN marks a function that real torch_npu has but does not export (no export macro, or
+ * in no header): it stays out of .dynsym and is named only by the split debug file's .symtab;
+ * noinline so that name still labels a real function body a debug-symbols tracer can probe.
+ */
+#define TNPU_HIDDEN __attribute__((noinline, visibility("hidden")))
 void _ZN7c10_npu10Repository7EnqueueEPv(struct Repository *self, void *cur_paras);
 void _ZN7c10_npu10Repository7DequeueEv(struct Repository *self);
 void _ZN7c10_npu18enCurrentNPUStreamEPvaPNS_9NPUStreamE(void *cur_paras, signed char device_index,
-							  void *stream);
+							void *stream);
 void _ZN6at_npu6native12AsncExecFuncEPv(void *data);
 int _ZN6at_npu6native13ExecFuncOpApiEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
-									void *stream);
+								     void *stream);
 int _ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in, void *stream);
 int _ZN6at_npu6native16MemcopyAsyncFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
-									   void *stream);
-int _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
-									  void *stream);
-int _ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
 									void *stream);
-void _ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb(
-	const struct cxx_string *op_name, const struct cxx_function *func, _Bool sync);
+int _ZN6at_npu6native15RecordEventFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+								       void *stream);
+int _ZN6at_npu6native13WaitEventFuncEPN7c10_npu5queue10QueueParasEPv(struct QueueParas *in,
+								     void *stream);
+/*
+ * at_npu::native::OpCommand::RunOpApiV2(const std::string &, const PROC_FUNC &, bool):
+ * its mangled name names the std::string of the ABI built for (npu_torch.h).
+ */
+#ifdef NPU_CXX_OLD_ABI
+#define NPU_RUN_OP_API_V2 _ZN6at_npu6native9OpCommand10RunOpApiV2ERKSsRKSt8functionIFivEEb
+#else
+#define NPU_RUN_OP_API_V2 \
+	_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb
+#endif
+void NPU_RUN_OP_API_V2(const struct cxx_string *op_name, const struct cxx_function *func,
+		       _Bool sync);
 
 /* Queue control (queue.c). */
-int npu_queue_start(int device);		/* creates the repository and acl_thread */
-struct Repository *npu_queue_get(void);		/* NULL before npu_queue_start */
-int npu_queue_enabled(void);			/* TASK_QUEUE_ENABLE != 0 */
-int npu_queue_drain(void);			/* waits until empty; first task error or 0 */
-void npu_queue_set_stream(void *stream);	/* this thread's current stream */
-int npu_queue_submit_copy(const struct CopyParas *c);	/* ASYNC_MEMCPY */
-int npu_queue_submit_event(int type, aclrtEvent ev);	/* RECORD_EVENT / WAIT_EVENT */
-int npu_queue_submit_aclop(struct ExecuteParas *e);	/* COMPILE_AND_EXECUTE, takes ownership */
+int npu_queue_start(int device);		      /* creates the repository and acl_thread */
+struct Repository *npu_queue_get(void);		      /* NULL before npu_queue_start */
+int npu_queue_enabled(void);			      /* TASK_QUEUE_ENABLE != 0 */
+int npu_queue_drain(void);			      /* waits until empty; first task error or 0 */
+void npu_queue_set_stream(void *stream);	      /* this thread's current stream */
+int npu_queue_submit_copy(const struct CopyParas *c); /* ASYNC_MEMCPY */
+int npu_queue_submit_event(int type, aclrtEvent ev);  /* RECORD_EVENT / WAIT_EVENT */
+int npu_queue_submit_aclop(struct ExecuteParas *e);   /* COMPILE_AND_EXECUTE, takes ownership */
 void *npu_queue_current_stream(void);
 
 /* libstdc++ object helpers (queue.c). */
 void npu_cxx_string_init(struct cxx_string *s, const char *text);
 void npu_cxx_string_destroy(struct cxx_string *s);
+const char *npu_cxx_string_data(const struct cxx_string *s);
+size_t npu_cxx_string_len(const struct cxx_string *s);
 /* A std::function<int()> owning a heap copy of `ctx` (size bytes); run(ctx) is the body. */
 int npu_cxx_function_init(struct cxx_function *f, int (*run)(void *ctx), const void *ctx,
 			  size_t size);
@@ -122,38 +143,28 @@ int npu_cxx_function_call(const struct cxx_function *f);
 
 /* ---- c10_npu::NPUCachingAllocator (allocator.c) -------------------------------------------- */
 
-/* The record torch_npu::profiler::reportMemoryDataToNpuProfiler() receives. */
-struct npu_memory_usage {
-	uint64_t ptr;			/*  0 */
-	int64_t size;			/*  8: + for malloc, - for free / block_free */
-	uint64_t total_allocated;	/* 16: bytes, after the event */
-	uint64_t total_reserved;	/* 24 */
-	uint64_t total_active;		/* 32 */
-	uint64_t stream;		/* 40: aclrtStream pointer */
-	uint16_t device;		/* 48 */
-	uint8_t component;		/* 50: 0 caching allocator (PTA), 1 workspace */
-	uint8_t data_type;		/* 51: 0 malloc, 1 free, 2 block_free */
-	uint8_t allocator_type;		/* 52: 0 inner */
-	uint8_t reserved[3];		/* 53 */
-	uint64_t time_ns;		/* 56: CLOCK_MONOTONIC */
-};
-_Static_assert(sizeof(struct npu_memory_usage) == 64, "memory report layout");
-_Static_assert(offsetof(struct npu_memory_usage, device) == 48, "memory report layout");
-_Static_assert(offsetof(struct npu_memory_usage, time_ns) == 56, "memory report layout");
-
-#define NPU_MEM_MALLOC		0
-#define NPU_MEM_FREE		1
-#define NPU_MEM_BLOCK_FREE	2
+/*
+ * reportMemoryDataToNpuProfiler() receives torch_npu's own struct MemoryUsage
+ * (include/ascend/torch_npu.h): no timestamp in it, the report is stamped on
+ * arrival as torch_npu's reporter does.
+ */
+#define NPU_MEM_DEVICE_PRIVATEUSE1 20 /* c10::DeviceType::PrivateUse1 */
+#define NPU_MEM_COMPONENT_CACHING  0  /* MemoryComponentType::CACHING_ALLOCATOR */
+#define NPU_MEM_ALLOCATOR_INNER	   0  /* MemoryAllocatorType::ALLOCATOR_INNER */
+#define NPU_MEM_MALLOC		   0
+#define NPU_MEM_FREE		   1
+#define NPU_MEM_BLOCK_FREE	   2
 
 void _ZN9torch_npu8profiler29reportMemoryDataToNpuProfilerERKNS0_11MemoryUsageE(
-	const struct npu_memory_usage *data);
+	const struct MemoryUsage *data);
 
-void *npu_alloc_malloc(size_t size, int device, void *stream);	/* NULL + last error */
+void *npu_alloc_malloc(size_t size, int device, void *stream); /* NULL + last error */
+int npu_plugin_device(void); /* opplugin.c: the device npu_torch_init bound, else 0 */
 void npu_alloc_free(void *ptr);
 int npu_alloc_last_error(void);
 void npu_alloc_empty_cache(void);
 void npu_alloc_get_stats(struct npu_alloc_stats *st);
-size_t npu_alloc_round_size(size_t size);		/* block size a request gets */
-size_t npu_alloc_segment_size(size_t size);		/* segment a miss allocates */
+size_t npu_alloc_round_size(size_t size);   /* block size a request gets */
+size_t npu_alloc_segment_size(size_t size); /* segment a miss allocates */
 
 #endif /* __NPU_MODEL_TORCH_NPU_PRIV_H */

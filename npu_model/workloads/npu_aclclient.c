@@ -20,14 +20,13 @@
 
 static int checks, failures;
 
-#define CHECK(cond)							\
-	do {								\
-		checks++;						\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "npu_aclclient: %s:%d: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-		}							\
+#define CHECK(cond)                                                                               \
+	do {                                                                                      \
+		checks++;                                                                         \
+		if (!(cond)) {                                                                    \
+			failures++;                                                               \
+			fprintf(stderr, "npu_aclclient: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                                 \
 	} while (0)
 
 static void test_device(void)
@@ -35,7 +34,7 @@ static void test_device(void)
 	uint32_t n = 0;
 	int32_t dev = -1;
 
-	CHECK(aclrtSetDevice(0) == ACL_ERROR_UNINITIALIZE);	/* before aclInit */
+	CHECK(aclrtSetDevice(0) == ACL_ERROR_UNINITIALIZE); /* before aclInit */
 	CHECK(aclInit(NULL) == ACL_SUCCESS);
 	CHECK(aclInit(NULL) == ACL_ERROR_REPEAT_INITIALIZE);
 	CHECK(aclrtGetDeviceCount(&n) == ACL_SUCCESS && n >= 1);
@@ -61,7 +60,8 @@ static void test_memory(aclrtStream s)
 	CHECK(aclrtMemcpy(d, 1 << 20, host, sizeof(host), ACL_MEMCPY_HOST_TO_DEVICE) ==
 	      ACL_SUCCESS);
 	CHECK(aclrtMemcpy(h, sizeof(host), host, sizeof(host), ACL_MEMCPY_HOST_TO_HOST) ==
-	      ACL_SUCCESS && !memcmp(h, host, sizeof(host)));
+		      ACL_SUCCESS &&
+	      !memcmp(h, host, sizeof(host)));
 	CHECK(aclrtMemcpyAsync(d2, 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_DEVICE, s) == ACL_SUCCESS);
 	CHECK(aclrtMemcpyAsync(h, 4096, d2, 4096, ACL_MEMCPY_DEVICE_TO_HOST, s) == ACL_SUCCESS);
 	CHECK(aclrtMemset(d, 1 << 20, 0, 1 << 20) == ACL_SUCCESS);
@@ -74,7 +74,7 @@ static void test_memory(aclrtStream s)
 	      ACL_ERROR_INVALID_PARAM);
 	CHECK(aclrtMemcpy(d, 1 << 20, host, 16, (aclrtMemcpyKind)42) == ACL_ERROR_INVALID_PARAM);
 	CHECK(aclrtFree(NULL) == ACL_ERROR_INVALID_PARAM);
-	CHECK(aclrtFree(host) == ACL_ERROR_RT_MEMORY_FREE);	/* not device memory */
+	CHECK(aclrtFree(host) == ACL_ERROR_RT_MEMORY_FREE); /* not device memory */
 	/* more than the card has */
 	CHECK(aclrtMalloc(&x, (size_t)total_b + (1ull << 30), ACL_MEM_MALLOC_HUGE_FIRST) ==
 	      ACL_ERROR_RT_MEMORY_ALLOCATION);
@@ -85,7 +85,7 @@ static void test_memory(aclrtStream s)
 	CHECK(aclrtMalloc(&d2, 4096, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
 	CHECK(aclrtFree(d2) == ACL_SUCCESS);
 	CHECK(aclrtFree(d) == ACL_SUCCESS);
-	CHECK(aclrtFree(d) == ACL_ERROR_RT_MEMORY_FREE);	/* double free refused */
+	CHECK(aclrtFree(d) == ACL_ERROR_RT_MEMORY_FREE); /* double free refused */
 }
 
 static void test_streams_events(void)
@@ -125,7 +125,8 @@ static void test_streams_events(void)
 static void test_launch(aclrtStream s)
 {
 	static const char blob[] = "custom kernel binary";
-	struct npu_kernel_args args = { .flops = 1000000, .bytes = 65536,
+	struct npu_kernel_args args = { .flops = 1000000,
+					.bytes = 65536,
 					.task_type = NPU_TASK_AI_CORE };
 	aclrtBinHandle bin = NULL;
 	aclrtFuncHandle fn = NULL;
@@ -164,7 +165,7 @@ static void test_aclop(aclrtStream s)
 	CHECK(aclopCompileAndExecuteV2("NoSuchOp", 2, in, ib, 1, out, ob, attr, ACL_ENGINE_SYS,
 				       ACL_COMPILE_SYS, NULL, s) == ACL_ERROR_INVALID_PARAM);
 	aclDestroyTensorDesc(in[1]);
-	in[1] = aclCreateTensorDesc(ACL_FLOAT16, 2, bad, ACL_FORMAT_ND);	/* K mismatch */
+	in[1] = aclCreateTensorDesc(ACL_FLOAT16, 2, bad, ACL_FORMAT_ND); /* K mismatch */
 	CHECK(aclopCompileAndExecuteV2("MatMul", 2, in, ib, 1, out, ob, attr, ACL_ENGINE_SYS,
 				       ACL_COMPILE_SYS, NULL, s) == ACL_ERROR_INVALID_PARAM);
 	CHECK(aclCreateTensorDesc(ACL_FLOAT16, -1, a, ACL_FORMAT_ND) == NULL);

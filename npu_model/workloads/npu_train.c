@@ -6,12 +6,13 @@
  * dlopen'ed) -> aclrtLaunchKernelWithHostArgs -> libruntime SQEs ->
  * halSqTaskSend -> npu-modeld.  Forward, backward and optimizer of a small
  * transformer and a small CNN, H2D copies of each batch, the caching
- * allocator, torch_npu::profiler::stepMarker() at the start of every step
+ * allocator, one optimizer step per training step (torch::optim::AdamW::
+ * step() of libtorch_cpu, the step boundary)
  * and a synchronize at its end.
  *
  *   npu_train --list
  *   npu_train [--scenario NAME] [--steps N] [--duration S] [--batch N]
- *             [--card SPEC] [--ranks N]
+ *             [--card SPEC] [--ranks N] [--start-after FILE]
  *
  * --steps 0 runs until killed (or until --duration seconds have passed).
  * --card SPEC names the card npu-modeld was started with (same syntax as its
@@ -28,10 +29,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ascend/hccl.h"
 #include "npu_acl.h"
 #include "npu_aten.h"
 #include "npu_autograd.h"
@@ -43,16 +48,28 @@ typedef struct at_tensor T;
 
 struct run {
 	const char *scenario;
-	long steps;			/* 0: until killed / duration */
-	double duration;		/* seconds, 0: none */
-	int batch;			/* 0: the scenario's default */
+	long steps;	 /* 0: until killed / duration */
+	double duration; /* seconds, 0: none */
+	int batch;	 /* 0: the scenario's default */
 	int ranks;
 	int device;
 	struct npu_card_config card;
-	uint64_t host_delay_ns;		/* per aten op: the "Python" time of dispatch-bound */
-	uint64_t ops;			/* aten ops called */
+	uint64_t host_delay_ns; /* per aten op: the "Python" time of dispatch-bound */
+	uint64_t ops;		/* aten ops called */
 	long steps_done;
 	double t_start;
+	const char *start_after; /* --start-after FILE: wait for it before the first call */
+	/* multi-rank: data-parallel gradient all-reduce (ddp_allreduce) */
+	HcclRootInfo root;
+	HcclComm comm;
+	void *hccl_stream;
+	const char *slow_rank; /* --slow-rank R:K */
+	int rank;	       /* --rank R: this process is one rank (-1: fork them) */
+	const char *root_info; /* --root-info FILE: rank 0 writes it, the others read */
+	bool pipeline;	       /* scenario pipeline: stages instead of data parallel */
+	bool dptp;	       /* scenario dp-tp: 2 x 2 data x tensor parallel */
+	HcclRootInfo tp_root[2], dp_root[2];
+	HcclComm tp_comm;
 };
 
 static struct run R;
@@ -212,7 +229,7 @@ static void rel3(struct at_tensor3 *t)
 struct params {
 	int n;
 	T w[MAX_PARAMS], m[MAX_PARAMS], v[MAX_PARAMS], step[MAX_PARAMS];
-	T g[MAX_PARAMS];		/* this step's gradients */
+	T g[MAX_PARAMS]; /* this step's gradients */
 };
 
 static T *param(struct params *p, const int64_t *sizes, int ndim)
@@ -254,14 +271,39 @@ enum optim { OPT_FUSED, OPT_NATIVE, OPT_FOREACH_FUSED };
 static void optimizer_step_ops(struct params *p, enum optim kind, double lr, double b1, double b2,
 			       double wd, double eps);
 
-static void optimizer_step(struct params *p, enum optim kind)
+/*
+ * One training step's optimizer call, torch::optim::AdamW::step() of
+ * libtorch_cpu.so, running update(ctx) under no_grad (its ops record no
+ * sequence number).  It is the job's step boundary (and writes the journal's
+ * `step` line), so every scenario's step makes exactly one.
+ */
+static void optim_call(void (*update)(void *ctx), void *ctx)
+{
+	struct npu_optimizer opt = { update, ctx };
+	struct cxx_function no_closure = { 0 };
+	T loss;
+
+	NPU_OPTIM_ADAMW_STEP(&loss, &opt, &no_closure);
+}
+
+struct adamw_ctx {
+	struct params *p;
+	enum optim kind;
+};
+
+static void adamw_update(void *ctx)
 {
 	const double lr = 1e-3, b1 = 0.9, b2 = 0.999, wd = 0.01, eps = 1e-8;
+	struct adamw_ctx *c = ctx;
 
-	/* optimizer.step() runs under torch.no_grad(): its ops record no sequence number */
-	npu_autograd_set_grad_enabled(false);
-	optimizer_step_ops(p, kind, lr, b1, b2, wd, eps);
-	npu_autograd_set_grad_enabled(true);
+	optimizer_step_ops(c->p, c->kind, lr, b1, b2, wd, eps);
+}
+
+static void optimizer_step(struct params *p, enum optim kind)
+{
+	struct adamw_ctx c = { p, kind };
+
+	optim_call(adamw_update, &c);
 }
 
 static void optimizer_step_ops(struct params *p, enum optim kind, double lr, double b1, double b2,
@@ -485,13 +527,59 @@ static void cnn_fwd_bwd(struct cnn *m, const T *input, bool transdata)
 
 /* ---- the loop -------------------------------------------------------------------------------- */
 
+/*
+ * Multi-rank: the ranks of one launcher stop at the same step, or a rank would
+ * wait in a collective for a peer that stopped.  A rank that wants to stop
+ * (duration, signal) at the start of step s runs s and says "stop at s + 1"
+ * in memory shared by the ranks: no peer can be past s then (each step's
+ * collective needs every rank), so every rank stops at s + 1.
+ */
+static _Atomic long *stop_at_shared;
+
+/* multi-rank: the root info rank 0 makes, published to the ranks forked beside it */
+static struct {
+	_Atomic int ready; /* 1: root is set; -1: rank 0 failed */
+	HcclRootInfo root;
+} * root_shared;
+
+/* Rank 0 makes the root info and publishes it; the others wait for it.  0 or -1. */
+static int share_root(int rank)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i, ready;
+
+	if (rank == 0) {
+		int err = HcclGetRootInfo(&root_shared->root);
+
+		atomic_store(&root_shared->ready, err ? -1 : 1);
+		if (err)
+			fprintf(stderr, "npu_train: HcclGetRootInfo failed\n");
+		R.root = root_shared->root;
+		return err ? -1 : 0;
+	}
+	for (i = 0; i < 120000 && !(ready = atomic_load(&root_shared->ready)); i++)
+		nanosleep(&ms, NULL);
+	if (ready != 1) {
+		fprintf(stderr, "npu_train: rank %d: no root info from rank 0\n", rank);
+		return -1;
+	}
+	R.root = root_shared->root;
+	return 0;
+}
+
 static bool more_steps(void)
 {
-	if (stop_requested)
+	long s = R.steps_done, cur;
+	bool soft = stop_requested || (R.duration > 0 && now_s() - R.t_start >= R.duration);
+
+	if (R.steps != 0 && R.steps_done >= R.steps)
 		return false;
-	if (R.duration > 0 && now_s() - R.t_start >= R.duration)
-		return false;
-	return R.steps == 0 ? true : R.steps_done < R.steps;
+	if (!stop_at_shared)
+		return !soft;
+	cur = atomic_load(stop_at_shared);
+	while (soft && cur > s + 1 && !atomic_compare_exchange_weak(stop_at_shared, &cur, s + 1))
+		;
+	return atomic_load(stop_at_shared) > s;
 }
 
 /* A batch on the NPU: a new tensor and an H2D copy through the task queue (tensor.to("npu")). */
@@ -525,6 +613,43 @@ static void end_step(void)
 	R.steps_done++;
 }
 
+/*
+ * Data parallel (multi-rank): the gradients of the step, all-reduced as
+ * DDP does in buckets of up to 25 MiB on the rank's HCCL stream once the
+ * backward is done (the card drained first, so a slow rank's compute shows
+ * as its peers' Notify Wait); the optimizer runs when the stream is done.
+ */
+static void ddp_allreduce(struct params *p)
+{
+	const uint64_t bucket_max = 25u << 20;
+	uint64_t bucket = 0;
+	void *first = NULL;
+	int r = npu_torch_synchronize();
+
+	if (r)
+		die("synchronize before the all-reduce", r);
+	for (int i = 0; i <= p->n; i++) {
+		struct npu_tensor_impl *g = i < p->n ? p->g[i].impl : NULL;
+
+		if (bucket && (!g || bucket + g->nbytes > bucket_max)) {
+			HcclResult h = HcclAllReduce(first, first, bucket / 2, HCCL_DATA_TYPE_FP16,
+						     HCCL_REDUCE_SUM, R.comm, R.hccl_stream);
+
+			if (h)
+				die("HcclAllReduce", (int)h);
+			bucket = 0;
+		}
+		if (!g)
+			break;
+		if (!bucket)
+			first = g->data;
+		bucket += g->nbytes;
+	}
+	r = aclrtSynchronizeStream(R.hccl_stream);
+	if (r)
+		die("the all-reduce (aclrtSynchronizeStream of the HCCL stream)", r);
+}
+
 /* Transformer shapes per scenario: device-bound ones are big, dispatch-bound tiny. */
 struct tf_shape {
 	int64_t batch, seq, hidden;
@@ -539,7 +664,7 @@ static void train_transformer(struct tf_shape sh, enum optim opt, bool leak, boo
 	void *host, *copy_stream = NULL, *shard_host = NULL;
 	aclrtEvent ready = NULL;
 	T next = { NULL }, shard = { NULL };
-	const int64_t shard_sizes[2] = { 4096, 4096 };	/* 32 MiB of fp16: ~1.3 ms over PCIe */
+	const int64_t shard_sizes[2] = { 4096, 4096 }; /* 32 MiB of fp16: ~1.3 ms over PCIe */
 	int r;
 
 	tf_init(&m, batch, sh.seq, sh.hidden, sh.layers);
@@ -561,7 +686,6 @@ static void train_transformer(struct tf_shape sh, enum optim opt, bool leak, boo
 	while (more_steps()) {
 		T input;
 
-		_ZN9torch_npu8profiler10stepMarkerEv();
 		if (two_streams) {
 			input = next;
 			if ((r = npu_torch_wait_event(ready, NULL)))
@@ -576,6 +700,8 @@ static void train_transformer(struct tf_shape sh, enum optim opt, bool leak, boo
 			input = h2d(in_sizes, 2, host, NULL);
 		}
 		tf_fwd_bwd(&m, &input);
+		if (R.comm)
+			ddp_allreduce(&m.p);
 		optimizer_step(&m.p, opt);
 		params_drop_grads(&m.p);
 		rel(&input);
@@ -633,7 +759,6 @@ static void train_cnn(int64_t batch, bool transdata)
 	while (more_steps()) {
 		T input;
 
-		_ZN9torch_npu8profiler10stepMarkerEv();
 		input = h2d_images(sizes, host);
 		cnn_fwd_bwd(&m, &input, transdata);
 		optimizer_step(&m.p, OPT_FUSED);
@@ -645,7 +770,7 @@ static void train_cnn(int64_t batch, bool transdata)
 	params_free(&m.p);
 }
 
-static const struct tf_shape TF_BIG = { 16, 512, 1024, 2 };	/* device-bound */
+static const struct tf_shape TF_BIG = { 16, 512, 1024, 2 }; /* device-bound */
 static const struct tf_shape TF_MID = { 4, 128, 256, 2 };
 static const struct tf_shape TF_TINY = { 2, 32, 64, 1 };
 
@@ -667,12 +792,12 @@ static int sc_baseline(void)
 	cnn_init(&cm, cnn_batch);
 	tf_in[0] = tm.tokens;
 	tf_in[1] = tm.hidden;
-	host = host_buffer((size_t)(tm.tokens * tm.hidden * 2 > cnn_batch * 3 * 32 * 32 * 4
-				    ? tm.tokens * tm.hidden * 2 : cnn_batch * 3 * 32 * 32 * 4));
+	host = host_buffer((size_t)(tm.tokens * tm.hidden * 2 > cnn_batch * 3 * 32 * 32 * 4 ?
+					    tm.tokens * tm.hidden * 2 :
+					    cnn_batch * 3 * 32 * 32 * 4));
 	while (more_steps()) {
 		T input;
 
-		_ZN9torch_npu8profiler10stepMarkerEv();
 		if (R.steps_done % 2 == 0) {
 			input = h2d(tf_in, 2, host, NULL);
 			tf_fwd_bwd(&tm, &input);
@@ -739,38 +864,58 @@ static int sc_mem_growth(void)
  * cache and retries, and training continues.  Run npu-modeld with a small
  * --hbm-mib so filling is quick.
  */
-static int sc_oom(void)
+struct oom_fill {
+	int n, err; /* 64 MiB blocks held when it failed, its error */
+	size_t big;
+	void *p; /* the block too large for the cache, after the retry */
+	struct npu_alloc_stats st;
+};
+
+/*
+ * The first step's optimizer call allocates (as Adam does its state on the
+ * first step): it fills the card, then asks for the block too large.
+ */
+static void oom_update(void *ctx)
 {
 	enum { MAX_FILL = 4096 };
 	static void *held[MAX_FILL];
-	struct npu_alloc_stats st;
-	size_t big;
-	int n = 0, err;
-	void *p;
+	struct oom_fill *f = ctx;
 
-	_ZN9torch_npu8profiler10stepMarkerEv();
-	while (n < MAX_FILL && (held[n] = npu_torch_alloc(64u << 20)))
-		n++;
-	err = npu_torch_alloc_last_error();
-	if (n == MAX_FILL || err != ACL_ERROR_RT_MEMORY_ALLOCATION) {
-		fprintf(stderr, "npu_train: oom: could not fill the card (%d blocks, error %d); "
-			"start npu-modeld with a small --hbm-mib\n", n, err);
+	while (f->n < MAX_FILL && (held[f->n] = npu_torch_alloc(64u << 20)))
+		f->n++;
+	f->err = npu_torch_alloc_last_error();
+	if (f->n == MAX_FILL || f->err != ACL_ERROR_RT_MEMORY_ALLOCATION)
+		return;
+	for (int i = 0; i < f->n; i++)
+		npu_torch_free(held[i]);
+	npu_torch_alloc_stats(&f->st);
+	f->big = (size_t)(f->st.reserved / 2) & ~((size_t)(2u << 20) - 1);
+	if (f->big <= (64u << 20))
+		f->big = 128u << 20;
+	f->p = npu_torch_alloc(f->big);
+	npu_torch_alloc_stats(&f->st);
+}
+
+static int sc_oom(void)
+{
+	struct oom_fill f = { 0 };
+
+	optim_call(oom_update, &f);
+	if (f.n == 4096 || f.err != ACL_ERROR_RT_MEMORY_ALLOCATION) {
+		fprintf(stderr,
+			"npu_train: oom: could not fill the card (%d blocks, error %d); "
+			"start npu-modeld with a small --hbm-mib\n",
+			f.n, f.err);
 		return 1;
 	}
-	for (int i = 0; i < n; i++)
-		npu_torch_free(held[i]);
-	npu_torch_alloc_stats(&st);
-	big = (size_t)(st.reserved / 2) & ~((size_t)(2u << 20) - 1);
-	if (big <= (64u << 20))
-		big = 128u << 20;
-	p = npu_torch_alloc(big);
-	npu_torch_alloc_stats(&st);
-	fprintf(stderr, "npu_train: oom: filled %d x 64 MiB, then %zu MiB %s after %llu cache "
-		"release(s)\n", n, big >> 20, p ? "succeeded" : "FAILED",
-		(unsigned long long)st.nr_oom_retries);
-	if (!p)
+	fprintf(stderr,
+		"npu_train: oom: filled %d x 64 MiB, then %zu MiB %s after %llu cache "
+		"release(s)\n",
+		f.n, f.big >> 20, f.p ? "succeeded" : "FAILED",
+		(unsigned long long)f.st.nr_oom_retries);
+	if (!f.p)
 		die("allocation after emptying the cache", npu_torch_alloc_last_error());
-	npu_torch_free(p);
+	npu_torch_free(f.p);
 	npu_torch_empty_cache();
 	end_step();
 	train_transformer(TF_TINY, OPT_FUSED, false, false);
@@ -788,18 +933,31 @@ static int sc_multi_stream(void)
  * on a 16-element tensor through the whole stack, SQEs batched 32 per
  * halSqTaskSend (NPU_MODEL_SQE_BATCH, set before the device opens).
  */
+struct storm_ctx {
+	T *t;
+	const struct c10_scalar *one;
+};
+
+/* The step's update: 20000 in-place adds, each one kernel (a per-element update loop). */
+static void storm_update(void *ctx)
+{
+	struct storm_ctx *c = ctx;
+
+	for (int i = 0; i < 20000; i++) {
+		R.ops++;
+		NPU_ATEN_ADD_SCALAR(c->t, c->one, c->one);
+	}
+}
+
 static int sc_launch_storm(void)
 {
 	const int64_t n = 16;
 	struct c10_scalar one = { 1.0 };
 	T t = empty(&n, 1);
+	struct storm_ctx c = { &t, &one };
 
 	while (more_steps()) {
-		_ZN9torch_npu8profiler10stepMarkerEv();
-		for (int i = 0; i < 20000; i++) {
-			R.ops++;
-			NPU_ATEN_ADD_SCALAR(&t, &one, &one);
-		}
+		optim_call(storm_update, &c);
 		if (npu_aten_last_error())
 			die("aten::add_", -1);
 		end_step();
@@ -809,6 +967,8 @@ static int sc_launch_storm(void)
 }
 
 static int sc_multi_rank(void);
+static int sc_pipeline(void);
+static int sc_dptp(void);
 
 struct scenario {
 	const char *name;
@@ -836,6 +996,10 @@ static const struct scenario scenarios[] = {
 	{ "launch-storm", sc_launch_storm, 5, "20000 tiny kernel launches per step" },
 	{ "multi-rank", sc_multi_rank, 5,
 	  "--ranks N processes (default 2), one card each, on one daemon" },
+	{ "pipeline", sc_pipeline, 5,
+	  "two pipeline stages (ranks 0, 1): activations and gradients by HcclSend / HcclRecv" },
+	{ "dp-tp", sc_dptp, 5,
+	  "4 ranks, 2-way tensor parallel (groups 0-1, 2-3) x 2-way data parallel (0-2, 1-3)" },
 };
 
 static const struct scenario *find_scenario(const char *name)
@@ -852,11 +1016,110 @@ static void summary(const char *scenario)
 	double wall = now_s() - R.t_start;
 
 	printf("npu_train: scenario=%s steps=%ld ops=%llu kernels=%llu tasks=%llu wall_s=%.3f "
-	       "kernels_per_s=%.0f ranks=%d device=%d\n", scenario, R.steps_done,
-	       (unsigned long long)R.ops, (unsigned long long)kernels,
-	       (unsigned long long)tasks, wall, wall > 0 ? (double)kernels / wall : 0.0,
-	       R.ranks, R.device);
+	       "kernels_per_s=%.0f ranks=%d device=%d\n",
+	       scenario, R.steps_done, (unsigned long long)R.ops, (unsigned long long)kernels,
+	       (unsigned long long)tasks, wall, wall > 0 ? (double)kernels / wall : 0.0, R.ranks,
+	       R.device);
 	fflush(stdout);
+}
+
+/* `adds` in-place adds on t: a stage's compute. */
+static void stage_compute(T *t, int adds)
+{
+	struct c10_scalar one = { 1.0 };
+
+	for (int i = 0; i < adds; i++) {
+		R.ops++;
+		NPU_ATEN_ADD_SCALAR(t, &one, &one);
+	}
+	if (npu_aten_last_error())
+		die("aten::add_", -1);
+}
+
+static void p2p(bool send, T *t, int peer)
+{
+	uint64_t n = npu_tensor_numel(t);
+	HcclResult h;
+	int r = send ? npu_torch_synchronize() : 0; /* the stage's compute is done */
+
+	if (r)
+		die("synchronize before HcclSend", r);
+	h = send ? HcclSend(t->impl->data, n, HCCL_DATA_TYPE_FP16, (uint32_t)peer, R.comm,
+			    R.hccl_stream) :
+		   HcclRecv(t->impl->data, n, HCCL_DATA_TYPE_FP16, (uint32_t)peer, R.comm,
+			    R.hccl_stream);
+	if (h)
+		die(send ? "HcclSend" : "HcclRecv", (int)h);
+	r = aclrtSynchronizeStream(R.hccl_stream);
+	if (r)
+		die("the p2p transfer (aclrtSynchronizeStream of the HCCL stream)", r);
+}
+
+/*
+ * Two pipeline stages: stage 0 (rank 0) runs its forward, sends the
+ * activations to stage 1 and waits for their gradient; stage 1 (rank 1)
+ * receives, runs forward and backward, sends the gradient back.  Each
+ * stage idles while the other works (the pipeline's bubble).
+ */
+static void train_pipeline(int rank)
+{
+	const int64_t n = 1 << 20; /* 2 MiB of fp16 activations */
+	T act = empty(&n, 1);
+
+	while (more_steps()) {
+		if (rank == 0) {
+			stage_compute(&act, 20); /* forward */
+			p2p(true, &act, 1);
+			p2p(false, &act, 1);
+			stage_compute(&act, 20); /* backward */
+		} else {
+			p2p(false, &act, 0);
+			stage_compute(&act, 40); /* forward and backward */
+			p2p(true, &act, 0);
+		}
+		optim_call(NULL, NULL); /* the stage's optimizer step (no update modelled) */
+		end_step();
+	}
+	rel(&act);
+}
+
+/* One all-reduce of t on comm, waited for. */
+static void allreduce_wait(T *t, HcclComm comm, const char *what)
+{
+	int r = npu_torch_synchronize();
+	HcclResult h;
+
+	if (r)
+		die("synchronize before the all-reduce", r);
+	h = HcclAllReduce(t->impl->data, t->impl->data, npu_tensor_numel(t), HCCL_DATA_TYPE_FP16,
+			  HCCL_REDUCE_SUM, comm, R.hccl_stream);
+	if (h)
+		die(what, (int)h);
+	r = aclrtSynchronizeStream(R.hccl_stream);
+	if (r)
+		die(what, r);
+}
+
+/*
+ * Data x tensor parallel: each step the tensor-parallel pair all-reduces a
+ * layer's partial output (1 MiB) in the forward and the data-parallel pair
+ * all-reduces the gradients (2 MiB) after the backward.
+ */
+static void train_dptp(void)
+{
+	const int64_t na = 1 << 19, ng = 1 << 20;
+	T act = empty(&na, 1), grad = empty(&ng, 1);
+
+	while (more_steps()) {
+		stage_compute(&act, 10);
+		allreduce_wait(&act, R.tp_comm, "tensor-parallel HcclAllReduce");
+		stage_compute(&grad, 20);
+		allreduce_wait(&grad, R.comm, "data-parallel HcclAllReduce");
+		optim_call(NULL, NULL); /* the optimizer step (no update modelled) */
+		end_step();
+	}
+	rel(&act);
+	rel(&grad);
 }
 
 /* One rank: its own card, a small transformer. */
@@ -864,21 +1127,27 @@ static int rank_main(int rank)
 {
 	int r;
 
-	R.device = rank;
-	r = npu_torch_init(rank);
+	const char *local = R.rank >= 0 ? getenv("LOCAL_RANK") : NULL;
+
+	/* a rank started from outside uses its node's card LOCAL_RANK, as torchrun sets it */
+	R.device = local && *local ? atoi(local) : rank;
+	r = npu_torch_init(R.device);
 	if (r == ACL_ERROR_RT_INVALID_DEVICEID) {
 		uint32_t cards = 0;
 
 		/* name the missing card and the fix, not only the error number */
 		if (aclrtGetDeviceCount(&cards) == 0)
-			fprintf(stderr, "npu_train: rank %d needs card %d, but npu-modeld has "
+			fprintf(stderr,
+				"npu_train: rank %d needs card %d, but npu-modeld has "
 				"%u card%s (0..%u): start it with --cards %d or more, or run "
-				"fewer --ranks\n", rank, rank, cards, cards == 1 ? "" : "s",
-				cards ? cards - 1 : 0, R.ranks);
-		else
-			fprintf(stderr, "npu_train: rank %d: card %d does not exist (error %d): "
-				"start npu-modeld with --cards %d or more\n", rank, rank, r,
+				"fewer --ranks\n",
+				rank, rank, cards, cards == 1 ? "" : "s", cards ? cards - 1 : 0,
 				R.ranks);
+		else
+			fprintf(stderr,
+				"npu_train: rank %d: card %d does not exist (error %d): "
+				"start npu-modeld with --cards %d or more\n",
+				rank, rank, r, R.ranks);
 		return 1;
 	}
 	if (r) {
@@ -886,9 +1155,127 @@ static int rank_main(int rank)
 			rank, r);
 		return 1;
 	}
-	train_transformer(TF_TINY, OPT_FUSED, false, false);
-	summary("multi-rank");
+	if (R.ranks > 1) {
+		HcclResult h;
+
+		r = aclrtCreateStream(&R.hccl_stream);
+		if (R.dptp) { /* tensor-parallel group rank / 2, data-parallel group rank % 2 */
+			uint32_t tp = (uint32_t)rank / 2, dp = (uint32_t)rank % 2;
+
+			h = r ? HCCL_E_RUNTIME :
+				HcclCommInitRootInfo(2, &R.tp_root[tp], dp, &R.tp_comm);
+			if (!h)
+				h = HcclCommInitRootInfo(2, &R.dp_root[dp], tp, &R.comm);
+		} else {
+			h = r ? HCCL_E_RUNTIME :
+				HcclCommInitRootInfo((uint32_t)R.ranks, &R.root, (uint32_t)rank,
+						     &R.comm);
+		}
+		if (h) {
+			fprintf(stderr, "npu_train: rank %d: HcclCommInitRootInfo failed: %d\n",
+				rank, (int)h);
+			return 1;
+		}
+	}
+	if (R.pipeline)
+		train_pipeline(rank);
+	else if (R.dptp)
+		train_dptp();
+	else
+		train_transformer(TF_TINY, OPT_FUSED, false, false);
+	if (R.comm)
+		HcclCommDestroy(R.comm);
+	if (R.tp_comm)
+		HcclCommDestroy(R.tp_comm);
+	summary(R.scenario);
 	return 0;
+}
+
+/* --slow-rank R:K: rank R's kernels take K times as long (libruntime's compute scale). */
+static void slow_rank_env(int rank)
+{
+	unsigned int r, k;
+
+	if (R.slow_rank && sscanf(R.slow_rank, "%u:%u", &r, &k) == 2 && (int)r == rank) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "%u", k);
+		setenv("NPU_MODEL_COMPUTE_SCALE", v, 1);
+	}
+}
+
+/*
+ * One rank of a job launched from outside (as torchrun starts each rank):
+ * rank 0 makes the root info and publishes it in FILE (written whole, then
+ * renamed), the others wait up to 120 s for it.
+ */
+static int one_rank(void)
+{
+	char tmp[4096];
+	int status;
+
+	if (!R.root_info) {
+		fprintf(stderr, "npu_train: --rank needs --root-info FILE\n");
+		return 2;
+	}
+	if (R.rank == 0) {
+		FILE *f;
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", R.root_info, (int)getpid());
+		f = fopen(tmp, "we");
+		if (HcclGetRootInfo(&R.root) || !f || fwrite(&R.root, sizeof(R.root), 1, f) != 1 ||
+		    fclose(f) || rename(tmp, R.root_info)) {
+			fprintf(stderr, "npu_train: cannot publish the root info in %s\n",
+				R.root_info);
+			return 1;
+		}
+	} else {
+		for (int i = 0;; i++) {
+			FILE *f = fopen(R.root_info, "re");
+			size_t n = f ? fread(&R.root, 1, sizeof(R.root), f) : 0;
+
+			if (f)
+				fclose(f);
+			if (n == sizeof(R.root))
+				break;
+			if (i == 120000) {
+				fprintf(stderr,
+					"npu_train: rank %d: no root info in %s "
+					"after 120 s\n",
+					R.rank, R.root_info);
+				return 1;
+			}
+			usleep(1000);
+		}
+	}
+	slow_rank_env(R.rank);
+	status = rank_main(R.rank);
+	npu_torch_synchronize();
+	aclrtResetDevice(R.device);
+	return status;
+}
+
+static int sc_pipeline(void)
+{
+	R.pipeline = true;
+	R.ranks = 2;
+	return R.rank >= 0 ? one_rank() : sc_multi_rank();
+}
+
+static int sc_dptp(void)
+{
+	R.dptp = true;
+	R.ranks = 4;
+	if (R.rank >= 0) {
+		fprintf(stderr, "npu_train: dp-tp runs its 4 ranks itself (no --rank)\n");
+		return 2;
+	}
+	for (int g = 0; g < 2; g++)
+		if (HcclGetRootInfo(&R.tp_root[g]) || HcclGetRootInfo(&R.dp_root[g])) {
+			fprintf(stderr, "npu_train: HcclGetRootInfo failed\n");
+			return 1;
+		}
+	return sc_multi_rank();
 }
 
 static int sc_multi_rank(void)
@@ -896,6 +1283,30 @@ static int sc_multi_rank(void)
 	pid_t pids[64];
 	int failed = 0, status;
 
+	if (R.ranks > 1) {
+		void *m = mmap(NULL, sizeof(*stop_at_shared), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (m != MAP_FAILED) {
+			stop_at_shared = m;
+			atomic_store(stop_at_shared, LONG_MAX);
+		}
+	}
+	/*
+	 * The root info every rank joins with: rank 0 makes it and the others read it
+	 * (torch's rank 0 broadcasts it through its store), so the launcher itself makes no
+	 * HCCL call, as torchrun makes none.
+	 */
+	if (R.ranks > 1 && !R.dptp) {
+		void *m = mmap(NULL, sizeof(*root_shared), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			perror("npu_train: mmap");
+			return 1;
+		}
+		root_shared = m;
+	}
 	for (int i = 0; i < R.ranks; i++) {
 		pids[i] = fork();
 		if (pids[i] < 0) {
@@ -908,19 +1319,53 @@ static int sc_multi_rank(void)
 			snprintf(v, sizeof(v), "%d", i);
 			setenv("RANK", v, 1);
 			setenv("LOCAL_RANK", v, 1);
+			slow_rank_env(i);
+			if (root_shared && share_root(i))
+				_exit(1);
 			status = rank_main(i);
 			npu_torch_synchronize();
 			aclrtResetDevice(i);
-			npu_journal_flush();	/* _exit skips atexit */
+			npu_journal_flush(); /* _exit skips atexit */
 			_exit(status);
 		}
 	}
-	for (int i = 0; i < R.ranks; i++) {
-		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status) != 0) {
-			fprintf(stderr, "npu_train: rank %d failed\n", i);
-			failed = 1;
+	/*
+	 * As torchrun: when a rank fails, the others are stopped (they would wait
+	 * for it in HCCL until a timeout), after a grace of 10 s in which they see
+	 * the failure themselves (a peer's wait fails at the card's task timeout).
+	 */
+	double failed_at = 0;
+	int killed = 0;
+
+	for (int left = R.ranks; left > 0;) {
+		pid_t pid = waitpid(-1, &status, failed ? WNOHANG : 0);
+		int i;
+
+		if (pid < 0)
+			break;
+		if (pid == 0) {
+			if (!killed && now_s() - failed_at > 10) {
+				for (int k = 0; k < R.ranks; k++)
+					if (pids[k] > 0)
+						kill(pids[k], SIGKILL);
+				killed = 1;
+			}
+			usleep(50000);
+			continue;
 		}
+		for (i = 0; i < R.ranks && pids[i] != pid; i++)
+			;
+		if (i == R.ranks)
+			continue;
+		pids[i] = 0;
+		left--;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			continue;
+		fprintf(stderr, "npu_train: rank %d failed%s\n", i,
+			failed ? "" : "; stopping the other ranks in 10 s");
+		if (!failed)
+			failed_at = now_s();
+		failed = 1;
 	}
 	return failed;
 }
@@ -939,7 +1384,14 @@ static const char usage_text[] =
 	"  --duration S     stop after S seconds\n"
 	"  --batch N        batch size (default per scenario)\n"
 	"  --card SPEC      the card npu-modeld runs (its --card syntax): pacing, report\n"
-	"  --ranks N        processes for multi-rank (default 2), rank i uses card i\n";
+	"  --ranks N        processes for multi-rank (default 2), rank i uses card i;\n"
+	"                   every step all-reduces the gradients through libhccl\n"
+	"  --start-after F  wait until file F exists before starting (a tracer attaches first)\n"
+	"  --slow-rank R:K  multi-rank: rank R's kernels take K times as long\n"
+	"  --hang-rank R:N  multi-rank: rank R hangs before its HCCL op N (0-based)\n"
+	"  --die-rank R:N   multi-rank: rank R dies (SIGKILL) before its HCCL op N\n"
+	"  --rank R         multi-rank: be rank R of --ranks N started separately (no fork),\n"
+	"  --root-info FILE   meeting through FILE (rank 0 writes the root info there)\n";
 
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
@@ -964,6 +1416,12 @@ int main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "card", required_argument, NULL, 'c' },
 		{ "ranks", required_argument, NULL, 'r' },
+		{ "start-after", required_argument, NULL, 'w' },
+		{ "slow-rank", required_argument, NULL, 'S' },
+		{ "hang-rank", required_argument, NULL, 'H' },
+		{ "die-rank", required_argument, NULL, 'D' },
+		{ "rank", required_argument, NULL, 'k' },
+		{ "root-info", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -975,6 +1433,7 @@ int main(int argc, char **argv)
 
 	R.scenario = "baseline";
 	R.ranks = 2;
+	R.rank = -1;
 	npu_card_config_default(&R.card);
 	while ((c = getopt_long(argc, argv, "ls:n:d:b:c:r:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -997,8 +1456,10 @@ int main(int argc, char **argv)
 		case 'd':
 			R.duration = strtod(optarg, &end);
 			if (end == optarg || *end || !(R.duration > 0) || R.duration > 1e6) {
-				fprintf(stderr, "npu_train: --duration wants seconds > 0, "
-					"not '%s'\n", optarg);
+				fprintf(stderr,
+					"npu_train: --duration wants seconds > 0, "
+					"not '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -1012,9 +1473,11 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			if (npu_card_config_parse(&R.card, optarg)) {
-				fprintf(stderr, "npu_train: bad --card '%s' (keys: tflops, "
+				fprintf(stderr,
+					"npu_train: bad --card '%s' (keys: tflops, "
 					"vector_tflops, aicpu_gflops, hbm_gbps, pcie_gbps, "
-					"launch_us, hbm_gib)\n", optarg);
+					"launch_us, hbm_gib)\n",
+					optarg);
 				return 2;
 			}
 			setenv("NPU_MODEL_CARD", optarg, 1);
@@ -1027,6 +1490,41 @@ int main(int argc, char **argv)
 			}
 			R.ranks = (int)v;
 			break;
+		case 'w':
+			R.start_after = optarg;
+			break;
+		case 'k':
+			if (parse_long(optarg, 0, 63, &v)) {
+				fprintf(stderr, "npu_train: --rank wants 0..63, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			R.rank = (int)v;
+			break;
+		case 'I':
+			R.root_info = optarg;
+			break;
+		case 'S':
+		case 'H':
+		case 'D': {
+			unsigned int a, b;
+			char tail;
+
+			if (sscanf(optarg, "%u:%u%c", &a, &b, &tail) != 2 || (c == 'S' && b < 1)) {
+				fprintf(stderr, "npu_train: --%s wants RANK:%s, not '%s'\n",
+					c == 'S' ? "slow-rank" :
+					c == 'H' ? "hang-rank" :
+						   "die-rank",
+					c == 'S' ? "FACTOR" : "SEQ", optarg);
+				return 2;
+			}
+			if (c == 'S')
+				R.slow_rank = optarg;
+			else /* libhccl reads it in every rank and acts in that one */
+				setenv(c == 'H' ? "NPU_MODEL_HCCL_HANG" : "NPU_MODEL_HCCL_DIE",
+				       optarg, 1);
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -1050,18 +1548,31 @@ int main(int argc, char **argv)
 		R.steps = R.duration > 0 ? 0 : sc->default_steps;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* the libraries are mapped already: a tracer that finds processes by them attaches now */
+	while (R.start_after && access(R.start_after, F_OK) && !stop_requested)
+		usleep(10000);
 	R.t_start = now_s();
+	if (sc->run == sc_pipeline)
+		return R.rank >= 2 ? 2 : sc_pipeline();
+	if (sc->run == sc_dptp)
+		return sc_dptp();
 	if (sc->run == sc_multi_rank) {
-		r = sc_multi_rank();
+		if (R.rank >= 0 && R.rank >= R.ranks) {
+			fprintf(stderr, "npu_train: --rank %d is not below --ranks %d\n", R.rank,
+				R.ranks);
+			return 2;
+		}
+		r = R.rank >= 0 ? one_rank() : sc_multi_rank();
 		return r;
 	}
 	if (sc->run == sc_launch_storm && !getenv("NPU_MODEL_SQE_BATCH"))
 		setenv("NPU_MODEL_SQE_BATCH", "32", 1);
 	r = npu_torch_init(0);
 	if (r) {
-		fprintf(stderr, "npu_train: aclInit/aclrtSetDevice(0) failed: error %d "
-			"(is npu-modeld running at NPU_MODEL_DEV_DIR=%s?)\n", r,
-			getenv("NPU_MODEL_DEV_DIR") ? getenv("NPU_MODEL_DEV_DIR") : "(default)");
+		fprintf(stderr,
+			"npu_train: aclInit/aclrtSetDevice(0) failed: error %d "
+			"(is npu-modeld running at NPU_MODEL_DEV_DIR=%s?)\n",
+			r, getenv("NPU_MODEL_DEV_DIR") ? getenv("NPU_MODEL_DEV_DIR") : "(default)");
 		return 1;
 	}
 	r = sc->run();

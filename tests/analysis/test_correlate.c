@@ -35,8 +35,8 @@
 #include "capture/records.h"
 #include "schedule.h"
 
-#define PY	CAP_TGID
-#define ACL	101
+#define PY  CAP_TGID
+#define ACL 101
 
 enum { P_ADD = 1, P_ENQ, P_DEQ, P_ACLNN, P_RT, P_HAL, P_MM, P_INPLACE, P_MEM, P_STEP, P_NPU };
 
@@ -104,9 +104,6 @@ static void queue_probes(void)
 
 static int setup(void **state)
 {
-	struct asc_clock k = { 0 };
-	struct asc_devclock dc = { 0 };
-	struct asc_process pr = { 0 };
 	struct asc_mem m = { 0 };
 	struct asc_enter bad = { 0 };
 
@@ -115,17 +112,9 @@ static int setup(void **state)
 		return -1;
 	snprintf(path, sizeof(path), "%s/c.ascb", dir);
 	capture_begin(path);
-	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
-	k.realtime_ns = 5000;	/* wall = mono + 4000 */
-	put(&k);
-	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, 2000);
-	dc.counter = 100;
-	dc.freq_hz = 1000000000;
-	put(&dc);
-	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
-	pr.rank = 3;
-	pr.device = 0;
-	put(&pr);
+	clock_rec(ASC_CLOCK_START, 1000, 5000); /* wall = mono + 4000 */
+	devclock(2000, 100, 1000000000);
+	process_rec(3, 0);
 	queue_probes();
 	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
@@ -151,7 +140,7 @@ static int setup(void **state)
 	enter(ACL, P_DEQ, 11400);
 	queue(ACL, P_DEQ, 11400, 7, ASC_QUEUE_DEQUEUE);
 	enter(ACL, P_ACLNN, 11500);
-	funcname(0x5000, "Add_unused", 11550);	/* another handle: the kernel keeps aclnnAdd */
+	funcname(0x5000, "Add_unused", 11550); /* another handle: the kernel keeps aclnnAdd */
 	enter_arg0(ACL, P_RT, 11600, 0x6000);
 	enter(ACL, P_HAL, 11700);
 	sqe(ACL, 11700, 3, 65535);
@@ -160,7 +149,7 @@ static int setup(void **state)
 	leave(ACL, P_ACLNN, 11730);
 	leave(ACL, P_DEQ, 11850);
 	leave(PY, P_ADD, 11900);
-	enter(PY, P_NPU, 11910);	/* torch_npu custom op: npu::npu_format_cast */
+	enter(PY, P_NPU, 11910); /* torch_npu custom op: npu::npu_format_cast */
 	leave(PY, P_NPU, 11920);
 	/* a malformed record (an ENTER with an EXIT's size) is counted and skipped */
 	hdr(&bad.hdr, ASC_REC_ENTER, 32, PY, P_ADD, 11950);
@@ -170,11 +159,11 @@ static int setup(void **state)
 	/* step 1: no task queue; the rt exit is lost; the task id wrapped to 0 */
 	enter(PY, P_MM, 21000);
 	enter(PY, P_ACLNN, 21100);
-	enter_arg0(PY, P_RT, 21150, 0x5000);	/* named: the kernel is "Add_unused" */
+	enter_arg0(PY, P_RT, 21150, 0x5000); /* named: the kernel is "Add_unused" */
 	enter(PY, P_HAL, 21200);
 	sqe(PY, 21200, 3, 0);
 	leave(PY, P_HAL, 21210);
-	leave(PY, P_ACLNN, 21300);	/* closes the rt frame too */
+	leave(PY, P_ACLNN, 21300); /* closes the rt frame too */
 	enter(PY, P_INPLACE, 21400);
 	leave(PY, P_INPLACE, 21450);
 	leave(PY, P_MM, 21500);
@@ -186,11 +175,8 @@ static int setup(void **state)
 
 	devtask(3, 65535, 13000, 14000);
 	devtask(3, 0, 23000, 23500);
-	devtask(9, 5, 24000, 24100);	/* never submitted as far as the capture knows */
-	k.which = ASC_CLOCK_END;
-	k.hdr.ts_ns = 60000;
-	k.realtime_ns = 64000;
-	put(&k);
+	devtask(9, 5, 24000, 24100); /* never submitted as far as the capture knows */
+	clock_rec(ASC_CLOCK_END, 60000, 64000);
 	c = capture_corr(path);
 	return 0;
 }
@@ -217,8 +203,8 @@ static int32_t find_op(const char *name, int nth)
 static void test_info(void **state)
 {
 	(void)state;
-	assert_int_equal(c->info.ended, 0);	/* no STATS record */
-	assert_int_equal(c->info.last_ts_ns, 52000 + 4000);	/* the last BPF record */
+	assert_int_equal(c->info.ended, 0);		    /* no STATS record */
+	assert_int_equal(c->info.last_ts_ns, 52000 + 4000); /* the last BPF record */
 	assert_int_equal(c->info.batch_unattributed, 0);
 	assert_int_equal(c->info.pid, PY);
 	assert_int_equal(c->info.rank, 3);
@@ -236,7 +222,7 @@ static void test_op_names_and_nesting(void **state)
 
 	(void)state;
 	assert_true(add >= 0 && mm >= 0 && inplace >= 0 && s0 >= 0);
-	assert_int_equal(find_op("ProfilerStep#3", 0), -1);	/* warmup: not recorded */
+	assert_int_equal(find_op("ProfilerStep#3", 0), -1); /* warmup: not recorded */
 	assert_true(find_op("npu::npu_format_cast", 0) >= 0);
 	assert_int_equal(c->ops[find_op("npu::npu_format_cast", 0)].parent, s0);
 	assert_true(find_op("ProfilerStep#4", 0) >= 0);
@@ -324,7 +310,7 @@ static void test_calls_and_lost_exit(void **state)
 		assert_int_equal(k->level, ASC_CORR_LEVEL_RUNTIME);
 		assert_true(k->parent >= 0);
 		assert_string_equal(asc_corr_str(c, c->calls[k->parent].name), "aclnnAdd");
-		if (k->step == 1)	/* exit lost: it keeps end == start */
+		if (k->step == 1) /* exit lost: it keeps end == start */
 			assert_int_equal(k->end_ns, k->start_ns);
 		else
 			assert_int_equal(k->end_ns, 15720);
@@ -364,9 +350,9 @@ static void test_native_frames(void **state)
 					   sizeof(out)),
 			 strlen("at::_ops::mm::call(at::Tensor const&, at::Tensor const&)"));
 	assert_string_equal(out, "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)");
-	asc_corr_demangle("aclnnAdd", out, sizeof(out));		/* C names stay */
+	asc_corr_demangle("aclnnAdd", out, sizeof(out)); /* C names stay */
 	assert_string_equal(out, "aclnnAdd");
-	asc_corr_demangle("_Znot_mangled", out, sizeof(out));	/* invalid: kept as is */
+	asc_corr_demangle("_Znot_mangled", out, sizeof(out)); /* invalid: kept as is */
 	assert_string_equal(out, "_Znot_mangled");
 	asc_corr_native_frame("libtorch_npu.so!_ZN7c10_npu10Repository7EnqueueEPv+0x1c",
 			      "/usr/lib/libtorch_npu.so", out, sizeof(out));
@@ -379,18 +365,18 @@ static void test_native_frames(void **state)
 	asc_corr_native_frame("[unknown]+0x7f00", NULL, out, sizeof(out));
 	assert_string_equal(out, "[unknown](0): 0x7f00");
 	asc_corr_native_frame("/work/train.py(40): <module>", NULL, out, sizeof(out));
-	assert_string_equal(out, "/work/train.py(40): <module>");	/* already a frame */
+	assert_string_equal(out, "/work/train.py(40): <module>"); /* already a frame */
 	asc_corr_native_frame("libx.so!f(int)+0x1", NULL, out, sizeof(out));
 	assert_string_equal(out, "libx.so(0): f(int)");
-	asc_corr_native_frame("libx.so!f+0x1", NULL, out, 8);	/* truncated, terminated */
+	asc_corr_native_frame("libx.so!f+0x1", NULL, out, 8); /* truncated, terminated */
 	assert_int_equal(strlen(out), 7);
 }
 
 static void test_random_records_survive(void **state)
 {
 	static const uint16_t types[] = {
-		ASC_REC_ENTER, ASC_REC_EXIT, ASC_REC_OPNAME, ASC_REC_QUEUE, ASC_REC_SQE,
-		ASC_REC_MEM, ASC_REC_STACK, ASC_REC_STEP, ASC_REC_DEVTASK, ASC_REC_TENSOR,
+		ASC_REC_ENTER,	 ASC_REC_EXIT,	 ASC_REC_OPNAME,   ASC_REC_QUEUE,   ASC_REC_SQE,
+		ASC_REC_MEM,	 ASC_REC_STACK,	 ASC_REC_STEP,	   ASC_REC_DEVTASK, ASC_REC_TENSOR,
 		ASC_REC_PYSTACK, ASC_REC_THREAD, ASC_REC_DEVCLOCK, ASC_REC_CLOCK,
 	};
 	char gpath[300], out[300], cmd[700];
@@ -409,7 +395,7 @@ static void test_random_records_survive(void **state)
 	assert_non_null(gw);
 	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
 	assert_int_equal(asc_capture_append(gw, &pr, sizeof(pr)), 0);
-	for (i = 1; i < 40; i++) {	/* probes of every kind */
+	for (i = 1; i < 40; i++) { /* probes of every kind */
 		_Alignas(8) char pb[128] = { 0 };
 		struct asc_probe *p = (void *)pb;
 
@@ -436,7 +422,7 @@ static void test_random_records_survive(void **state)
 		if (type == ASC_REC_STEP)
 			((struct asc_step *)h)->state = rand_r(&seed) % 5;
 		if (asc_rec_check(buf, size, NULL, 0))
-			continue;	/* e.g. counts out of range: the reader skips those anyway */
+			continue; /* e.g. counts out of range: the reader skips those anyway */
 		assert_int_equal(asc_capture_append(gw, buf, size), 0);
 	}
 	assert_int_equal(asc_capture_close(gw), 0);
@@ -448,7 +434,7 @@ static void test_random_records_survive(void **state)
 	for (o.level = 0; o.level <= 2; o.level++) {
 		o.out_dir = out;
 		o.force = 1;
-		asc_convert(g, gpath, &o);	/* any result but a crash */
+		asc_convert(g, gpath, &o); /* any result but a crash */
 	}
 	asc_corr_free(g);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", out, gpath);
@@ -478,10 +464,10 @@ static void send_n(uint32_t tid, uint64_t ts, uint16_t first, const uint8_t *typ
 }
 
 #define P_EVREC 20
-#define STREAM 0x5500
+#define STREAM	0x5500
 
-/* One queued aten::add on PY whose slot runs fn on ACL at t (launch: 0 none, 1 ok, 2 fails). */
-static void slot(uint64_t t, uint64_t corr, int launch, uint32_t probe_id)
+/* An aten::add on PY at t queued as corr, and the start of its Dequeue on ACL (t + 100). */
+static void queued_add(uint64_t t, uint64_t corr)
 {
 	enter(PY, P_ADD, t);
 	enter(PY, P_ENQ, t + 10);
@@ -490,6 +476,12 @@ static void slot(uint64_t t, uint64_t corr, int launch, uint32_t probe_id)
 	leave(PY, P_ADD, t + 30);
 	enter(ACL, P_DEQ, t + 100);
 	queue(ACL, P_DEQ, t + 100, corr, ASC_QUEUE_DEQUEUE);
+}
+
+/* One queued aten::add on PY whose slot runs fn on ACL at t (launch: 0 none, 1 ok, 2 fails). */
+static void slot(uint64_t t, uint64_t corr, int launch, uint32_t probe_id)
+{
+	queued_add(t, corr);
 	enter(ACL, P_ACLNN, t + 110);
 	if (probe_id == P_EVREC)
 		enter_argn(ACL, P_EVREC, t + 120, 1, STREAM);
@@ -515,28 +507,27 @@ static const struct asc_corr_kernel *kernel_of(const struct asc_corr *b, uint32_
 	return NULL;
 }
 
-/* A capture of process PY with the queue probes, for the batched-send tests. */
-static void begin_batch_capture(const char *bpath)
+/* Begins capture NAME in dir: process PY with the queue probes.  Returns its path. */
+static const char *begin_batch_capture(const char *name)
 {
-	struct asc_process pr = { 0 };
+	static char bpath[300];
 
+	snprintf(bpath, sizeof(bpath), "%s/%s", dir, name);
 	capture_begin(bpath);
-	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
-	put(&pr);
+	process_rec(0, 0);
 	queue_probes();
+	return bpath;
 }
 
 static void test_batched_launches(void **state)
 {
 	static const uint8_t kk[2] = { 0, 0 };
 	struct asc_stats st = { 0 };
+	const char *bpath = begin_batch_capture("batch.ascb");
 	struct asc_corr *b;
-	char bpath[300];
 	uint32_t task;
 
 	(void)state;
-	snprintf(bpath, sizeof(bpath), "%s/batch.ascb", dir);
-	begin_batch_capture(bpath);
 	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
@@ -602,12 +593,11 @@ static void test_batched_launches(void **state)
 	unlink(bpath);
 }
 
-#define P_MARK_K	30
-#define P_MARK_E	31
-#define P_NODE		32
+#define P_MARK_K 30
+#define P_MARK_E 31
+#define P_NODE	 32
 
-static void launch_rec(uint32_t tid, uint32_t probe_id, uint64_t ts, uint32_t side,
-		       uint64_t handle)
+static void launch_rec(uint32_t tid, uint32_t probe_id, uint64_t ts, uint32_t side, uint64_t handle)
 {
 	struct asc_launch l = { 0 };
 
@@ -621,13 +611,7 @@ static void launch_rec(uint32_t tid, uint32_t probe_id, uint64_t ts, uint32_t si
 /* A Level0 slot: aten::add on PY, its Dequeue on ACL with a mark (0: none) inside. */
 static void slot0(uint64_t t, uint64_t corr, uint32_t mark)
 {
-	enter(PY, P_ADD, t);
-	enter(PY, P_ENQ, t + 10);
-	queue(PY, P_ENQ, t + 10, corr, ASC_QUEUE_ENQUEUE);
-	leave(PY, P_ENQ, t + 20);
-	leave(PY, P_ADD, t + 30);
-	enter(ACL, P_DEQ, t + 100);
-	queue(ACL, P_DEQ, t + 100, corr, ASC_QUEUE_DEQUEUE);
+	queued_add(t, corr);
 	if (mark)
 		launch_rec(ACL, mark, t + 120, ASC_LAUNCH_ENTRY, 0x7000);
 }
@@ -635,14 +619,12 @@ static void slot0(uint64_t t, uint64_t corr, uint32_t mark)
 static void test_level0_marks(void **state)
 {
 	static const uint8_t kk[2] = { 0, 0 };
+	const char *bpath = begin_batch_capture("marks.ascb");
 	struct asc_corr *b;
-	char bpath[300];
 	uint32_t task;
 	size_t i;
 
 	(void)state;
-	snprintf(bpath, sizeof(bpath), "%s/marks.ascb", dir);
-	begin_batch_capture(bpath);
 	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
 	probe(P_MARK_K, "rtsLaunchKernelWithHostArgs", ASC_LAYER_CANN, ASC_PK_LAUNCH_MARK);
 	probe(P_MARK_E, "rtEventRecord", ASC_LAYER_CANN, ASC_PK_LAUNCH_MARK);
@@ -753,8 +735,6 @@ static void long_aclnn_name(char *buf, size_t len, int n)
  */
 static void test_types_while_strings_grow(void **state)
 {
-	struct asc_clock k = { 0 };
-	struct asc_devclock dc = { 0 };
 	char bpath[300], sym[420];
 	struct asc_corr *b;
 	size_t i;
@@ -763,13 +743,8 @@ static void test_types_while_strings_grow(void **state)
 	(void)state;
 	snprintf(bpath, sizeof(bpath), "%s/types.ascb", dir);
 	capture_begin(bpath);
-	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
-	k.realtime_ns = 5000;
-	put(&k);
-	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, 2000);
-	dc.counter = 100;
-	dc.freq_hz = 1000000000;
-	put(&dc);
+	clock_rec(ASC_CLOCK_START, 1000, 5000);
+	devclock(2000, 100, 1000000000);
 	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
 	for (n = 0; n < 64; n++) {
@@ -815,7 +790,7 @@ static void test_probe_id_bounded(void **state)
 	probe(0x7fffffffu, "aclnnHuge", ASC_LAYER_CANN, ASC_PK_CALL);
 	enter(PY, P_ACLNN, 1000);
 	leave(PY, P_ACLNN, 2000);
-	b = capture_corr(bpath);	/* before the fix: ENOMEM, no result */
+	b = capture_corr(bpath); /* before the fix: ENOMEM, no result */
 	assert_int_equal(b->info.bad_records, 2);
 	assert_int_equal(b->nr_calls, 1);
 	assert_string_equal(asc_corr_str(b, b->calls[0].name), "aclnnAdd");
@@ -833,9 +808,6 @@ static void test_probe_id_bounded(void **state)
 static void test_extreme_times(void **state)
 {
 	struct asc_convert_opts o = { 0 };
-	struct asc_clock k = { 0 };
-	struct asc_devclock dc = { 0 };
-	struct asc_process pr = { 0 };
 	char bpath[300], out[300], cmd[700];
 	struct asc_corr *b;
 
@@ -843,15 +815,9 @@ static void test_extreme_times(void **state)
 	snprintf(bpath, sizeof(bpath), "%s/extreme.ascb", dir);
 	snprintf(out, sizeof(out), "%s/extreme.out", dir);
 	capture_begin(bpath);
-	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1);
-	k.realtime_ns = (uint64_t)INT64_MAX - 1;	/* wall = mono + ~INT64_MAX */
-	put(&k);
-	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, 2);
-	dc.counter = UINT64_MAX - 5;
-	dc.freq_hz = 1000000000;
-	put(&dc);
-	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), PY, 0, 0);
-	put(&pr);
+	clock_rec(ASC_CLOCK_START, 1, (uint64_t)INT64_MAX - 1); /* wall = mono + ~INT64_MAX */
+	devclock(2, UINT64_MAX - 5, 1000000000);
+	process_rec(0, 0);
 	queue_probes();
 	probe(P_ACLNN, "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL);
 	probe(P_RT, "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL);
@@ -864,7 +830,7 @@ static void test_extreme_times(void **state)
 	sqe(PY, (uint64_t)INT64_MAX - 1, 3, 1);
 	leave(PY, P_HAL, (uint64_t)INT64_MAX);
 	leave(PY, P_RT, (uint64_t)INT64_MAX + 2);
-	leave(PY, P_ACLNN, (uint64_t)INT64_MAX + 3);	/* negative as an int64_t */
+	leave(PY, P_ACLNN, (uint64_t)INT64_MAX + 3); /* negative as an int64_t */
 	leave(PY, P_ADD, UINT64_MAX - 1);
 	devtask(3, 1, 0, UINT64_MAX / 2);
 	enter(PY, P_ENQ, UINT64_MAX - 10);
@@ -874,7 +840,7 @@ static void test_extreme_times(void **state)
 	for (o.level = 0; o.level <= 2; o.level++) {
 		o.out_dir = out;
 		o.force = 1;
-		asc_convert(b, bpath, &o);	/* any result, without undefined behaviour */
+		asc_convert(b, bpath, &o); /* any result, without undefined behaviour */
 	}
 	o.chrome = 1;
 	snprintf(out, sizeof(out), "%s/extreme.json", dir);

@@ -63,8 +63,8 @@ static void test_reference_values(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(reference) / sizeof(reference[0]); i++) {
-		const struct asc_ioctl_desc *d =
-			asc_ioctl_lookup(reference[i].cmd, reference[i].module);
+		const struct asc_ioctl_desc *d = asc_ioctl_lookup(reference[i].cmd,
+								  reference[i].module);
 
 		if (!d)
 			fail_msg("0x%08x (%s) not found", reference[i].cmd, reference[i].name);
@@ -80,16 +80,21 @@ static void test_reference_values(void **state)
 static void test_matches_linux_ioctl_macros(void **state)
 {
 	(void)state;
-	assert_string_equal(asc_ioctl_lookup(_IOWR('X', 15, struct halSqCqInputInfo),
-					     ASC_MOD_TSDRV)->name, "TRS_SQCQ_ALLOC");
-	assert_string_equal(asc_ioctl_lookup(_IOW('X', 16, struct halSqCqFreeInfo),
-					     ASC_MOD_TSDRV)->name, "TRS_SQCQ_FREE");
-	assert_string_equal(asc_ioctl_lookup(_IOWR('X', 18, struct halSqCqQueryInfo),
-					     ASC_MOD_TSDRV)->name, "TRS_SQCQ_QUERY");
-	assert_string_equal(asc_ioctl_lookup(_IOW('X', 19, struct halTaskSendInfo),
-					     ASC_MOD_TSDRV)->name, "TRS_SQCQ_SEND");
-	assert_string_equal(asc_ioctl_lookup(_IOWR('X', 20, struct halReportRecvInfo),
-					     ASC_MOD_TSDRV)->name, "TRS_SQCQ_RECV");
+	assert_string_equal(
+		asc_ioctl_lookup(_IOWR('X', 15, struct halSqCqInputInfo), ASC_MOD_TSDRV)->name,
+		"TRS_SQCQ_ALLOC");
+	assert_string_equal(
+		asc_ioctl_lookup(_IOW('X', 16, struct halSqCqFreeInfo), ASC_MOD_TSDRV)->name,
+		"TRS_SQCQ_FREE");
+	assert_string_equal(
+		asc_ioctl_lookup(_IOWR('X', 18, struct halSqCqQueryInfo), ASC_MOD_TSDRV)->name,
+		"TRS_SQCQ_QUERY");
+	assert_string_equal(
+		asc_ioctl_lookup(_IOW('X', 19, struct halTaskSendInfo), ASC_MOD_TSDRV)->name,
+		"TRS_SQCQ_SEND");
+	assert_string_equal(
+		asc_ioctl_lookup(_IOWR('X', 20, struct halReportRecvInfo), ASC_MOD_TSDRV)->name,
+		"TRS_SQCQ_RECV");
 	assert_int_equal(_IO('Z', 0), 0x5a00);
 }
 
@@ -121,16 +126,22 @@ static void test_unknown_name_fallback(void **state)
 
 static void test_format_sqcq_alloc(void **state)
 {
-	struct halSqCqInputInfo in = { .type = DRV_NORMAL_TYPE, .tsId = 0, .sqeSize = 64,
-				       .cqeSize = 12, .sqeDepth = 1024, .cqeDepth = 1024,
-				       .cqId = 3, .sqId = 7 };
+	struct halSqCqInputInfo in = { .type = DRV_NORMAL_TYPE,
+				       .tsId = 0,
+				       .sqeSize = 64,
+				       .cqeSize = 12,
+				       .sqeDepth = 1024,
+				       .cqeDepth = 1024,
+				       .cqId = 3,
+				       .sqId = 7 };
 	char buf[256];
 	uint8_t arg[ASC_IOCTL_ARG_LEN];
 
 	(void)state;
-	memcpy(arg, &in, sizeof(arg));	/* the BPF side keeps the first 48 bytes */
-	assert_int_equal(asc_ioctl_format_args(0xc060580f, ASC_MOD_TSDRV, arg, sizeof(arg),
-					       buf, sizeof(buf)), 8);
+	memcpy(arg, &in, sizeof(arg)); /* the BPF side keeps the first 48 bytes */
+	assert_int_equal(asc_ioctl_format_args(0xc060580f, ASC_MOD_TSDRV, arg, sizeof(arg), buf,
+					       sizeof(buf)),
+			 8);
 	assert_string_equal(buf, "type=0 ts_id=0 sqe_size=64 cqe_size=12 sqe_depth=1024 "
 				 "cqe_depth=1024 cq_id=3 sq_id=7");
 }
@@ -138,19 +149,24 @@ static void test_format_sqcq_alloc(void **state)
 static void test_format_task_send_and_short_copy(void **state)
 {
 	uint8_t sqes[64];
-	struct halTaskSendInfo ti = { .sqId = 2, .timeout = -1, .sqe_addr = sqes, .sqe_num = 5,
-				      .pos = 9 };
+	struct halTaskSendInfo ti = {
+		.sqId = 2, .timeout = -1, .sqe_addr = sqes, .sqe_num = 5, .pos = 9
+	};
 	char buf[256], want[256];
 
 	(void)state;
 	assert_int_equal(asc_ioctl_format_args(0x40405813, ASC_MOD_TSDRV, (uint8_t *)&ti,
-					       sizeof(ti), buf, sizeof(buf)), 7);
-	snprintf(want, sizeof(want), "type=0 ts_id=0 sq_id=2 timeout=4294967295 sqe_addr=%p "
-		 "sqe_num=5 pos=9", (void *)sqes);
+					       sizeof(ti), buf, sizeof(buf)),
+			 7);
+	snprintf(want, sizeof(want),
+		 "type=0 ts_id=0 sq_id=2 timeout=4294967295 sqe_addr=%p "
+		 "sqe_num=5 pos=9",
+		 (void *)sqes);
 	assert_string_equal(buf, want);
 	/* only 12 bytes copied: fields beyond are left out, not read */
-	assert_int_equal(asc_ioctl_format_args(0x40405813, ASC_MOD_TSDRV, (uint8_t *)&ti, 12,
-					       buf, sizeof(buf)), 3);
+	assert_int_equal(asc_ioctl_format_args(0x40405813, ASC_MOD_TSDRV, (uint8_t *)&ti, 12, buf,
+					       sizeof(buf)),
+			 3);
 	assert_string_equal(buf, "type=0 ts_id=0 sq_id=2");
 }
 
@@ -166,24 +182,28 @@ static void test_format_svm_alloc_and_bind(void **state)
 	memcpy(arg + 16, &va, 8);
 	memcpy(arg + 24, &size, 8);
 	assert_int_equal(asc_ioctl_format_args(0x41584d03, ASC_MOD_SVM, arg, sizeof(arg), buf,
-					       sizeof(buf)), 3);
+					       sizeof(buf)),
+			 3);
 	assert_string_equal(buf, "devid=1 va=0x100000000 size=2097152");
 
 	memset(arg, 0, sizeof(arg));
 	strcpy((char *)arg, "TSDRV");
 	assert_int_equal(asc_ioctl_format_args(0x5a00, ASC_MOD_UNKNOWN, arg, sizeof(arg), buf,
-					       sizeof(buf)), 1);
+					       sizeof(buf)),
+			 1);
 	assert_string_equal(buf, "module=TSDRV");
 	/* a name without its NUL in the copied bytes is not printed */
 	memset(arg, 'A', sizeof(arg));
 	assert_int_equal(asc_ioctl_format_args(0x5a00, ASC_MOD_UNKNOWN, arg, sizeof(arg), buf,
-					       sizeof(buf)), 0);
+					       sizeof(buf)),
+			 0);
 	assert_string_equal(buf, "");
 	/* unknown command or no bytes */
 	assert_int_equal(asc_ioctl_format_args(0x1234, ASC_MOD_OTHER, arg, sizeof(arg), buf,
-					       sizeof(buf)), 0);
-	assert_int_equal(asc_ioctl_format_args(0x41584d03, ASC_MOD_SVM, NULL, 0, buf,
-					       sizeof(buf)), 0);
+					       sizeof(buf)),
+			 0);
+	assert_int_equal(asc_ioctl_format_args(0x41584d03, ASC_MOD_SVM, NULL, 0, buf, sizeof(buf)),
+			 0);
 }
 
 /*
@@ -192,16 +212,22 @@ static void test_format_svm_alloc_and_bind(void **state)
  */
 static void test_model_prof_commands_not_decoded(void **state)
 {
-	struct npu_prof_read_arg ra = { .device_id = 1, .channel_id = 50, .buf = 0x1000,
-					.buf_size = 4096, .bytes = 128, .dropped = 3, .pending = 7 };
+	struct npu_prof_read_arg ra = { .device_id = 1,
+					.channel_id = 50,
+					.buf = 0x1000,
+					.buf_size = 4096,
+					.bytes = 128,
+					.dropped = 3,
+					.pending = 7 };
 	char buf[256];
 
 	(void)state;
 	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_START, ASC_MOD_OTHER));
 	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_POLL, ASC_MOD_UNKNOWN));
 	assert_null(asc_ioctl_lookup(NPU_PROF_IOCTL_READ, ASC_MOD_TSDRV));
-	assert_int_equal(asc_ioctl_format_args(NPU_PROF_IOCTL_READ, ASC_MOD_OTHER,
-					       (uint8_t *)&ra, sizeof(ra), buf, sizeof(buf)), 0);
+	assert_int_equal(asc_ioctl_format_args(NPU_PROF_IOCTL_READ, ASC_MOD_OTHER, (uint8_t *)&ra,
+					       sizeof(ra), buf, sizeof(buf)),
+			 0);
 	assert_string_equal(buf, "");
 	asc_ioctl_name(NPU_PROF_IOCTL_START, ASC_MOD_OTHER, buf, sizeof(buf));
 	assert_string_equal(buf, "_IOW('P',0,32)");

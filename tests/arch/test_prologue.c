@@ -3,7 +3,8 @@
  * test_prologue - uprobe placement from first instructions (user/arch/prologue.c):
  * endbr64 skipped only when an instruction follows, the emulated set of our
  * kernel (nop, push reg, jmp/call/jcc) vs single-stepped (endbr64, nopl,
- * mov, lea, sub, ...), aarch64 hints, unknown machines.
+ * mov, lea, sub, ...), aarch64 hints (single-stepped or rejected), unknown
+ * machines.
  */
 #include <elf.h>
 #include <errno.h>
@@ -18,8 +19,7 @@
 
 #define BYTES(...) ((const uint8_t[]){ __VA_ARGS__ }), sizeof((const uint8_t[]){ __VA_ARGS__ })
 
-static struct asc_prologue analyze(uint16_t machine, const uint8_t *code, size_t len,
-				   uint64_t size)
+static struct asc_prologue analyze(uint16_t machine, const uint8_t *code, size_t len, uint64_t size)
 {
 	struct asc_prologue p;
 
@@ -30,8 +30,8 @@ static struct asc_prologue analyze(uint16_t machine, const uint8_t *code, size_t
 static void test_endbr_then_push_rbp(void **state)
 {
 	/* endbr64; push %rbp; mov %rsp,%rbp */
-	struct asc_prologue p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89,
-							 0xe5), 64);
+	struct asc_prologue p = analyze(EM_X86_64,
+					BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5), 64);
 
 	assert_int_equal(p.skip, 4);
 	assert_int_equal(p.flags, ASC_PROBE_SKIPPED_ENDBR);
@@ -43,8 +43,9 @@ static void test_endbr_then_push_rbp(void **state)
 static void test_endbr_then_lea(void **state)
 {
 	/* endbr64; lea 0x8(%rdi),%rax: skipping still helps nothing but costs nothing */
-	struct asc_prologue p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8d, 0x47,
-							 0x08, 0xc3), 9);
+	struct asc_prologue p = analyze(EM_X86_64,
+					BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8d, 0x47, 0x08, 0xc3),
+					9);
 
 	assert_int_equal(p.skip, 4);
 	assert_int_equal(p.flags, ASC_PROBE_SKIPPED_ENDBR | ASC_PROBE_SINGLESTEP);
@@ -69,8 +70,8 @@ static void test_endbr_alone_not_skipped(void **state)
 static void test_endbr_loop_head_not_skipped(void **state)
 {
 	/* endbr64; nop; nop; jmp .-4 (rel8 back to offset 4): the loop head is after endbr64 */
-	struct asc_prologue p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x90, 0x90, 0xeb,
-							 0xfc), 8);
+	struct asc_prologue p = analyze(EM_X86_64,
+					BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x90, 0x90, 0xeb, 0xfc), 8);
 
 	assert_int_equal(p.skip, 0);
 	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
@@ -79,8 +80,9 @@ static void test_endbr_loop_head_not_skipped(void **state)
 		    10);
 	assert_int_equal(p.skip, 0);
 	/* endbr64; test; jne rel32 (0f 85) to offset 4 */
-	p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x85, 0xc0, 0x0f, 0x85, 0xf8, 0xff,
-				     0xff, 0xff), 12);
+	p = analyze(EM_X86_64,
+		    BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x85, 0xc0, 0x0f, 0x85, 0xf8, 0xff, 0xff, 0xff),
+		    12);
 	assert_int_equal(p.skip, 0);
 	/* a jump elsewhere (to offset 5) does not stop the skip */
 	p = analyze(EM_X86_64, BYTES(0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x90, 0xeb, 0xfd), 8);
@@ -203,16 +205,23 @@ static void test_truncated_branch_not_decoded(void **state)
 
 static void test_aarch64(void **state)
 {
-	/* bti c (0xd503245f): a hint, simulated, never skipped */
+	/*
+	 * bti c (0xd503245f): a hint of the kernel's steppable list
+	 * (aarch64_insn_is_steppable_hint): single-stepped, never skipped
+	 */
 	struct asc_prologue p = analyze(EM_AARCH64, BYTES(0x5f, 0x24, 0x03, 0xd5), 0);
 
 	assert_int_equal(p.skip, 0);
-	assert_int_equal(p.flags, 0);
+	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
 	assert_string_equal(p.insn, "bti");
-	/* paciasp (0xd503233f) */
+	/* paciasp (0xd503233f): single-stepped; skipping it would break a uretprobe */
 	p = analyze(EM_AARCH64, BYTES(0x3f, 0x23, 0x03, 0xd5), 0);
-	assert_int_equal(p.flags, 0);
+	assert_int_equal(p.skip, 0);
+	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);
 	assert_string_equal(p.insn, "paciasp");
+	/* autiasp (0xd50323bf): not on the list: the kernel rejects the probe */
+	p = analyze(EM_AARCH64, BYTES(0xbf, 0x23, 0x03, 0xd5), 0);
+	assert_string_equal(p.insn, "hint (rejected)");
 	/* stp x29, x30, [sp, #-16]! (0xa9bf7bfd): stepped out of line */
 	p = analyze(EM_AARCH64, BYTES(0xfd, 0x7b, 0xbf, 0xa9), 0);
 	assert_int_equal(p.flags, ASC_PROBE_SINGLESTEP);

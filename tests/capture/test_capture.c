@@ -4,7 +4,8 @@
  * validation, O_EXCL, truncation and corruption (read up to the last good
  * frame, report the loss), a write that fails part-way (full disk, here
  * RLIMIT_FSIZE) cut back to the last whole frame, unknown version and bad
- * magic refused, CRC-32C; frame sizes bounded by the file's size.
+ * magic refused, CRC-32C; frame sizes bounded by the file's size; an idle
+ * writer holds no buffer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,9 @@ static char path[256];
 
 static void quiet(enum asc_log_level l, const char *fmt, va_list ap)
 {
-	(void)l; (void)fmt; (void)ap;
+	(void)l;
+	(void)fmt;
+	(void)ap;
 }
 
 static int setup(void **state)
@@ -107,7 +110,7 @@ static uint64_t read_all(struct asc_capture_info *info)
 static void test_roundtrip_many_frames(void **state)
 {
 	struct asc_capture_info info;
-	uint64_t n = write_n(60000);	/* ~3.3 MB raw: 4 frames */
+	uint64_t n = write_n(60000); /* ~3.3 MB raw: 4 frames */
 
 	(void)state;
 	assert_int_equal(read_all(&info), n);
@@ -115,6 +118,42 @@ static void test_roundtrip_many_frames(void **state)
 	assert_int_equal(info.damaged, 0);
 	assert_int_equal(info.bytes_unread, 0);
 	assert_int_equal(info.version, ASC_CAPTURE_VERSION);
+}
+
+/*
+ * A capture given idle holds no buffer (the retained memory of a finished
+ * process's capture is the writer itself), takes them again for the next
+ * record, and reads back whole: every record once, in order.
+ */
+static void test_idle_gives_buffers_back(void **state)
+{
+	struct asc_capture_writer *w = asc_capture_create(path, 1);
+	struct asc_capture_info info;
+	struct asc_enter e;
+	uint64_t i;
+
+	(void)state;
+	assert_non_null(w);
+	assert_true(asc_capture_held_bytes(w) >= 2 * ASC_FRAME_TARGET);
+	for (i = 0; i < 30000; i++) {
+		size_t sz = make_rec(i, &e);
+
+		assert_int_equal(asc_capture_append(w, &e, sz), 0);
+		if (i % 10000 == 9999) {
+			assert_int_equal(asc_capture_idle(w), 0);
+			assert_int_equal(asc_capture_held_bytes(w), 0);
+			assert_int_equal(asc_capture_idle(w), 0); /* idempotent */
+		}
+	}
+	assert_int_equal(asc_capture_held_bytes(w), 0); /* idle after record 29999 */
+	assert_int_equal(asc_capture_append(w, &e, make_rec(i, &e)), 0);
+	assert_true(asc_capture_held_bytes(w) > 0);
+	assert_int_equal(asc_capture_idle(w), 0);
+	assert_int_equal(asc_capture_held_bytes(w), 0);
+	assert_int_equal(asc_capture_close(w), 0);
+	assert_int_equal(read_all(&info), 30001);
+	assert_int_equal(info.damaged, 0);
+	assert_int_equal(info.bytes_unread, 0);
 }
 
 static void test_rewind(void **state)
@@ -146,9 +185,9 @@ static void test_append_rejects_bad_sizes(void **state)
 	(void)state;
 	assert_non_null(w);
 	make_rec(1, &e);
-	assert_int_equal(asc_capture_append(w, &e, 70), -EINVAL);	/* not a multiple of 8 */
-	assert_int_equal(asc_capture_append(w, &e, 64), -EINVAL);	/* != hdr.size */
-	assert_int_equal(asc_capture_append(w, &e, 16), -EINVAL);	/* shorter than a header */
+	assert_int_equal(asc_capture_append(w, &e, 70), -EINVAL); /* not a multiple of 8 */
+	assert_int_equal(asc_capture_append(w, &e, 64), -EINVAL); /* != hdr.size */
+	assert_int_equal(asc_capture_append(w, &e, 16), -EINVAL); /* shorter than a header */
 	assert_int_equal(asc_capture_append(w, &e, 72), 0);
 	assert_int_equal(asc_capture_close(w), 0);
 }
@@ -286,7 +325,7 @@ static void test_corrupt_payload(void **state)
 	(void)state;
 	write_n(60000);
 	f1 = frame_offset(1);
-	flip_byte(f1 + 24 + 500);	/* inside frame 1's zstd data */
+	flip_byte(f1 + 24 + 500); /* inside frame 1's zstd data */
 	assert_int_equal(stat(path, &st), 0);
 	read_all(&info);
 	assert_int_equal(info.frames_read, 1);
@@ -300,7 +339,7 @@ static void test_corrupt_frame_header(void **state)
 
 	(void)state;
 	write_n(60000);
-	flip_byte(frame_offset(0) + 13);	/* nr_records of frame 0: CRC mismatch */
+	flip_byte(frame_offset(0) + 13); /* nr_records of frame 0: CRC mismatch */
 	assert_int_equal(read_all(&info), 0);
 	assert_int_equal(info.damaged, 1);
 	assert_non_null(strstr(info.damage, "frame 0"));
@@ -319,7 +358,7 @@ static void test_unknown_version(void **state)
 	assert_int_equal(pread(fd, hdr, 32, 0), 32);
 	hdr[8] = ASC_CAPTURE_VERSION + 1;
 	crc = asc_crc32c(0, hdr, 24);
-	memcpy(hdr + 24, &crc, 4);	/* a valid header of a newer version */
+	memcpy(hdr + 24, &crc, 4); /* a valid header of a newer version */
 	assert_int_equal(pwrite(fd, hdr, 32, 0), 32);
 	close(fd);
 	errno = 0;
@@ -408,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_bad_magic),
 		cmocka_unit_test(test_crc32c_vector),
 		cmocka_unit_test(test_frame_sizes_bounded_by_file),
+		cmocka_unit_test(test_idle_gives_buffers_back),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -29,15 +29,18 @@ static struct asc_hdr *rec(uint16_t type, uint16_t size)
 static void test_abi_sizes(void **state)
 {
 	/* the sizes documented in bpf/ascbpf_events.h */
-	static const struct { unsigned int type; size_t size; } want[] = {
-		{ ASC_REC_ENTER, 72 }, { ASC_REC_EXIT, 32 }, { ASC_REC_OPNAME, 96 },
-		{ ASC_REC_QUEUE, 48 }, { ASC_REC_SQE, 104 }, { ASC_REC_MEM, 80 },
-		{ ASC_REC_IOCTL, 104 }, { ASC_REC_STACK, 288 }, { ASC_REC_STEP, 40 },
-		{ ASC_REC_FDBIND, 48 }, { ASC_REC_DEVTASK, 56 }, { ASC_REC_PROBE, 48 },
-		{ ASC_REC_CLOCK, 48 }, { ASC_REC_DEVCLOCK, 48 }, { ASC_REC_PROCESS, 40 },
-		{ ASC_REC_THREAD, 40 }, { ASC_REC_STATS, 64 }, { ASC_REC_CONFIG, 32 },
-		{ ASC_REC_SYMBOL, 32 }, { ASC_REC_LOST, 32 }, { ASC_REC_TENSOR, 96 },
-		{ ASC_REC_PYSTACK, 416 }, { ASC_REC_PYFRAME, 40 }, { ASC_REC_ATEN_NAME, 32 },
+	static const struct {
+		unsigned int type;
+		size_t size;
+	} want[] = {
+		{ ASC_REC_ENTER, 72 },	    { ASC_REC_EXIT, 32 },     { ASC_REC_OPNAME, 96 },
+		{ ASC_REC_QUEUE, 48 },	    { ASC_REC_SQE, 104 },     { ASC_REC_MEM, 80 },
+		{ ASC_REC_IOCTL, 104 },	    { ASC_REC_STACK, 288 },   { ASC_REC_STEP, 40 },
+		{ ASC_REC_FDBIND, 48 },	    { ASC_REC_DEVTASK, 56 },  { ASC_REC_PROBE, 48 },
+		{ ASC_REC_CLOCK, 48 },	    { ASC_REC_DEVCLOCK, 48 }, { ASC_REC_PROCESS, 40 },
+		{ ASC_REC_THREAD, 40 },	    { ASC_REC_STATS, 64 },    { ASC_REC_CONFIG, 32 },
+		{ ASC_REC_SYMBOL, 32 },	    { ASC_REC_LOST, 32 },     { ASC_REC_TENSOR, 96 },
+		{ ASC_REC_PYSTACK, 416 },   { ASC_REC_PYFRAME, 40 },  { ASC_REC_ATEN_NAME, 32 },
 		{ ASC_REC_NODE_CLASS, 40 },
 	};
 	size_t i;
@@ -47,7 +50,7 @@ static void test_abi_sizes(void **state)
 		assert_int_equal(asc_rec_base_size(want[i].type), want[i].size);
 		assert_non_null(asc_rec_type_name(want[i].type));
 	}
-	assert_int_equal(asc_rec_base_size(77), 0);	/* not a type (yet): unknown */
+	assert_int_equal(asc_rec_base_size(77), 0); /* not a type (yet): unknown */
 	assert_null(asc_rec_type_name(200));
 	assert_string_equal(asc_rec_type_name(ASC_REC_SQE), "sqe");
 	assert_string_equal(asc_rec_type_name(ASC_REC_DEVTASK), "devtask");
@@ -113,7 +116,7 @@ static void test_counts_in_bounds(void **state)
 	{
 		struct asc_pyframe *pf = (void *)rec(ASC_REC_PYFRAME, 48);
 
-		memcpy(pf->text, "a.py(1):", 8);	/* 8 bytes, no room for the NUL */
+		memcpy(pf->text, "a.py(1):", 8); /* 8 bytes, no room for the NUL */
 		assert_int_equal(asc_rec_check(pf, 48, NULL, 0), -EBADMSG);
 		pf->text[7] = 0;
 		assert_int_equal(asc_rec_check(pf, 48, NULL, 0), 0);
@@ -140,7 +143,7 @@ static void test_probe_strings(void **state)
 	struct asc_probe *p;
 
 	(void)state;
-	assert_int_equal(asc_probe_rec_size(14, 8), 72);	/* 48 + 15 + 9 = 72 */
+	assert_int_equal(asc_probe_rec_size(14, 8), 72); /* 48 + 15 + 9 = 72 */
 	p = probe("libascendcl.so", "aclnnAdd");
 	assert_int_equal(p->hdr.size % 8, 0);
 	assert_int_equal(asc_rec_check(p, p->hdr.size, NULL, 0), 0);
@@ -166,7 +169,7 @@ static void test_text_and_process(void **state)
 	t = (void *)rec(ASC_REC_CONFIG, asc_text_rec_size(7));
 	memcpy(t->text, "level=1", 7);
 	assert_int_equal(asc_rec_check(t, t->hdr.size, NULL, 0), 0);
-	memset(t->text, 'x', t->hdr.size - sizeof(*t));	/* no NUL anywhere */
+	memset(t->text, 'x', t->hdr.size - sizeof(*t)); /* no NUL anywhere */
 	assert_int_equal(asc_rec_check(t, t->hdr.size, NULL, 0), -EBADMSG);
 	assert_int_equal(asc_rec_check(rec(ASC_REC_SYMBOL, 32), 32, NULL, 0), -EBADMSG);
 	p = (void *)rec(ASC_REC_PROCESS, asc_process_rec_size(9));
@@ -176,7 +179,7 @@ static void test_text_and_process(void **state)
 	assert_int_equal(asc_rec_check(p, p->hdr.size, NULL, 0), 0);
 	p->cmdline_len = 100;
 	assert_int_equal(asc_rec_check(p, p->hdr.size, NULL, 0), -EBADMSG);
-	t = (void *)rec(ASC_REC_ATEN_NAME, asc_text_rec_size(0));	/* "": no schema name */
+	t = (void *)rec(ASC_REC_ATEN_NAME, asc_text_rec_size(0)); /* "": no schema name */
 	assert_int_equal(asc_rec_check(t, t->hdr.size, NULL, 0), 0);
 	memset(t->text, 'x', t->hdr.size - sizeof(*t));
 	assert_int_equal(asc_rec_check(t, t->hdr.size, NULL, 0), -EBADMSG);
@@ -191,7 +194,7 @@ static void test_node_class(void **state)
 	assert_int_equal(nc->hdr.size, 56);
 	memcpy(nc->name, "MulBackward0", 13);
 	assert_int_equal(asc_rec_check(nc, nc->hdr.size, NULL, 0), 0);
-	memset(nc->name, 'x', nc->hdr.size - sizeof(*nc));	/* no NUL anywhere */
+	memset(nc->name, 'x', nc->hdr.size - sizeof(*nc)); /* no NUL anywhere */
 	assert_int_equal(asc_rec_check(nc, nc->hdr.size, NULL, 0), -EBADMSG);
 	assert_int_equal(asc_rec_check(rec(ASC_REC_NODE_CLASS, 40), 40, NULL, 0), -EBADMSG);
 	assert_string_equal(asc_rec_type_name(ASC_REC_NODE_CLASS), "node_class");

@@ -272,7 +272,7 @@ def check_text(S, db, ids, po, level):
 def check_journal(S, db, ids, t):
     """Row counts and values against npu_model's journal of the traced process."""
     jl = t.journal()
-    steps = sorted(int(x["t"]) for k, x in jl if k == "step")
+    steps = [0] + sorted(int(x["t"]) for k, x in jl if k == "step")
     if not check(steps, S + "no step in the journal"):
         return
     t0 = steps[0]

@@ -12,8 +12,9 @@ against ascbpf's own reading of the capture:
   within 2 us of the executed start, duration from the device counters);
   compute tasks are kernel_details rows with the journal's step (the step
   whose range holds the submission);
-* correlation: a kernel launched through aclrtLaunchKernel* or (aclop)
-  rtKernelLaunch has one Node@launch around the journal's launch call (the journal's task line is
+* correlation: a kernel launched through aclrtLaunchKernel* or (aclop, AI CPU)
+  a runtime launch call of NODE_CALLS has one Node@launch around the journal's launch
+  call (the journal's task line is
   written inside the call that made the task), inside the AscendCL event of
   its launching API (the outermost aclnn / aclop call around it), and its
   HostToDevice flow starts inside the Node; other tasks' flows (copies,
@@ -54,6 +55,12 @@ SCENARIOS = [("baseline", 3), ("transdata", 2), ("multi-stream", 2), ("mem-growt
 TOL = tc.TOLERANCE_MAX_NS
 COMPUTE = {"0", "1", "2"}	# STARS SQE types AI_CORE, AI_CPU, AI_VECTOR_CORE
 ASYNC_EXEC = "_ZN6at_npu6native12AsncExecFuncEPv"
+
+
+# The runtime launch calls traced as a Node@launch at Level1 (user/discovery/probes.c):
+# aclop kernels (rtKernelLaunch*, CANN 8.x/9.x: WithFlagV2 / WithHandleV2) and AI CPU ops.
+NODE_CALLS = {"rtKernelLaunch", "rtKernelLaunchWithFlagV2", "rtKernelLaunchWithHandleV2",
+              "rtCpuKernelLaunchWithFlag", "rtAicpuKernelLaunchExWithArgs"}
 
 
 def us_ns(s):
@@ -113,7 +120,7 @@ def run(scenario, steps):
 def check_run(scenario, run_dir, jl, execs, pid, off, freq):
     S = scenario + ": "
     po = os.path.join(run_dir, "ASCEND_PROFILER_OUTPUT")
-    step_t = sorted(int(x["t"]) for k, x in jl if k == "step")
+    step_t = [0] + sorted(int(x["t"]) for k, x in jl if k == "step")
     first = step_t[0]
 
     def step_of(t):
@@ -176,8 +183,8 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
 
     # The first step boundary is exact for the thread that crosses it, not for
     # another one: acl_thread drains the queue (sends tasks, calls AscendCL)
-    # while the Python thread is inside stepMarker, and convert orders by the
-    # probes' times while the journal's times are taken inside the calls, after
+    # while the Python thread returns from the optimizer step, and convert orders by
+    # the probes' times while the journal's times are taken inside the calls, after
     # the probe (within TOLERANCE_TIGHT_NS for 99% of calls, trace_check).  A
     # task or call whose journal time is that close to the boundary may be on
     # either side: it is left out of the exact comparisons, and counted as
@@ -187,13 +194,29 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
     def at_edge(t):
         return abs(t - first) <= edge
 
+    def at_step_edge(t):
+        """near a step boundary: the journal writes a step line inside the optimizer
+        step, ascbpf's boundary is its return probe, and another thread's task or call
+        between the two is in either step"""
+        i = bisect.bisect_left(step_t, t - edge)
+        return at_edge(t) or (i < len(step_t) and abs(step_t[i] - t) <= edge)
+
     # ---- kernels
+    sent_t = {}     # (stream, task) -> its halSqTaskSend's time
+    for k, a in jl:
+        if k == "api" and a["name"] == "halSqTaskSend" and "sqe_num" in a:
+            for i in range(int(a["sqe_num"])):
+                sent_t[(int(a["stream"]), (int(a["task"]) + i) & 0xffff)] = int(a["t0"])
     want = []
     edge_keys = set()
+    step_keys = set()   # in either step (at_step_edge): not in the per-step comparisons
     for x in execs:
         t = tasks.get((x["stream"], x["task"], x["wrap"]))
         if not check(t is not None, S + "exec without a task line %s" % x):
             continue
+        snd = sent_t.get((int(x["stream"]), int(x["task"])))
+        if at_step_edge(int(t["t"])) or (snd is not None and at_step_edge(snd)):
+            step_keys.add((int(x["stream"]), int(x["task"])))
         if at_edge(int(t["t"])):
             edge_keys.add((int(x["stream"]), int(x["task"])))
         elif int(t["t"]) >= first:
@@ -222,9 +245,10 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
         node = nodes.get(e["args"]["connection_id"])
         # Node@launch: the kernel launch call that made this task (the journal's task
         # line is written inside it, on its thread); the flow starts inside it.  aclop's
-        # rtKernelLaunch has one at Level1 too (traced as LAUNCH records for it only)
+        # and AI CPU ops' runtime launch calls have one at Level1 too (traced as LAUNCH
+        # records for them only)
         launch = enclosing(calls, tid, ts, lambda n: n.startswith("aclrtLaunchKernel") or
-                           n == "rtKernelLaunch")
+                           n in NODE_CALLS)
         if t["sqe_type"] in COMPUTE and launch:
             n_launch += 1
             ok = check(node is not None and hs is not None and launch and
@@ -270,7 +294,7 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
           (n_hw, len(want), sum(len(kx.get(k, [])) for k in edge_keys), len(edge_keys)))
     check(n_corr == len(want) and n_aten > 0, S + "correlated %d/%d kernels, %d to aten ops" %
           (n_corr, len(want), n_aten))
-    # one Node@launch per kernel launched (aclrtLaunchKernel*, rtKernelLaunch) in the
+    # one Node@launch per kernel launched (aclrtLaunchKernel*, NODE_CALLS) in the
     # recorded steps (and at most one more per kernel at the step edge)
     check(n_launch == n_node and n_launch <= len(nodes) <= n_launch + len(edge_keys),
           S + "Node@launch %d, kernels launched %d, %d checked" % (len(nodes), n_launch, n_node))
@@ -278,21 +302,32 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
     raw, hdr, rows = tc.read_csv(os.path.join(po, "kernel_details.csv"))
     check(raw.count(b"\n") == raw.count(b"\r\n") == len(rows) + 1, S + "kernel_details lines")
     col = {h: i for i, h in enumerate(hdr)}
-    exp = sorted((step_of(int(t["t"])), int(x["stream"]), int(x["task"]))
-                 for x, t in want if t["sqe_type"] in COMPUTE)
+    # a kernel's step is that of its submission, the halSqTaskSend carrying it (a batch of
+    # launch-storm's adds may be sent after its optimizer step returned, in the next step)
+    sent = {}
+    for k, a in jl:
+        if k == "api" and a["name"] == "halSqTaskSend" and "sqe_num" in a:
+            for i in range(int(a["sqe_num"])):
+                sent[(int(a["stream"]), (int(a["task"]) + i) & 0xffff)] = int(a["t0"])
+    exp = sorted((step_of(sent.get((int(x["stream"]), int(x["task"])), int(t["t"]))),
+                  int(x["stream"]), int(x["task"]))
+                 for x, t in want if t["sqe_type"] in COMPUTE and
+                 (int(x["stream"]), int(x["task"])) not in step_keys)
     got = sorted((int(r[col["Step Id"]]), int(r[col["Stream ID"]]), int(r[col["Task ID"]]))
                  for r in rows if (int(r[col["Stream ID"]]), int(r[col["Task ID"]]))
-                 not in edge_keys)
-    check(exp == got, S + "kernel_details (step, stream, task) rows: %d vs %d" %
-          (len(got), len(exp)))
+                 not in edge_keys | step_keys)
+    check(exp == got, S + "kernel_details (step, stream, task) rows: %d vs %d; only in "
+          "the output %s, only in the journal %s" %
+          (len(got), len(exp), sorted(set(got) - set(exp))[:4], sorted(set(exp) - set(got))[:4]))
 
     # ---- API calls (Level1: the acl* layer)
     # (calls at the step edge: in the output or not, so counts between jc and jc_edge)
     acl_calls = [c for lst in calls.values() for c in lst
                  if c["layer"] == "cann" and c["name"].startswith("acl")]
     jc = collections.Counter(c["name"] for c in acl_calls
-                             if int(c["t0"]) >= first and not at_edge(int(c["t0"])))
-    jc_edge = jc + collections.Counter(c["name"] for c in acl_calls if at_edge(int(c["t0"])))
+                             if int(c["t0"]) >= first and not at_step_edge(int(c["t0"])))
+    jc_edge = jc + collections.Counter(c["name"] for c in acl_calls
+                                       if at_step_edge(int(c["t0"])))
     gc = collections.Counter(e["name"][len("AscendCL@"):] for e in acl.values()
                              if e["name"].startswith("AscendCL@"))
     check(all(jc[k] <= gc[k] <= jc_edge[k] for k in set(jc_edge) | set(gc)),
@@ -328,9 +363,20 @@ def check_run(scenario, run_dir, jl, execs, pid, off, freq):
 
     # ---- steps
     _, hdr, rows = tc.read_csv(os.path.join(po, "step_trace_time.csv"))
-    ran = sorted(set(step_of(int(t["t"])) for x, t in want if t["sqe_type"] in COMPUTE))
-    check([int(r[0]) for r in rows] == ran, S + "step_trace_time steps %s vs %s" %
-          ([r[0] for r in rows], ran))
+    ran = set(step_of(int(t["t"])) for x, t in want if t["sqe_type"] in COMPUTE and
+              (int(x["stream"]), int(x["task"])) not in step_keys)
+    # a task at a step edge gives its row to the step on either side
+    maybe = set()
+    for x in execs:
+        t = tasks.get((x["stream"], x["task"], x["wrap"]))
+        if t and (int(x["stream"]), int(x["task"])) in edge_keys | step_keys and \
+                t["sqe_type"] in COMPUTE:
+            i = step_of(int(t["t"]))
+            maybe |= {i - 1, i, i + 1} if i is not None else set()
+    got_steps = set(int(r[0]) for r in rows)
+    check(len(got_steps) == len(rows) and ran <= got_steps <= ran | maybe,
+          S + "step_trace_time steps %s vs %s (and maybe %s)" %
+          ([r[0] for r in rows], sorted(ran), sorted(maybe - ran)))
     print("%s: %d kernels, %d correlated to APIs, %d to aten ops, %d Node@launch, %d API calls, "
           "%d mallocs" % (scenario, len(want), n_corr, n_aten, n_node, sum(jc.values()),
                           len(mallocs)))

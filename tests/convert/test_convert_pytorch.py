@@ -15,6 +15,8 @@ against torch.profiler:
   script (the differences test_pytorch_ops.py explains are allowed);
 * "Input Dims" has, for each tensor argument the capture recorded, that
   tensor's dims in its argument's segment;
+* each step (the script's own marks) holds the start of one ProfilerStep#N
+  range: the default boundary, the end of optimizer.step();
 * operator_details.csv has one row per cpu_op with the same name and host
   total duration; no device files are written for a framework-only capture
   (torch_npu writes no CSV without rows)."""
@@ -40,9 +42,13 @@ def us(e):
     return a, a + round(e["dur"] * 1000)
 
 
+STEP = "ProfilerStep#"
+
+
 def is_node(name):
-    """A backward node's range or its evaluate_function range (not an aten op)."""
-    return not name.startswith("aten::")
+    """A backward node's range or its evaluate_function range (not an aten op, nor a
+    ProfilerStep#N range)."""
+    return not name.startswith("aten::") and not name.startswith(STEP)
 
 
 def main():
@@ -93,10 +99,17 @@ def main():
                           for o in got[s])
             in_step = [e for e in ops if a + off <= int(e["ts"].replace(".", "")) <= b + off]
             have = sorted((e["name"], e["ts"], round(e["dur"] * 1000)) for e in in_step
-                          if not is_node(e["name"]))
+                          if e["name"].startswith("aten::"))
             # the backward side (test_pytorch_seqnr.py checks its numbers against
             # torch.profiler): each evaluate_function range holds its node's range
             # (the node's apply(), strictly inside)
+            # the default step boundary, the end of optimizer.step(), is stamped at the
+            # next aten op: the first of this step's forward (the script's warm-up step
+            # before the measured ones ends step 0), so each window holds the start of
+            # exactly one ProfilerStep#N range
+            steps = [e for e in in_step if e["name"].startswith(STEP)]
+            check(len(steps) == 1, "step %d: ProfilerStep ranges starting in it: %s" %
+                  (s, [e["name"] for e in steps]))
             evals = [e for e in in_step if e["name"].startswith(EVAL)]
             nodes = [e for e in in_step if is_node(e["name"]) and not e["name"].startswith(EVAL)]
 

@@ -3,7 +3,8 @@
  * test_elfsym - ELF symbols of the test object built in tests/lib/probes/:
  * .dynsym + .symtab merged, the stripped variant (.dynsym only), the variant
  * whose text segment's vaddr differs from its file offset, glob matching,
- * symbolisation, the cache, symbols on demand (open_lazy / scan_sym / section /
+ * symbolisation, the cache, the split release variant with its debug file found by
+ * build-id (the two symbol modes), symbols on demand (open_lazy / scan_sym / section /
  * read_exact, and a full open upgrading the lazily opened object).  Expected
  * offsets come from the kernel, not from the code under test: each variant is
  * dlopen()ed and the file offset of a function is its dlsym() address mapped
@@ -28,9 +29,9 @@
 #define FIX(name) ASC_TEST_FIXTURES "/" name
 
 static const char *const exported[] = {
-	"asc_test_endbr_push", "asc_test_push", "asc_test_lea", "asc_test_endbr_lea",
-	"asc_test_nop", "asc_test_nopl", "asc_test_local_addr", "asc_test_counted_10",
-	"asc_test_counted_47",
+	"asc_test_endbr_push", "asc_test_push",	      "asc_test_lea",
+	"asc_test_endbr_lea",  "asc_test_nop",	      "asc_test_nopl",
+	"asc_test_local_addr", "asc_test_counted_10", "asc_test_counted_47",
 };
 
 /* File offset of a runtime address, from this process's maps. */
@@ -57,7 +58,7 @@ static void check_variant(const char *path, bool has_symtab)
 	assert_non_null(h);
 	assert_int_equal(asc_elf_open(path, &elf), 0);
 	assert_int_equal(asc_elf_machine(elf), EM_X86_64);
-	assert_int_equal(strlen(asc_elf_build_id(elf)), 40);	/* gcc's default sha1 build-id */
+	assert_int_equal(strlen(asc_elf_build_id(elf)), 40); /* gcc's default sha1 build-id */
 	for (i = 0; i < sizeof(exported) / sizeof(exported[0]); i++) {
 		void *addr = dlsym(h, exported[i]);
 
@@ -106,6 +107,84 @@ static void test_stripped(void **state)
 	check_variant(FIX("libasctest-stripped.so"), false);
 }
 
+/*
+ * A release build's two modes: without a debug directory only .dynsym (the static function is
+ * not found); with FIX(debug) it is, from the debug file its build-id names, as a local
+ * function at the address the loaded library runs it.  Bad directories are refused.
+ */
+static void test_split_debug(void **state)
+{
+	const char *path = FIX("libasctest-split.so");
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *(*local_addr)(void);
+	const struct asc_elf_symbol *s;
+	struct asc_elf *elf;
+	char want[4096];
+	uint64_t off;
+
+	(void)state;
+	assert_non_null(h);
+	local_addr = (void *(*)(void))dlsym(h, "asc_test_local_addr");
+	assert_non_null(local_addr);
+	assert_int_equal(asc_elf_open_debug(path, &elf), 0);
+	assert_false(asc_elf_has_symtab(elf));
+	assert_null(asc_elf_debug_file(elf));
+	assert_null(asc_elf_find(elf, "asc_test_local"));
+	assert_non_null(asc_elf_find(elf, "asc_test_push"));
+	asc_elf_close(elf);
+
+	assert_int_equal(asc_elf_add_debug_dir(FIX("no-such-dir")), -ENOENT);
+	assert_int_equal(asc_elf_add_debug_dir(path), -ENOTDIR);
+	assert_int_equal(asc_elf_add_debug_dir(FIX("debug")), 0);
+	assert_int_equal(asc_elf_open_debug(path, &elf), 0);
+	snprintf(want, sizeof(want), "%s/.build-id/%.2s/%s.debug", FIX("debug"),
+		 asc_elf_build_id(elf), asc_elf_build_id(elf) + 2);
+	assert_non_null(asc_elf_debug_file(elf));
+	assert_string_equal(asc_elf_debug_file(elf), want);
+	s = asc_elf_find(elf, "asc_test_local");
+	assert_non_null(s);
+	assert_int_equal(s->source, ASC_SYM_DEBUG);
+	assert_int_equal(s->bind, STB_LOCAL);
+	assert_int_equal(asc_elf_vaddr_to_off(elf, s->vaddr, &off), 0);
+	assert_true(off == file_offset_of(local_addr()));
+	/* an exported function is in both tables, merged */
+	s = asc_elf_find(elf, "asc_test_push");
+	assert_non_null(s);
+	assert_int_equal(s->source, ASC_SYM_DYNSYM | ASC_SYM_DEBUG);
+	asc_elf_close(elf);
+	/* a plain open does not look for it (libc, ld.so: not needed, and it costs) */
+	assert_int_equal(asc_elf_open(path, &elf), 0);
+	assert_null(asc_elf_debug_file(elf));
+	assert_null(asc_elf_find(elf, "asc_test_local"));
+	asc_elf_close(elf);
+	asc_elf_clear_debug_dirs();
+
+	/* gdb's other place: DIR/<library's directory>/<.gnu_debuglink name> */
+	{
+		char root[] = "/tmp/test_elfsym.XXXXXX", dir[4096], link[4300], cmd[12600];
+		const char *id;
+
+		assert_non_null(mkdtemp(root));
+		assert_int_equal(asc_elf_open_debug(path, &elf), 0);
+		id = asc_elf_build_id(elf);
+		snprintf(dir, sizeof(dir), "%s%s", root, ASC_TEST_FIXTURES);
+		snprintf(link, sizeof(link), "%s/%s.debug", dir, id + 2);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s'", dir, want, link);
+		asc_elf_close(elf);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(asc_elf_add_debug_dir(root), 0);
+		assert_int_equal(asc_elf_open_debug(path, &elf), 0);
+		assert_non_null(asc_elf_debug_file(elf));
+		assert_string_equal(asc_elf_debug_file(elf), link);
+		assert_non_null(asc_elf_find(elf, "asc_test_local"));
+		asc_elf_close(elf);
+		asc_elf_clear_debug_dirs();
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+		assert_int_equal(system(cmd), 0);
+	}
+	dlclose(h);
+}
+
 static void test_offset_segment(void **state)
 {
 	struct asc_elf *elf;
@@ -151,7 +230,7 @@ static void check_lazy(const char *path, bool has_symtab)
 		assert_int_equal(asc_elf_scan_sym(elf, exported[i], &s), 0);
 		assert_string_equal(s.name, exported[i]);
 		assert_int_equal(s.type, STT_FUNC);
-		assert_int_equal(s.source, ASC_SYM_DYNSYM);	/* .dynsym is looked at first */
+		assert_int_equal(s.source, ASC_SYM_DYNSYM); /* .dynsym is looked at first */
 		assert_int_equal(asc_elf_vaddr_to_off(elf, s.vaddr, &off), 0);
 		assert_true(off == file_offset_of(addr));
 		assert_true(off >= text_off && off < text_off + text_size);
@@ -264,9 +343,9 @@ static void test_cache_and_errors(void **state)
 
 	assert_int_equal(asc_elf_open(FIX("libasctest.so"), &a), 0);
 	assert_int_equal(asc_elf_open(FIX("libasctest.so"), &b), 0);
-	assert_ptr_equal(a, b);		/* same file: one object */
+	assert_ptr_equal(a, b); /* same file: one object */
 	asc_elf_close(b);
-	assert_non_null(asc_elf_find(a, "asc_test_push"));	/* still open */
+	assert_non_null(asc_elf_find(a, "asc_test_push")); /* still open */
 	asc_elf_close(a);
 	assert_int_equal(asc_elf_open(FIX("no-such-file.so"), &a), -ENOENT);
 	assert_null(a);
@@ -290,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_offset_segment),
+		cmocka_unit_test(test_split_debug),
 		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_glob_symbols),
 		cmocka_unit_test(test_glob_match),

@@ -29,7 +29,8 @@
 static const struct asc_probe_spec table[] = {
 	{ "libasctest.so", "asc_test_endbr_push", ASC_LAYER_FRAMEWORK, ASC_PK_CALL,
 	  ASC_FAM_FRAMEWORK, 0 },
-	{ "libasctest.so", "asc_test_push", ASC_LAYER_FRAMEWORK, ASC_PK_CALL, ASC_FAM_FRAMEWORK, 0 },
+	{ "libasctest.so", "asc_test_push", ASC_LAYER_FRAMEWORK, ASC_PK_CALL, ASC_FAM_FRAMEWORK,
+	  0 },
 	{ "libasctest.so", "asc_test_lea", ASC_LAYER_FRAMEWORK, ASC_PK_CALL, ASC_FAM_FRAMEWORK,
 	  ASC_SPEC_NO_RETPROBE },
 	{ "libasctest.so", "asc_test_counted_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
@@ -78,8 +79,7 @@ static const struct asc_probe_site *find_site(const struct asc_probe_plan *p, co
 	return NULL;
 }
 
-static const struct asc_probe_missing *find_missing(const struct asc_probe_plan *p,
-						    const char *sym)
+static const struct asc_probe_missing *find_missing(const struct asc_probe_plan *p, const char *sym)
 {
 	size_t i;
 
@@ -181,7 +181,8 @@ static void test_plan_families(void **state)
 	assert_int_equal(p.nr_missing, 0);
 	asc_probe_plan_free(&p);
 	/* only families whose libraries are not mapped: -ENOENT, with what was looked for */
-	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_DRIVER, 1, &p), -ENOENT);
+	assert_int_equal(asc_probe_plan_build_table(getpid(), table, ASC_FAM_DRIVER, 1, &p),
+			 -ENOENT);
 	assert_int_equal(p.nr_sites, 0);
 	assert_int_equal(p.nr_missing, 2);
 	asc_probe_plan_free(&p);
@@ -252,8 +253,12 @@ static void test_builtin_table(void **state)
 	for (s = asc_probe_table; s->lib; s++, n++) {
 		assert_non_null(s->sym);
 		assert_true(strlen(s->lib) > 3 && !strncmp(s->lib, "lib", 3));
-		assert_true(s->layer >= ASC_LAYER_FRAMEWORK && s->layer <= ASC_LAYER_MEMORY);
-		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_NODE_LAUNCH);
+		assert_true((s->layer >= ASC_LAYER_FRAMEWORK && s->layer <= ASC_LAYER_MEMORY) ||
+			    s->layer == ASC_LAYER_HCCL);
+		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_HCCL_HASH);
+		/* HCCL's kinds are HCCL's layer, and only there */
+		assert_int_equal(s->layer == ASC_LAYER_HCCL,
+				 s->kind >= ASC_PK_HCCL_OP || !strncmp(s->sym, "Hccl", 4));
 		/* launch marks are not any level's: only asc_probe_launch_marks[] has them */
 		assert_int_not_equal(s->kind, ASC_PK_LAUNCH_MARK);
 		/* a node launch has its stream argument (its entry program reads it) */
@@ -269,7 +274,8 @@ static void test_builtin_table(void **state)
 	assert_true(n > 20);
 	/* every layer and every family has probes */
 	assert_int_equal(layers, (1U << ASC_LAYER_FRAMEWORK) | (1U << ASC_LAYER_CANN) |
-				 (1U << ASC_LAYER_DRIVER) | (1U << ASC_LAYER_MEMORY));
+					 (1U << ASC_LAYER_DRIVER) | (1U << ASC_LAYER_MEMORY) |
+					 (1U << ASC_LAYER_HCCL));
 	assert_int_equal(fams, ASC_FAM_ALL);
 	/* the Level0 launch marks: entry only, level 0, each with its stream argument */
 	for (s = asc_probe_launch_marks, n = 0; s->lib; s++, n++) {
@@ -282,17 +288,73 @@ static void test_builtin_table(void **state)
 	assert_true(n >= 2);
 	assert_int_equal(asc_probe_launch_stream_arg("rtKernelLaunch"), 5);
 	assert_int_equal(asc_probe_launch_stream_arg("aclrtMalloc"), -1);
+	/* hicann/runtime's prototypes: where each launch path takes its stream */
+	assert_int_equal(asc_probe_launch_stream_arg("rtsLaunchKernelWithHostArgs"), 2);
+	assert_int_equal(asc_probe_launch_stream_arg("rtKernelLaunchWithFlagV2"), 4);
+	assert_int_equal(asc_probe_launch_stream_arg("rtKernelLaunchWithHandleV2"), 5);
+	assert_int_equal(asc_probe_launch_stream_arg("rtLaunchKernelByFuncHandleV3"), 3);
+	assert_int_equal(asc_probe_launch_stream_arg("rtsLaunchKernelWithConfig"), 2);
+	assert_int_equal(asc_probe_launch_stream_arg("rtsLaunchKernelWithDevArgs"), 2);
+	assert_int_equal(asc_probe_launch_stream_arg("rtCpuKernelLaunchWithFlag"), 5);
+	assert_int_equal(asc_probe_launch_stream_arg("rtAicpuKernelLaunchExWithArgs"), 5);
+	assert_int_equal(asc_probe_launch_stream_arg("rtKernelLaunchEx"), 3);
+	assert_int_equal(asc_probe_launch_stream_arg("rtMemcpyAsync"), 5);
+	assert_int_equal(asc_probe_launch_stream_arg("rtMemcpyAsyncEx"), 5);
+	assert_int_equal(asc_probe_launch_stream_arg("rtMemsetAsync"), 4);
+	assert_int_equal(asc_probe_launch_stream_arg("rtEventRecord"), 1);
+	assert_int_equal(asc_probe_launch_stream_arg("rtStreamWaitEvent"), 0);
+	/* AI CPU launches name their kernel with a C string: arg1 */
+	assert_int_equal(asc_probe_launch_name_arg("rtCpuKernelLaunchWithFlag"), 1);
+	assert_int_equal(asc_probe_launch_name_arg("rtAicpuKernelLaunchExWithArgs"), 1);
+	assert_int_equal(asc_probe_launch_name_arg("rtKernelLaunch"), -1);
+}
+
+/* A library glob of the table ("libopapi_*.so") matches by basename, also when dlopened later. */
+static void test_lib_glob(void **state)
+{
+	static const struct asc_probe_spec gt[] = {
+		{ "libasctest-l*.so", "asc_test_counted_3*", ASC_LAYER_CANN, ASC_PK_CALL,
+		  ASC_FAM_CANN, 0 },
+		/* the part before .so must match whole: libasctest.so is not libasctest-*.so */
+		{ "libasctest-x*.so", "asc_test_*", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+		{ NULL, NULL, 0, 0, 0, 0 },
+	};
+	struct asc_probe_plan p;
+	size_t first = 0, i;
+	void *late;
+
+	(void)state;
+	assert_int_equal(asc_probe_plan_build_table(getpid(), gt, ASC_FAM_ALL, 1, &p), -ENOENT);
+	assert_int_equal(p.nr_sites, 0);
+	late = dlopen(FIX("libasctest-late.so"), RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(late);
+	assert_true(asc_probe_plan_update(&p, &first) > 0);
+	for (i = 0; i < p.nr_sites; i++) {
+		assert_non_null(strstr(p.sites[i].path, "libasctest-late.so"));
+		assert_int_equal(strncmp(p.sites[i].sym, "asc_test_counted_3", 18), 0);
+	}
+	assert_non_null(find_site(&p, "asc_test_counted_33", "libasctest-late.so"));
+	/* the second glob names no mapped library */
+	for (i = 0; i < p.nr_missing; i++)
+		if (p.missing[i].spec == &gt[1])
+			break;
+	assert_true(i < p.nr_missing);
+	assert_string_equal(p.missing[i].reason, "library not mapped");
+	asc_probe_plan_free(&p);
+	dlclose(late);
 }
 
 /* The level rule: an entry is planned at levels >= its own, memory ones with the memory family. */
 static void test_spec_levels(void **state)
 {
-	const struct asc_probe_spec l0 = { "libx.so", "f", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND,
+	const struct asc_probe_spec l0 = { "libx.so",	   "f", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND,
 					   ASC_FAM_DRIVER, 0 };
-	const struct asc_probe_spec l1 = { "libx.so", "g", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN,
-					   ASC_SPEC_LEVEL1 };
-	const struct asc_probe_spec l2m = { "libx.so", "h", ASC_LAYER_CANN, ASC_PK_CALL,
-					    ASC_FAM_CANN | ASC_FAM_MEMORY, ASC_SPEC_LEVEL2 };
+	const struct asc_probe_spec l1 = { "libx.so",	"g",	      ASC_LAYER_CANN,
+					   ASC_PK_CALL, ASC_FAM_CANN, ASC_SPEC_LEVEL1 };
+	const struct asc_probe_spec l2m = {
+		"libx.so",	"h", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN | ASC_FAM_MEMORY,
+		ASC_SPEC_LEVEL2
+	};
 	const struct asc_probe_spec *s;
 	int seen_l1 = 0, seen_l2 = 0;
 
@@ -301,7 +363,7 @@ static void test_spec_levels(void **state)
 	assert_int_equal(asc_probe_spec_level(&l1), 1);
 	assert_int_equal(asc_probe_spec_level(&l2m), 2);
 	assert_true(asc_probe_spec_wanted(&l0, ASC_FAM_DRIVER, 0));
-	assert_false(asc_probe_spec_wanted(&l0, ASC_FAM_CANN, 2));	/* family off */
+	assert_false(asc_probe_spec_wanted(&l0, ASC_FAM_CANN, 2)); /* family off */
 	assert_false(asc_probe_spec_wanted(&l1, ASC_FAM_CANN, 0));
 	assert_true(asc_probe_spec_wanted(&l1, ASC_FAM_CANN, 1));
 	assert_true(asc_probe_spec_wanted(&l1, ASC_FAM_CANN, 2));
@@ -325,11 +387,78 @@ static void test_spec_levels(void **state)
 		    s->kind == ASC_PK_DEQUEUE || s->kind == ASC_PK_STEP)
 			assert_int_equal(asc_probe_spec_level(s), 0);
 		/* kernel names join through the launch calls, which are Level1 */
-		if (s->kind == ASC_PK_FUNCNAME_GET || s->kind == ASC_PK_FUNCNAME_REG)
+		if (s->kind == ASC_PK_FUNCNAME_GET || s->kind == ASC_PK_FUNCNAME_REG ||
+		    s->kind == ASC_PK_FUNCNAME_ENTRY || s->kind == ASC_PK_BINARY_LOAD)
 			assert_int_equal(asc_probe_spec_level(s), 1);
 	}
 	assert_int_equal(seen_l2, 2);
-	assert_int_equal(seen_l1, 1);
+	/* libopapi.so and the split ones: libopapi_*.so, libaclnn_*.so, libcust_opapi.so */
+	assert_int_equal(seen_l1, 4);
+}
+
+/* The agent's tier (ASC_SPEC_AGENT): what a plan at ASC_LEVEL_AGENT has, and its rows' shape. */
+static void test_agent_tier(void **state)
+{
+	static const struct asc_probe_spec tier[] = {
+		{ "libasctest.so", "asc_test_push", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN,
+		  ASC_SPEC_LEVEL2 | ASC_SPEC_AGENT },
+		{ "libasctest.so", "asc_test_lea", ASC_LAYER_CANN, ASC_PK_CALL, ASC_FAM_CANN, 0 },
+		{ "libasctest.so", "asc_test_endbr_push", ASC_LAYER_MEMORY, ASC_PK_CALL,
+		  ASC_FAM_MEMORY, 0 },
+		{ NULL, NULL, 0, 0, 0, 0 },
+	};
+	const char *acl[2][16];
+	int nacl[2] = { 0, 0 }, steps = 0, hccl = 0;
+	struct asc_probe_plan p;
+	const struct asc_probe_spec *s;
+
+	(void)state;
+	assert_true(asc_probe_spec_wanted(&tier[0], ASC_FAM_ALL, ASC_LEVEL_AGENT));
+	assert_false(asc_probe_spec_wanted(&tier[1], ASC_FAM_ALL, ASC_LEVEL_AGENT));
+	/* the memory exception of the trace levels is not the agent's */
+	assert_false(asc_probe_spec_wanted(&tier[2], ASC_FAM_ALL, ASC_LEVEL_AGENT));
+	/* the trace ignores the flag: Level2 as ever */
+	assert_false(asc_probe_spec_wanted(&tier[0], ASC_FAM_ALL, 1));
+	assert_int_equal(asc_probe_plan_build_level(getpid(), tier, ASC_FAM_ALL, ASC_LEVEL_AGENT, 1,
+						    &p),
+			 0);
+	assert_int_equal(p.nr_sites, 1);
+	assert_string_equal(p.sites[0].sym, "asc_test_push");
+	asc_probe_plan_free(&p);
+	/*
+	 * the built-in table's tier: exact names of the kinds the agent has programs for, but
+	 * the step row: torch::optim::<each optimizer>::step (a handful of exports)
+	 */
+	for (s = asc_probe_table; s->lib; s++) {
+		if (!(s->flags & ASC_SPEC_AGENT))
+			continue;
+		assert_true(s->kind == ASC_PK_STEP || !strchr(s->sym, '*'));
+		assert_true(s->kind == ASC_PK_STEP || s->kind == ASC_PK_MEM_REPORT ||
+			    s->kind == ASC_PK_SQE_SEND || s->kind == ASC_PK_CALL ||
+			    s->kind == ASC_PK_ENQUEUE || s->kind == ASC_PK_DEQUEUE ||
+			    s->kind == ASC_PK_HCCL_OP);
+		steps += s->kind == ASC_PK_STEP;
+		hccl += s->kind == ASC_PK_HCCL_OP;
+		if (s->kind == ASC_PK_CALL) {
+			int k = !strcmp(s->lib, "libacl_rt.so");
+
+			assert_true(!strncmp(s->sym, "aclrtMalloc", 11) ||
+				    !strcmp(s->sym, "aclrtFree") ||
+				    !strncmp(s->sym, "aclrtSynchronize", 16));
+			assert_true(k || !strcmp(s->lib, "libascendcl.so"));
+			assert_true(nacl[k] < 16);
+			acl[k][nacl[k]++] = s->sym;
+		}
+	}
+	/* one step source (the `steps` change edits that row), the ops, and the same
+	 * aclrt* functions in libascendcl.so and libacl_rt.so (CANN 8.x/9.x implement them in
+	 * the second) */
+	assert_int_equal(steps, 1);
+	assert_int_equal(hccl, 10);
+	assert_int_equal(nacl[0], nacl[1]);
+	assert_int_equal(nacl[0], 8);
+	for (int i = 0; i < nacl[0]; i++)
+		assert_string_equal(acl[0][i], acl[1][i]);
 }
 
 static void test_families_parse(void **state)
@@ -357,8 +486,10 @@ int main(void)
 		cmocka_unit_test(test_plan_errors),
 		cmocka_unit_test(test_plan_update_after_dlopen),
 		cmocka_unit_test(test_builtin_table),
+		cmocka_unit_test(test_lib_glob),
 		cmocka_unit_test(test_families_parse),
 		cmocka_unit_test(test_spec_levels),
+		cmocka_unit_test(test_agent_tier),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

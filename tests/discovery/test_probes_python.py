@@ -144,9 +144,10 @@ def main():
         for name in list(got)[:50]:
             check(re.search(r"\b%s\b" % re.escape(name), t.stdout), f"{name} not in text listing")
         check("after endbr64" in t.stdout or "emulated" in t.stdout, "no prologue choices shown")
-        check(t.stdout.splitlines()[1].startswith(f"dlopen watch: {ldpath} _dl_debug_state "
-                                                  f"{ld['attach_offset']:#x}"),
-              t.stdout.splitlines()[1])
+        lines = t.stdout.splitlines()
+        check(lines[1].startswith("arch x86_64: arguments rdi-r9"), f"arch line {lines[1]!r}")
+        check(lines[2].startswith(f"dlopen watch: {ldpath} _dl_debug_state "
+                                  f"{ld['attach_offset']:#x}"), lines[2])
 
         # --families narrows the plan
         r = run(["probes", "-p", str(pid), "--json", "--families", "memory"])

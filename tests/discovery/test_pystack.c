@@ -58,7 +58,10 @@ struct live {
 	unsigned long main_ident, helper_ident;
 	uint64_t code_inner, code_outer;
 	int inner_call_line, outer_call_line;
-	struct { uint64_t code; int unit, line; } pos[4096];
+	struct {
+		uint64_t code;
+		int unit, line;
+	} pos[4096];
 	int npos;
 };
 
@@ -87,12 +90,13 @@ static int wait_blocked_in_stdin_read(pid_t pid)
 		int fd = open(path, O_RDONLY);
 
 		if (fd < 0)
-			return -1;	/* the child is gone */
+			return -1; /* the child is gone */
 		len = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
 		if (len > 0) {
 			buf[len] = 0;
-			if (sscanf(buf, "%ld 0x%lx", &nr, &arg0) == 2 && nr == SYS_read && arg0 == 0)
+			if (sscanf(buf, "%ld 0x%lx", &nr, &arg0) == 2 && nr == SYS_read &&
+			    arg0 == 0)
 				return 0;
 		}
 		if (waitpid(pid, NULL, WNOHANG) == pid)
@@ -169,9 +173,10 @@ static void test_discover(void **state)
 	assert_int_equal(o.valid, ASC_PYOFF_ALL);
 	print_message("tstate: next %u thread_id %u cframe %u; frame: code %u previous %u "
 		      "prev_instr %u owner %u; code: adaptive %u filename %u name %u first %u "
-		      "table %u\n", o.ts_next, o.ts_thread_id, o.ts_cframe, o.fr_code,
-		      o.fr_previous, o.fr_prev_instr, o.fr_owner, o.co_code_adaptive,
-		      o.co_filename, o.co_name, o.co_firstlineno, o.co_linetable);
+		      "table %u\n",
+		      o.ts_next, o.ts_thread_id, o.ts_cframe, o.fr_code, o.fr_previous,
+		      o.fr_prev_instr, o.fr_owner, o.co_code_adaptive, o.co_filename, o.co_name,
+		      o.co_firstlineno, o.co_linetable);
 	/* not an interpreter */
 	assert_int_equal(asc_py_offsets_discover("/bin/true", &o), -ENOENT);
 	assert_int_equal(asc_py_offsets_discover("/nonexistent", &o), -ENOENT);
@@ -238,13 +243,16 @@ static void test_live_walk(void **state)
 		int line;
 
 		assert_non_null(r);
-		assert_int_equal(asc_pystack_frame(r, code[0], lasti[0], buf, sizeof(buf), &line), 0);
+		assert_int_equal(asc_pystack_frame(r, code[0], lasti[0], buf, sizeof(buf), &line),
+				 0);
 		assert_int_equal(line, L.inner_call_line);
 		snprintf(want, sizeof(want), "<string>(%d): inner", L.inner_call_line);
 		assert_string_equal(buf, want);
-		assert_int_equal(asc_pystack_frame(r, code[1], lasti[1], buf, sizeof(buf), &line), 0);
+		assert_int_equal(asc_pystack_frame(r, code[1], lasti[1], buf, sizeof(buf), &line),
+				 0);
 		assert_int_equal(line, L.outer_call_line);
-		assert_int_equal(asc_pystack_frame(r, code[2], lasti[2], buf, sizeof(buf), &line), 0);
+		assert_int_equal(asc_pystack_frame(r, code[2], lasti[2], buf, sizeof(buf), &line),
+				 0);
 		assert_true(strstr(buf, "<string>(") == buf);
 		assert_non_null(strstr(buf, "): <module>"));
 		/* an address that is no code object */
@@ -270,8 +278,9 @@ static void test_linetable_all_units(void **state)
 	for (i = 0; i < L.npos; i++) {
 		int line;
 
-		assert_int_equal(asc_pystack_frame(r, L.pos[i].code, L.pos[i].unit, buf, sizeof(buf),
-						   &line), 0);
+		assert_int_equal(asc_pystack_frame(r, L.pos[i].code, L.pos[i].unit, buf,
+						   sizeof(buf), &line),
+				 0);
 		assert_int_equal(line, L.pos[i].line);
 		checked++;
 	}
@@ -323,7 +332,7 @@ static void test_resolve_rec_and_join(void **state)
 	rec.lasti[0] = L.pos[0].unit;
 	rec.code[1] = L.code_outer;
 	rec.lasti[1] = 0;
-	rec.code[2] = 16;	/* unreadable: skipped */
+	rec.code[2] = 16; /* unreadable: skipped */
 	assert_int_equal(asc_pystack_resolve_rec(r, &rec, collect, &e), 2);
 	/* the same pairs again: nothing new */
 	assert_int_equal(asc_pystack_resolve_rec(r, &rec, collect, &e), 0);
@@ -345,7 +354,8 @@ static void test_linetable_bad(void **state)
 	int line = 0;
 
 	assert_int_equal(asc_py_linetable_line(not_entry, sizeof(not_entry), 1, 0, &line), -EINVAL);
-	assert_int_equal(asc_py_linetable_line(cut_varint, sizeof(cut_varint), 1, 0, &line), -EINVAL);
+	assert_int_equal(asc_py_linetable_line(cut_varint, sizeof(cut_varint), 1, 0, &line),
+			 -EINVAL);
 	assert_int_equal(asc_py_linetable_line(ok, sizeof(ok), 10, 1, &line), 0);
 	assert_int_equal(line, 13);
 	assert_int_equal(asc_py_linetable_line(ok, sizeof(ok), 10, 2, &line), -ENOENT);

@@ -25,26 +25,41 @@
 #include "arch/x86.h"
 #include "discovery/pytorch.h"
 
-#define LIBDIR		"/usr/lib/x86_64-linux-gnu/"
-#define LIBC10		LIBDIR "libc10.so"
-#define LIBTORCH_CPU	LIBDIR "libtorch_cpu.so"
-#define PYTHON		"/usr/bin/python3"
+#define LIBDIR	     "/usr/lib/x86_64-linux-gnu/"
+#define LIBC10	     LIBDIR "libc10.so"
+#define LIBTORCH_CPU LIBDIR "libtorch_cpu.so"
+#define PYTHON	     "/usr/bin/python3"
 
 /* ---- names without the library ---- */
+
+/*
+ * Register index of an argument of an op returning by value through memory,
+ * given its index N on x86-64 (where the result pointer takes rdi): the
+ * same on x86-64, one less on aarch64, where it goes in x8 (AAPCS64).
+ */
+#if defined(__x86_64__)
+#define R(n) (n)
+#else
+#define R(n) ((n)-1)
+#endif
 
 static void test_struct_name(void **state)
 {
 	char buf[64];
 
-	assert_int_equal(asc_aten_struct_name("_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
-					      buf, sizeof(buf)), 0);
+	assert_int_equal(
+		asc_aten_struct_name("_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
+				     buf, sizeof(buf)),
+		0);
 	assert_string_equal(buf, "add_Tensor");
 	assert_int_equal(asc_aten_struct_name("_ZN2at4_ops5addmm4callERKNS_6TensorE", buf,
-					      sizeof(buf)), 0);
+					      sizeof(buf)),
+			 0);
 	assert_string_equal(buf, "addmm");
 	/* redispatch, other namespaces, truncated lengths are not op call symbols */
 	assert_int_equal(asc_aten_struct_name("_ZN2at4_ops10add_Tensor10redispatchEN3c10", buf,
-					      sizeof(buf)), -EINVAL);
+					      sizeof(buf)),
+			 -EINVAL);
 	assert_int_equal(asc_aten_struct_name("_ZN2at6native3addE", buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(asc_aten_struct_name("_ZN2at4_ops99add", buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(asc_aten_struct_name(NULL, buf, sizeof(buf)), -EINVAL);
@@ -56,17 +71,19 @@ static void test_parse_schema_registers(void **state)
 	struct asc_aten_op op;
 
 	/* returns Tensor by value: hidden pointer in rdi, self in rsi */
-	assert_int_equal(asc_aten_parse_schema(
-		"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", &op), 0);
+	assert_int_equal(
+		asc_aten_parse_schema(
+			"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", &op),
+		0);
 	assert_string_equal(op.name, "aten::add");
 	assert_string_equal(op.overload, "Tensor");
 	assert_int_equal(op.sret, 1);
 	assert_int_equal(op.nargs, 3);
 	assert_string_equal(op.args[0].name, "self");
-	assert_int_equal(op.args[0].reg, 1);
+	assert_int_equal(op.args[0].reg, R(1));
 	assert_int_equal(op.args[0].kind, ASC_ARGK_TENSOR);
-	assert_int_equal(op.args[1].reg, 2);
-	assert_int_equal(op.args[2].reg, 3);
+	assert_int_equal(op.args[1].reg, R(2));
+	assert_int_equal(op.args[2].reg, R(3));
 	assert_int_equal(op.args[2].kind, ASC_ARGK_OTHER);
 	assert_string_equal(op.args[2].type, "Scalar");
 
@@ -79,27 +96,31 @@ static void test_parse_schema_registers(void **state)
 	assert_int_equal(op.args[0].kind, ASC_ARGK_TENSOR);
 
 	/* int[] takes two registers, float none, Tensor? is a reference */
-	assert_int_equal(asc_aten_parse_schema("native_layer_norm(Tensor input, SymInt[] "
-		"normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
-		&op), 0);
+	assert_int_equal(
+		asc_aten_parse_schema(
+			"native_layer_norm(Tensor input, SymInt[] "
+			"normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
+			&op),
+		0);
 	assert_int_equal(op.sret, 1);
-	assert_int_equal(op.args[0].reg, 1);
-	assert_int_equal(op.args[1].reg, 2);
+	assert_int_equal(op.args[0].reg, R(1));
+	assert_int_equal(op.args[1].reg, R(2));
 	assert_int_equal(op.args[1].nregs, 2);
-	assert_int_equal(op.args[2].reg, 4);
+	assert_int_equal(op.args[2].reg, R(4));
 	assert_int_equal(op.args[2].kind, ASC_ARGK_OPT_TENSOR);
-	assert_int_equal(op.args[3].reg, 5);
+	assert_int_equal(op.args[3].reg, R(5));
 	assert_int_equal(op.args[4].reg, -1);
 
 	/* a TensorList, then an argument that no longer fits in registers */
-	assert_int_equal(asc_aten_parse_schema("cat(Tensor[] tensors, int dim=0) -> Tensor", &op), 0);
+	assert_int_equal(asc_aten_parse_schema("cat(Tensor[] tensors, int dim=0) -> Tensor", &op),
+			 0);
 	assert_int_equal(op.args[0].kind, ASC_ARGK_TENSOR_LIST);
-	assert_int_equal(op.args[0].reg, 1);
-	assert_int_equal(op.args[1].reg, 3);
+	assert_int_equal(op.args[0].reg, R(1));
+	assert_int_equal(op.args[1].reg, R(3));
 
 	/* an unknown type stops the mapping: nothing after it is guessed */
 	assert_int_equal(asc_aten_parse_schema("foo(Tensor a, Any x, Tensor b) -> Tensor", &op), 0);
-	assert_int_equal(op.args[0].reg, 1);
+	assert_int_equal(op.args[0].reg, R(1));
 	assert_int_equal(op.args[1].reg, -1);
 	assert_int_equal(op.args[2].reg, -1);
 
@@ -175,13 +196,15 @@ struct truth {
 
 static struct truth *torch_schemas(size_t *nr)
 {
-	FILE *f = popen(PYTHON " -c 'import torch\n"
+	FILE *f = popen(PYTHON
+			" -c 'import torch\n"
 			"for s in torch._C._jit_get_all_schemas():\n"
 			"  n = s.name\n"
 			"  if not n.startswith(\"aten::\"): continue\n"
 			"  b = n[6:]\n"
 			"  print(b + (\"_\" + s.overload_name if s.overload_name else \"\"), n, "
-			"s.overload_name or \"-\")\n'", "r");
+			"s.overload_name or \"-\")\n'",
+			"r");
 	struct truth *t = NULL;
 	size_t n = 0, cap = 0;
 	char line[512];
@@ -213,7 +236,7 @@ static void test_names_match_torch(void **state)
 	assert_non_null(s);
 	assert_true(asc_aten_schemas_count(s) > 1000);
 	syms = op_symbols(LIBTORCH_CPU, &nsym);
-	assert_true(nsym > 2000);	/* about 3,000 in 1.13 */
+	assert_true(nsym > 2000); /* about 3,000 in 1.13 */
 	t = torch_schemas(&ntruth);
 	assert_true(ntruth > 2000);
 	for (i = 0; i < nsym; i++) {
@@ -226,7 +249,7 @@ static void test_names_match_torch(void **state)
 			if (!strcmp(t[j].st, st))
 				break;
 		if (j == ntruth)
-			continue;	/* not in the JIT registry (none expected, but not ours to judge) */
+			continue; /* not in the JIT registry (none expected, but not ours to judge) */
 		checked++;
 		exact += op.exact;
 		if (strcmp(op.name, t[j].name) || strcmp(op.overload, t[j].overload)) {
@@ -254,19 +277,23 @@ static void test_mapping_known_ops(void **state)
 	struct asc_aten_op op;
 
 	assert_non_null(s);
-	assert_int_equal(asc_aten_name(s, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
-				       &op), 0);
+	assert_int_equal(
+		asc_aten_name(s, "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
+			      &op),
+		0);
 	assert_int_equal(op.exact, 1);
 	assert_int_equal(op.sret, 1);
-	assert_int_equal(op.args[0].reg, 1);
-	assert_int_equal(op.args[1].reg, 2);
+	assert_int_equal(op.args[0].reg, R(1));
+	assert_int_equal(op.args[1].reg, R(2));
 	/* addmm: suffix-merged string in the library ("sspaddmm(...)" holds it) */
-	assert_int_equal(asc_aten_name(s, "_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_",
-				       &op), 0);
+	assert_int_equal(
+		asc_aten_name(s, "_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_",
+			      &op),
+		0);
 	assert_string_equal(op.name, "aten::addmm");
 	assert_int_equal(op.exact, 1);
 	assert_int_equal(op.nargs, 5);
-	assert_int_equal(op.args[2].reg, 3);
+	assert_int_equal(op.args[2].reg, R(3));
 	assert_int_equal(op.args[2].kind, ASC_ARGK_TENSOR);
 	asc_aten_schemas_free(s);
 	assert_null(asc_aten_schemas_load("/nonexistent/libtorch_cpu.so"));
@@ -321,7 +348,8 @@ static void test_tensor_layout_live(void **state)
 		      "for t in ts:\n"
 		      "  print(t._cdata, st[t.dtype], t.dim(), *t.shape)\n"
 		      "print('end', flush=True)\n"
-		      "sys.stdin.read()\n", (char *)NULL);
+		      "sys.stdin.read()\n",
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(to_py[0]);
@@ -367,9 +395,9 @@ static void test_tensor_layout_live(void **state)
 static void test_x86_decode(void **state)
 {
 	/* mov 0x48(%rdi),%rax ; mov %cx,0xb0(%rdi) ; cmp $0x5,%rdx ; lea 0x3cd99(%rip),%rcx */
-	static const uint8_t code[] = { 0x48, 0x8b, 0x47, 0x48, 0x66, 0x89, 0x8f, 0xb0, 0, 0, 0,
-					0x48, 0x83, 0xfa, 0x05, 0x48, 0x8d, 0x0d, 0x99, 0xcd, 0x03,
-					0x00, 0x06 };
+	static const uint8_t code[] = { 0x48, 0x8b, 0x47, 0x48, 0x66, 0x89, 0x8f, 0xb0,
+					0,    0,    0,	  0x48, 0x83, 0xfa, 0x05, 0x48,
+					0x8d, 0x0d, 0x99, 0xcd, 0x03, 0x00, 0x06 };
 	struct asc_insn in;
 
 	assert_int_equal(asc_x86_decode(code, sizeof(code), 0x1000, &in), 4);
@@ -389,7 +417,7 @@ static void test_x86_decode(void **state)
 	assert_int_equal(in.base, ASC_X86_RIP);
 	assert_int_equal(in.target, 0x2000 + 7 + 0x3cd99);
 	assert_int_equal(asc_x86_decode(code + 22, 1, 0, &in), -EILSEQ);
-	assert_int_equal(asc_x86_decode(code, 2, 0, &in), -EILSEQ);	/* cut short */
+	assert_int_equal(asc_x86_decode(code, 2, 0, &in), -EILSEQ); /* cut short */
 }
 
 int main(void)

@@ -12,7 +12,9 @@
  * tracer writes, user/trace/names.h, the node's range inside its
  * evaluate_function range, from its apply() when that was probed).
  */
+#if defined(__x86_64__)
 #include <asm/prctl.h>
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -37,14 +39,14 @@
 #include "discovery/seqnr.h"
 #include "trace/names.h"
 
-#define LIBTORCH_CPU	"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define LIBTORCH_CPU  "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* PyTorch 1.13.1 (Debian) at::sequence_number::peek() at 0xd90460, as objdump -d shows it. */
 static const uint8_t peek_113[] = {
 	0x48, 0x83, 0xec, 0x08,				/* sub $0x8,%rsp */
-	0x66, 0x48, 0x8d, 0x3d, 0x5c, 0x26, 0x4b, 0x06,	/* data16 lea 0x64b265c(%rip),%rdi */
-	0x66, 0x66, 0x48, 0xe8, 0x7c, 0xee, 0xa9, 0xff,	/* call __tls_get_addr@plt */
+	0x66, 0x48, 0x8d, 0x3d, 0x5c, 0x26, 0x4b, 0x06, /* data16 lea 0x64b265c(%rip),%rdi */
+	0x66, 0x66, 0x48, 0xe8, 0x7c, 0xee, 0xa9, 0xff, /* call __tls_get_addr@plt */
 	0x48, 0x8b, 0x00,				/* mov (%rax),%rax */
 	0x48, 0x83, 0xc4, 0x08, 0xc3,			/* add $8,%rsp; ret */
 };
@@ -56,7 +58,7 @@ static void test_decode(void **state)
 
 	(void)state;
 	assert_int_equal(asc_seqnr_tls_decode(peek_113, sizeof(peek_113), 0xd90460, &tls), 0);
-	assert_int_equal(tls.tlsidx_vaddr, 0x7242ac8);	/* objdump's "# 7242ac8" */
+	assert_int_equal(tls.tlsidx_vaddr, 0x7242ac8); /* objdump's "# 7242ac8" */
 	assert_int_equal(tls.disp, 0);
 
 	/* the same after an endbr64 instead of the stack adjustment, counter at +16 */
@@ -73,7 +75,7 @@ static void test_decode(void **state)
 	assert_int_equal(asc_seqnr_tls_decode(peek_113, 18, 0xd90460, &tls), -ENOEXEC);
 	/* the lea, the call, then something else than a load from %rax */
 	memcpy(code, peek_113, sizeof(peek_113));
-	code[22] = 0x10;	/* mov (%rax),%rdx: get_and_increment's shape */
+	code[22] = 0x10; /* mov (%rax),%rdx: get_and_increment's shape */
 	assert_int_equal(asc_seqnr_tls_decode(code, sizeof(peek_113), 0, &tls), -ENOEXEC);
 }
 
@@ -83,23 +85,29 @@ static void test_class_names(void **state)
 
 	(void)state;
 	assert_int_equal(asc_seqnr_class_name("_ZTVN5torch8autograd9generated12MulBackward0E", buf,
-					      sizeof(buf)), 0);
+					      sizeof(buf)),
+			 0);
 	assert_string_equal(buf, "MulBackward0");
 	assert_int_equal(asc_seqnr_class_name("_ZTVN5torch8autograd14AccumulateGradE", buf,
-					      sizeof(buf)), 0);
-	assert_string_equal(buf, "torch::autograd::AccumulateGrad");	/* as the sample */
+					      sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "torch::autograd::AccumulateGrad"); /* as the sample */
 	assert_int_equal(asc_seqnr_class_name("_ZTVN5torch8autograd10CopySlicesE", buf,
-					      sizeof(buf)), 0);
+					      sizeof(buf)),
+			 0);
 	assert_string_equal(buf, "torch::autograd::CopySlices");
 	assert_int_equal(asc_seqnr_class_name("_ZTV7MyNode0", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "MyNode0");
 	/* templates, truncated names, other symbols, a short buffer */
 	assert_int_equal(asc_seqnr_class_name("_ZTVN5torch8autograd7CppNodeI3FooEE", buf,
-					      sizeof(buf)), -EINVAL);
+					      sizeof(buf)),
+			 -EINVAL);
 	assert_int_equal(asc_seqnr_class_name("_ZTVN5torch8autograd9generated12MulBack", buf,
-					      sizeof(buf)), -EINVAL);
+					      sizeof(buf)),
+			 -EINVAL);
 	assert_int_equal(asc_seqnr_class_name("_ZTIN5torch8autograd14AccumulateGradE", buf,
-					      sizeof(buf)), -EINVAL);
+					      sizeof(buf)),
+			 -EINVAL);
 	assert_int_equal(asc_seqnr_class_name("_ZTVN5torch8autograd14AccumulateGradE", buf, 8),
 			 -ENOSPC);
 }
@@ -119,12 +127,20 @@ static int rd_self(uint64_t addr, uint64_t *val, void *ctx)
 	return 0;
 }
 
+/* The thread pointer, asked of the kernel on x86-64, read from TPIDR_EL0 on aarch64. */
 static uint64_t fsbase(void)
 {
+#if defined(__x86_64__)
 	unsigned long fs = 0;
 
 	assert_int_equal(syscall(SYS_arch_prctl, ARCH_GET_FS, &fs), 0);
 	return fs;
+#else
+	uint64_t tp;
+
+	__asm__ volatile("mrs %0, tpidr_el0" : "=r"(tp));
+	return tp;
+#endif
 }
 
 static int live_setup(void **state)
@@ -239,28 +255,28 @@ static const struct asc_fwdbwd_op *ops_of(size_t i, void *ctx)
 {
 	const struct asc_fwdbwd_op *ops = ctx;
 
-	return ops[i].tid ? &ops[i] : NULL;	/* tid 0: "another cycle" */
+	return ops[i].tid ? &ops[i] : NULL; /* tid 0: "another cycle" */
 }
 
-#define MAIN	3096504u
-#define BWD	3105075u
-#define US(x)	((int64_t)((x) * 1000.0 + 0.5))
+#define MAIN  3096504u
+#define BWD   3105075u
+#define US(x) ((int64_t)((x)*1000.0 + 0.5))
 
 static void test_pairs_sample(void **state)
 {
 	/* seq 1350 and 1351 of the sample: its ops in its file order, with their ts */
 	static const struct asc_fwdbwd_op ops[] = {
-		{ US(1736408883688571.840), 1350, MAIN, 0 },	/* aten::detach_ */
-		{ US(1736408883688806.460), 1350, MAIN, 0 },	/* aten::set_ */
-		{ US(1736408883694390.890), 1350, MAIN, 0 },	/* aten::_to_copy */
-		{ US(1736408883694290.010), 1350, MAIN, 0 },	/* aten::to */
-		{ US(1736408883702199.870), 1350, MAIN, 0 },	/* aten::convolution */
-		{ US(1736408883702011.970), 1350, MAIN, 0 },	/* aten::conv2d */
-		{ US(1736408883703037.730), 1351, MAIN, 0 },	/* aten::relu_ */
-		{ US(1736408883736817.250), 1350, BWD, 1 },	/* ConvolutionBackward0 */
-		{ US(1736408883736725.930), 1351, BWD, 1 },	/* ReluBackward0 */
-		{ US(1736408883736800.000), -1, BWD, 0 },	/* evaluate_function range */
-		{ US(1736408883736900.000), -1, BWD, 1 },	/* AccumulateGrad */
+		{ US(1736408883688571.840), 1350, MAIN, 0 }, /* aten::detach_ */
+		{ US(1736408883688806.460), 1350, MAIN, 0 }, /* aten::set_ */
+		{ US(1736408883694390.890), 1350, MAIN, 0 }, /* aten::_to_copy */
+		{ US(1736408883694290.010), 1350, MAIN, 0 }, /* aten::to */
+		{ US(1736408883702199.870), 1350, MAIN, 0 }, /* aten::convolution */
+		{ US(1736408883702011.970), 1350, MAIN, 0 }, /* aten::conv2d */
+		{ US(1736408883703037.730), 1351, MAIN, 0 }, /* aten::relu_ */
+		{ US(1736408883736817.250), 1350, BWD, 1 },  /* ConvolutionBackward0 */
+		{ US(1736408883736725.930), 1351, BWD, 1 },  /* ReluBackward0 */
+		{ US(1736408883736800.000), -1, BWD, 0 },    /* evaluate_function range */
+		{ US(1736408883736900.000), -1, BWD, 1 },    /* AccumulateGrad */
 	};
 	struct asc_fwdbwd *p;
 
@@ -279,19 +295,19 @@ static void test_pairs_sample(void **state)
 static void test_pairs_rules(void **state)
 {
 	static const struct asc_fwdbwd_op ops[] = {
-		{ 100, 7, 10, 0 },	/* 0: forward of 7 */
-		{ 300, 7, 20, 2 },	/* 1: backward of 7 */
-		{ 500, 7, 20, 2 },	/* 2: a later backward of 7 wins */
-		{ 500, 7, 20, 2 },	/* 3: same start: the first stays */
-		{ 200, 8, 10, 0 },	/* 4: 8: backward on the same thread: no flow */
-		{ 250, 8, 10, 1 },	/* 5 */
-		{ 260, 9, 10, 0 },	/* 6: 9: no backward */
-		{ 270, 11, 20, 1 },	/* 7: 11: no forward */
-		{ 900, 5, 0, 0 },	/* 8: left out ("another cycle") */
-		{ 950, 5, 20, 1 },	/* 9 */
-		{ 990, 4, 10, 0 },	/* 10: 4 appears last */
-		{ 995, 4, 30, 3 },	/* 11 */
-		{ 50, 4, 10, 0 },	/* 12: an earlier forward does not replace the latest */
+		{ 100, 7, 10, 0 },  /* 0: forward of 7 */
+		{ 300, 7, 20, 2 },  /* 1: backward of 7 */
+		{ 500, 7, 20, 2 },  /* 2: a later backward of 7 wins */
+		{ 500, 7, 20, 2 },  /* 3: same start: the first stays */
+		{ 200, 8, 10, 0 },  /* 4: 8: backward on the same thread: no flow */
+		{ 250, 8, 10, 1 },  /* 5 */
+		{ 260, 9, 10, 0 },  /* 6: 9: no backward */
+		{ 270, 11, 20, 1 }, /* 7: 11: no forward */
+		{ 900, 5, 0, 0 },   /* 8: left out ("another cycle") */
+		{ 950, 5, 20, 1 },  /* 9 */
+		{ 990, 4, 10, 0 },  /* 10: 4 appears last */
+		{ 995, 4, 30, 3 },  /* 11 */
+		{ 50, 4, 10, 0 },   /* 12: an earlier forward does not replace the latest */
 	};
 	struct asc_fwdbwd *p;
 
@@ -331,7 +347,6 @@ static void test_pairs_many(void **state)
 	free(ops);
 }
 
-
 /* ---- the converter's view: SEQNR records in a capture ---- */
 
 static void put_seqnr(uint32_t tid, uint32_t probe, uint64_t ts, uint32_t kind, int64_t seq,
@@ -367,7 +382,6 @@ static void test_correlate_seqnr(void **state)
 	const char *vt = dlsym(torch_lib, "_ZTVN5torch8autograd9generated14AddmmBackward0E");
 	const struct asc_corr_op *o, *ev, *node;
 	struct link_map *lm = NULL;
-	struct asc_clock k = { 0 };
 	struct asc_corr *c;
 
 	(void)state;
@@ -376,21 +390,22 @@ static void test_correlate_seqnr(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/c.ascb", dir);
 	capture_begin(path);
-	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, 1000);
-	k.realtime_ns = 5000;	/* wall = mono + 4000 */
-	put(&k);
+	clock_rec(ASC_CLOCK_START, 1000, 5000); /* wall = mono + 4000 */
 	probe(P_LINEAR, "_ZN2at4_ops6linear4callERKNS_6TensorES4_RKN3c108optionalIS2_EE",
 	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
 	probe(P_ADDMM, "_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_",
 	      ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP);
 	probe(P_EVAL, ASC_SYM_EVALUATE_FUNCTION, ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_EVAL);
-	probe(P_APPLY, "_ZN5torch8autograd9generated14AddmmBackward05applyEOSt6vectorIN2at6TensorE"
-	      "SaIS5_EE", ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_APPLY);
+	probe(P_APPLY,
+	      "_ZN5torch8autograd9generated14AddmmBackward05applyEOSt6vectorIN2at6TensorE"
+	      "SaIS5_EE",
+	      ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_APPLY);
 	probe(P_APPLY2, "_ZN5torch8autograd10CopySlices5applyEOSt6vectorIN2at6TensorESaIS4_EE",
 	      ASC_LAYER_FRAMEWORK, ASC_PK_AUTOGRAD_APPLY);
 	/* the classes as the tracer writes them at attach (NODE_CLASS records) */
 	assert_int_equal(asc_trace_write_node_classes(capture_writer(), CAP_TGID, lm->l_name,
-						      lm->l_addr), 0);
+						      lm->l_addr),
+			 0);
 
 	/* forward on 10: linear { addmm (creates node 5) } */
 	enter(10, P_LINEAR, 10000);
@@ -399,8 +414,8 @@ static void test_correlate_seqnr(void **state)
 	put_seqnr(10, P_ADDMM, 10200, ASC_SEQNR_FORWARD, 5, 0, 0);
 	leave(10, P_LINEAR, 10300);
 	put_seqnr(10, P_LINEAR, 10300, ASC_SEQNR_FORWARD, 5, 0, 0);
-	put_seqnr(10, P_ADDMM, 10300, ASC_SEQNR_FORWARD, 9, 0, 0);	/* not after its EXIT */
-	enter(10, P_ADDMM, 10400);	/* creates nothing */
+	put_seqnr(10, P_ADDMM, 10300, ASC_SEQNR_FORWARD, 9, 0, 0); /* not after its EXIT */
+	enter(10, P_ADDMM, 10400);				   /* creates nothing */
 	leave(10, P_ADDMM, 10500);
 	/* backward on 20: the node of 5, its apply() with an aten op and a nested apply() */
 	enter(20, P_EVAL, 20000);
@@ -418,10 +433,7 @@ static void test_correlate_seqnr(void **state)
 	leave(20, P_EVAL, 21100);
 	enter(20, P_EVAL, 22000);
 	leave(20, P_EVAL, 22100);
-	k.which = ASC_CLOCK_END;
-	k.hdr.ts_ns = 30000;
-	k.realtime_ns = 34000;
-	put(&k);
+	clock_rec(ASC_CLOCK_END, 30000, 34000);
 	c = capture_corr(path);
 	unlink(path);
 	rmdir(dir);
@@ -447,7 +459,7 @@ static void test_correlate_seqnr(void **state)
 	assert_int_equal(node->fwd_tid, 1);
 	assert_int_equal(ev->start_ns, 24000);
 	assert_int_equal(ev->end_ns, 24500);
-	assert_int_equal(node->start_ns, 24050);	/* its apply()'s span */
+	assert_int_equal(node->start_ns, 24050); /* its apply()'s span */
 	assert_int_equal(node->end_ns, 24400);
 	assert_false(node->flags & ASC_CORR_O_NO_EXIT);
 	assert_int_equal(node->parent, ev - c->ops);
@@ -460,7 +472,7 @@ static void test_correlate_seqnr(void **state)
 	assert_non_null(ev);
 	assert_non_null(node);
 	assert_int_equal(node->seq, -1);
-	assert_int_equal(node->start_ns, 25000);	/* no apply(): evaluate_function's span */
+	assert_int_equal(node->start_ns, 25000); /* no apply(): evaluate_function's span */
 	assert_int_equal(node->end_ns, 25100);
 	o = op_named(c, "autograd::engine::evaluate_function", 20, 0);
 	assert_non_null(o);
@@ -471,10 +483,8 @@ static void test_correlate_seqnr(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decode),
-		cmocka_unit_test(test_class_names),
-		cmocka_unit_test(test_pairs_sample),
-		cmocka_unit_test(test_pairs_rules),
+		cmocka_unit_test(test_decode),	     cmocka_unit_test(test_class_names),
+		cmocka_unit_test(test_pairs_sample), cmocka_unit_test(test_pairs_rules),
 		cmocka_unit_test(test_pairs_many),
 	};
 	const struct CMUnitTest live[] = {

@@ -28,7 +28,7 @@ $(FUZZ_OUT)/obj/fuzz_common.o: tests/fuzz/fuzz_common.c | $(FUZZ_OUT)/obj/lib
 
 $(FUZZ_OUT)/libascbpf-fuzz.a: $(FUZZ_LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(FUZZ_OUT)/bin/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OUT)/libascbpf-fuzz.a | $(FUZZ_OUT)/bin
 	$(call msg,FUZZ-LD,$@)

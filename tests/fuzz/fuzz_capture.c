@@ -37,7 +37,7 @@ static void read_all(const char *path)
 		n = 0;
 		while ((ret = asc_capture_next(r, &rec, &size)) == 1) {
 			if (size < 24 || size % 8)
-				__builtin_trap();	/* the reader promises whole records */
+				__builtin_trap(); /* the reader promises whole records */
 			n++;
 		}
 		asc_capture_info(r, &info);
@@ -46,7 +46,7 @@ static void read_all(const char *path)
 		if (pass == 0)
 			first = n;
 		else if (n != first)
-			__builtin_trap();	/* a rewind reads the same records again */
+			__builtin_trap(); /* a rewind reads the same records again */
 		asc_capture_rewind(r);
 	}
 	asc_capture_free(r);

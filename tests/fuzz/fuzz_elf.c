@@ -47,7 +47,7 @@ static void probe_symbols(struct asc_elf *e)
 
 		f = asc_elf_find(e, s->name);
 		if (!f || strcmp(f->name, s->name))
-			__builtin_trap();	/* every listed symbol is found by its name */
+			__builtin_trap(); /* every listed symbol is found by its name */
 		if (!asc_elf_vaddr_to_off(e, s->vaddr, &off))
 			asc_elf_off_to_vaddr(e, off, &va);
 		asc_elf_symbolize(e, s->vaddr + s->size / 2, &delta);

@@ -23,7 +23,7 @@ static void check_prologue(uint16_t machine, const uint8_t *code, size_t len, ui
 	if (asc_prologue_analyze(machine, code, len, fsize, &p))
 		__builtin_trap();
 	if (p.skip > len || p.insn_len > len || !asc_prologue_choice(p.flags))
-		__builtin_trap();	/* never a probe outside the bytes it was shown */
+		__builtin_trap(); /* never a probe outside the bytes it was shown */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -36,10 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_prologue(EM_X86_64, data, size, 0);
 	check_prologue(EM_AARCH64, data, size, size);
 	check_prologue(EM_AARCH64, data, size, size ? data[0] : 0);
-	for (off = 0; off < size; off += n > 0 ? (size_t)n : 1) {
+	for (off = 0; off<size; off += n> 0 ? (size_t)n : 1) {
 		n = asc_x86_decode(data + off, size - off, 0x400000 + off, &in);
 		if (n > 0 && (size_t)n > size - off)
-			__builtin_trap();	/* decoded past the bytes it was given */
+			__builtin_trap(); /* decoded past the bytes it was given */
 	}
 	for (off = 0; off < size && off < 64; off++)
 		asc_x86_decode(data + off, size - off, off, &in);

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 5;
 	d = asc_ioctl_lookup(cmd, module);
 	if (d && d->cmd != cmd)
-		__builtin_trap();	/* a lookup returns the command asked for */
+		__builtin_trap(); /* a lookup returns the command asked for */
 	asc_ioctl_lookup(cmd, asc_ioctl_guess_module(cmd));
 	if (asc_ioctl_name(cmd, module, name, sizeof(name)) < 0 || !memchr(name, 0, sizeof(name)))
 		__builtin_trap();

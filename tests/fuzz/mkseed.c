@@ -79,8 +79,8 @@ static int seed_funcs(const char *path, const char *dir, size_t max)
 	for (i = 0; i < n && written < max; i += step) {
 		const struct asc_elf_symbol *s = asc_elf_sym(e, i);
 
-		got = asc_elf_read(e, s->vaddr, code, s->size && s->size < sizeof(code) ?
-					s->size : sizeof(code));
+		got = asc_elf_read(e, s->vaddr, code,
+				   s->size && s->size < sizeof(code) ? s->size : sizeof(code));
 		if (got <= 0)
 			continue;
 		snprintf(out, sizeof(out), "%s/%s", dir, s->name);

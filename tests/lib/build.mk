@@ -29,10 +29,18 @@ TEST_OBJS_test_names	:= $(CAPBUILD_O) $(OUTPUT)/libascbpf.a
 PT_TRACE := $(TEST_OUT)/pt_trace
 PT_TRACE_OBJS := $(addprefix $(USER_OUT)/,discovery/pytorch.o discovery/seqnr.o discovery/pystack.o \
 		 trace/attach.o lib/log.o discovery/elfsym.o discovery/probes.o lib/procmaps.o \
-		 lib/hashmap.o lib/safeio.o arch/prologue.o arch/x86.o arch/arm64.o lib/json_writer.o \
-		 capture/records.o)
+		 lib/hashmap.o lib/safeio.o arch/prologue.o arch/x86.o arch/arm64.o arch/arch.o \
+		 lib/json_writer.o capture/records.o discovery/opguard.o arch/guard.o)
 $(PT_TRACE): tests/lib/pt_trace.c $(PT_TRACE_OBJS) | $(TEST_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) $< $(PT_TRACE_OBJS) $(USER_LDLIBS) -o $@
 
 ALL_TARGETS += $(PT_TRACE)
+
+# mkcomm: the captures of a synthetic multi-rank job with HCCL records (and
+# their truth) for the communication outputs' and cluster report's tests.
+$(TESTLIB_OUT)/mkcomm: tests/lib/mkcomm.c $(OUTPUT)/libascbpf.a | $(TESTLIB_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(OUTPUT)/libascbpf.a $(USER_LDLIBS) -o $@
+
+ALL_TARGETS	+= $(TESTLIB_OUT)/mkcomm

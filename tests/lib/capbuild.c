@@ -45,8 +45,7 @@ void put(const void *rec)
 	assert_int_equal(asc_capture_append(writer, rec, h->size), 0);
 }
 
-void hdr(struct asc_hdr *h, uint16_t type, uint16_t size, uint32_t tid, uint32_t probe,
-	 uint64_t ts)
+void hdr(struct asc_hdr *h, uint16_t type, uint16_t size, uint32_t tid, uint32_t probe, uint64_t ts)
 {
 	h->type = type;
 	h->size = size;
@@ -71,6 +70,36 @@ void probe(uint32_t id, const char *sym, uint16_t layer, uint16_t kind)
 	memcpy(p->strings, "lib", 3);
 	memcpy(p->strings + 4, sym, sl);
 	put(p);
+}
+
+void clock_rec(uint32_t which, uint64_t mono, uint64_t realtime)
+{
+	struct asc_clock k = { 0 };
+
+	hdr(&k.hdr, ASC_REC_CLOCK, sizeof(k), 0, 0, mono);
+	k.realtime_ns = realtime;
+	k.which = which;
+	put(&k);
+}
+
+void devclock(uint64_t mono, uint64_t counter, uint64_t freq_hz)
+{
+	struct asc_devclock dc = { 0 };
+
+	hdr(&dc.hdr, ASC_REC_DEVCLOCK, sizeof(dc), 0, 0, mono);
+	dc.counter = counter;
+	dc.freq_hz = freq_hz;
+	put(&dc);
+}
+
+void process_rec(int32_t rank, int32_t device)
+{
+	struct asc_process pr = { 0 };
+
+	hdr(&pr.hdr, ASC_REC_PROCESS, sizeof(pr), CAP_TGID, 0, 0);
+	pr.rank = rank;
+	pr.device = device;
+	put(&pr);
 }
 
 void config(const char *text)

@@ -14,7 +14,7 @@
 #include "ascbpf_events.h"
 #include "analysis/correlate.h"
 
-#define CAP_TGID	100	/* the tgid of every record hdr() fills */
+#define CAP_TGID 100 /* the tgid of every record hdr() fills */
 
 /* Starts the capture file path (one compressed stream); put() appends to it. */
 void capture_begin(const char *path);
@@ -29,6 +29,12 @@ void hdr(struct asc_hdr *h, uint16_t type, uint16_t size, uint32_t tid, uint32_t
 	 uint64_t ts);
 /* A PROBE record for sym in library "lib". */
 void probe(uint32_t id, const char *sym, uint16_t layer, uint16_t kind);
+/* A CLOCK record (ASC_CLOCK_START / _END): CLOCK_MONOTONIC mono is CLOCK_REALTIME realtime. */
+void clock_rec(uint32_t which, uint64_t mono, uint64_t realtime);
+/* A DEVCLOCK record: the device counter reads counter at mono and ticks freq_hz a second. */
+void devclock(uint64_t mono, uint64_t counter, uint64_t freq_hz);
+/* The PROCESS record of CAP_TGID (rank, device: -1 unknown). */
+void process_rec(int32_t rank, int32_t device);
 /* A CONFIG record (key=value, e.g. pytorch_autograd_lib=PATH). */
 void config(const char *text);
 void enter(uint32_t tid, uint32_t probe_id, uint64_t ts);

@@ -62,43 +62,58 @@
 #include "capture/records.h"
 #include "schedule.h"
 
-#define PID		4242
-#define ACL_TID		(PID + 1)
-#define MONO_BASE	1000000000000ull		/* 1000 s */
-#define WALL_BASE	1764671100000000000ull		/* 2025-12-02 10:25:00 UTC */
-#define DEV_FREQ	50000000ull			/* 20 ns per tick */
-#define DEV_CNT_BASE	777000000ull
+#define PID	     4242
+#define ACL_TID	     (PID + 1)
+#define MONO_BASE    1000000000000ull	    /* 1000 s */
+#define WALL_BASE    1764671100000000000ull /* 2025-12-02 10:25:00 UTC */
+#define DEV_FREQ     50000000ull	    /* 20 ns per tick */
+#define DEV_CNT_BASE 777000000ull
 
 enum {
-	P_ATEN_ADD = 1, P_ATEN_MM, P_ATEN_CONV, P_RUNOPAPI, P_ENQ, P_DEQ, P_ACLNN_ADD,
-	P_ACLNN_MM, P_ACLOP, P_RT_LAUNCH, P_HAL_SEND, P_MEM, P_STEP, P_ACLNN_ADD_WS,
-	P_MARK, P_COUNT
+	P_ATEN_ADD = 1,
+	P_ATEN_MM,
+	P_ATEN_CONV,
+	P_RUNOPAPI,
+	P_ENQ,
+	P_DEQ,
+	P_ACLNN_ADD,
+	P_ACLNN_MM,
+	P_ACLOP,
+	P_RT_LAUNCH,
+	P_HAL_SEND,
+	P_MEM,
+	P_STEP,
+	P_ACLNN_ADD_WS,
+	P_MARK,
+	P_COUNT
 };
 
 static const struct {
 	const char *lib, *sym;
 	uint16_t layer, kind;
 } probes[P_COUNT] = {
-	[P_ATEN_ADD] = { "libtorch_cpu.so", "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
+	[P_ATEN_ADD] = { "libtorch_cpu.so",
+			 "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE",
 			 ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP },
 	[P_ATEN_MM] = { "libtorch_cpu.so", "_ZN2at4_ops2mm4callERKNS_6TensorES4_",
 			ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP },
-	[P_ATEN_CONV] = { "libtorch_cpu.so", "at::_ops::npu_format_cast::call",
-			  ASC_LAYER_FRAMEWORK, ASC_PK_ATEN_OP },
+	[P_ATEN_CONV] = { "libtorch_cpu.so", "at::_ops::npu_format_cast::call", ASC_LAYER_FRAMEWORK,
+			  ASC_PK_ATEN_OP },
 	[P_RUNOPAPI] = { "libtorch_npu.so",
 			 "_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb",
 			 ASC_LAYER_FRAMEWORK, ASC_PK_OPNAME_STDSTR },
-	[P_ENQ] = { "libtorch_npu.so", "_ZN7c10_npu10Repository7EnqueueEPv",
-		    ASC_LAYER_FRAMEWORK, ASC_PK_ENQUEUE },
-	[P_DEQ] = { "libtorch_npu.so", "_ZN6at_npu6native12AsncExecFuncEPv",
-		    ASC_LAYER_FRAMEWORK, ASC_PK_DEQUEUE },
+	[P_ENQ] = { "libtorch_npu.so", "_ZN7c10_npu10Repository7EnqueueEPv", ASC_LAYER_FRAMEWORK,
+		    ASC_PK_ENQUEUE },
+	[P_DEQ] = { "libtorch_npu.so", "_ZN6at_npu6native12AsncExecFuncEPv", ASC_LAYER_FRAMEWORK,
+		    ASC_PK_DEQUEUE },
 	[P_ACLNN_ADD] = { "libopapi.so", "aclnnAdd", ASC_LAYER_CANN, ASC_PK_CALL },
 	[P_ACLNN_MM] = { "libopapi.so", "aclnnMm", ASC_LAYER_CANN, ASC_PK_CALL },
 	[P_ACLOP] = { "libascendcl.so", "aclopCompileAndExecute", ASC_LAYER_CANN,
 		      ASC_PK_OPNAME_CSTR },
 	[P_RT_LAUNCH] = { "libruntime.so", "rtKernelLaunch", ASC_LAYER_CANN, ASC_PK_CALL },
 	[P_HAL_SEND] = { "libascend_hal.so", "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND },
-	[P_MEM] = { "libtorch_npu.so", "_ZN9torch_npu8profiler30reportMemoryDataToNpuProfilerERKNS0_11MemoryUsageE",
+	[P_MEM] = { "libtorch_npu.so",
+		    "_ZN9torch_npu8profiler30reportMemoryDataToNpuProfilerERKNS0_11MemoryUsageE",
 		    ASC_LAYER_MEMORY, ASC_PK_MEM_REPORT },
 	[P_STEP] = { "libtorch_npu.so", "step", ASC_LAYER_PYTHON, ASC_PK_STEP },
 	[P_ACLNN_ADD_WS] = { "libopapi.so", "aclnnAddGetWorkspaceSize", ASC_LAYER_CANN,
@@ -109,20 +124,25 @@ static const struct {
 
 /* The op kinds the loop cycles through. */
 struct opkind {
-	int aten;		/* probe */
-	const char *aten_name;	/* expected converter name */
-	const char *funcname;	/* --funcnames: real kernel name, NULL = handle never named */
-	int api;		/* probe of the launching CANN call */
-	const char *opname;	/* RunOpApiV2 / aclop OPNAME */
-	const char *kernel;	/* expected kernel name */
-	const char *type;	/* expected op type */
-	uint8_t sqe_type;	/* STARS SQE type: 0 AI_CORE, 2 AI_VECTOR_CORE */
+	int aten;	       /* probe */
+	const char *aten_name; /* expected converter name */
+	const char *funcname;  /* --funcnames: real kernel name, NULL = handle never named */
+	int api;	       /* probe of the launching CANN call */
+	const char *opname;    /* RunOpApiV2 / aclop OPNAME */
+	const char *kernel;    /* expected kernel name */
+	const char *type;      /* expected op type */
+	uint8_t sqe_type;      /* STARS SQE type: 0 AI_CORE, 2 AI_VECTOR_CORE */
 	const char *task_type;
 	/* tensor arguments (--shapes): arg index, kind, c10::ScalarType, dims (0-terminated) */
-	struct { int arg, kind, dtype; int64_t dims[5]; } tensors[3];
+	struct {
+		int arg, kind, dtype;
+		int64_t dims[5];
+	} tensors[3];
 	int ntensors;
 };
 
+/* one op kind per entry, its tensors on its last line */
+// clang-format off
 static struct opkind kinds[] = {
 	{ P_ATEN_ADD, "aten::add", "Add_4a1c9e0b_mix_aiv", P_ACLNN_ADD, "aclnnAdd", "aclnnAdd",
 	  "Add", 2, "AI_VECTOR_CORE",
@@ -134,8 +154,9 @@ static struct opkind kinds[] = {
 	  "TransData", "TransData", 2, "AI_VECTOR_CORE",
 	  { { 0, 0, 5, { 2, 3, 4, 5 } }, { 2, 1, 0xff, { 0 } } }, 2 },
 };
-#define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
-#define FUNC_HANDLE(i)	(0x7f3a00001000ull + (i) * 0x40)
+// clang-format on
+#define NR_KINDS       (sizeof(kinds) / sizeof(kinds[0]))
+#define FUNC_HANDLE(i) (0x7f3a00001000ull + (i)*0x40)
 
 static const char weird[] = "Trans\"Data,\xe5\x8f\x98\xe6\x8d\xa2\n\x01\ttab";
 
@@ -196,7 +217,7 @@ static struct rec *newrec(uint16_t type, uint32_t size, uint32_t tid, uint32_t p
 }
 
 static int level0;	/* --level0: CANN calls are not traced */
-static int node_launch;	/* --node-launch: rtKernelLaunch as LAUNCH records */
+static int node_launch; /* --node-launch: rtKernelLaunch as LAUNCH records */
 
 static struct rec *launch_rec(uint32_t tid, int probe, uint64_t ts, uint32_t side)
 {
@@ -211,7 +232,7 @@ static struct rec *enter(uint32_t tid, int probe, uint64_t ts)
 	if (level0 && probes[probe].layer == ASC_LAYER_CANN)
 		return NULL;
 	if (node_launch && probe == P_RT_LAUNCH)
-		return NULL;	/* launch_rec() */
+		return NULL; /* launch_rec() */
 	return newrec(ASC_REC_ENTER, sizeof(struct asc_enter), tid, probe, ts);
 }
 
@@ -276,8 +297,7 @@ static void flush_batch(void)
 	nbatch = 0;
 }
 
-static void put_probe(uint32_t id, const char *lib, const char *sym, uint16_t layer,
-		      uint16_t kind)
+static void put_probe(uint32_t id, const char *lib, const char *sym, uint16_t layer, uint16_t kind)
 {
 	size_t ll = strlen(lib), sl = strlen(sym), size = asc_probe_rec_size(ll, sl);
 	struct asc_probe *p = calloc(1, size);
@@ -374,7 +394,8 @@ static void send_held(uint32_t tid, uint64_t ts)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: mkcapture -o CAPTURE [--truth FILE] [--steps N] [--ops N] "
+	fprintf(stderr,
+		"usage: mkcapture -o CAPTURE [--truth FILE] [--steps N] [--ops N] "
 		"[--schedule SKIP,WAIT,WARMUP,ACTIVE,REPEAT] [--no-queue] [--task-start N] "
 		"[--weird-names] [--stacks] [--pystacks] [--shapes] [--events N] [--no-steps] "
 		"[--truncate-last] [--funcnames] [--level0] [--batch N] [--no-end]\n");
@@ -418,6 +439,8 @@ int main(int argc, char **argv)
 	unsigned long st, k;
 
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		/* the option table: one short option a line */
+		// clang-format off
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': truth_path = optarg; break;
@@ -447,12 +470,13 @@ int main(int argc, char **argv)
 		case 'D': node_launch = 1; break;
 		default: usage();
 		}
+		// clang-format on
 	}
 	if (!out || optind != argc || !ops || (level0 && no_queue) || !batch_n ||
 	    batch_n > 8 * ASC_MAX_SQES || (marks && !level0) || (node_launch && level0))
 		usage();
 
-	if (events)	/* about 21 records per op */
+	if (events) /* about 21 records per op */
 		steps = events / (ops * 21) + 1;
 	if (weird_names)
 		kinds[2].opname = kinds[2].kernel = kinds[2].type = weird;
@@ -466,9 +490,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		truth_mem = open_memstream(&truth_mem_buf, &truth_mem_len);
-		fprintf(truth, "{\"pid\": %d, \"acl_tid\": %d, \"wall_base\": %llu, "
-			"\"mono_base\": %llu, \"kernels\": [", PID, ACL_TID,
-			(unsigned long long)WALL_BASE, (unsigned long long)MONO_BASE);
+		fprintf(truth,
+			"{\"pid\": %d, \"acl_tid\": %d, \"wall_base\": %llu, "
+			"\"mono_base\": %llu, \"kernels\": [",
+			PID, ACL_TID, (unsigned long long)WALL_BASE, (unsigned long long)MONO_BASE);
 	}
 
 	t = MONO_BASE;
@@ -507,19 +532,27 @@ int main(int argc, char **argv)
 	put_text(ASC_REC_CONFIG, 0, "profile_memory=1");
 	put_text(ASC_REC_CONFIG, 0, stacks ? "with_stack=1" : "with_stack=0");
 	put_text(ASC_REC_CONFIG, 0, "activities=cpu,npu");
-	if (sched.enabled) {	/* the format `ascbpf trace` writes */
+	if (sched.enabled) { /* the format `ascbpf trace` writes */
 		char kv[160];
 
-		snprintf(kv, sizeof(kv), "schedule=skip_first=%u,wait=%u,warmup=%u,active=%u,"
-			 "repeat=%u,skip_first_wait=%u", sched.skip_first, sched.wait, sched.warmup,
-			 sched.active, sched.repeat, sched.skip_first_wait);
+		snprintf(kv, sizeof(kv),
+			 "schedule=skip_first=%u,wait=%u,warmup=%u,active=%u,"
+			 "repeat=%u,skip_first_wait=%u",
+			 sched.skip_first, sched.wait, sched.warmup, sched.active, sched.repeat,
+			 sched.skip_first_wait);
 		put_text(ASC_REC_CONFIG, 0, kv);
 	}
 	{
 		static const char *const env[] = {
-			"ASCEND_GLOBAL_LOG_LEVEL=", "HCCL_RDMA_TC=", "HCCL_RDMA_SL=",
-			"ACLNN_CACHE_LIMIT=", "HOST_CACHE_CAPACITY=", "ASCEND_ENHANCE_ENABLE=",
-			"PYTORCH_NPU_ALLOC_CONF=", "ASCEND_LAUNCH_BLOCKING=0", NULL,
+			"ASCEND_GLOBAL_LOG_LEVEL=",
+			"HCCL_RDMA_TC=",
+			"HCCL_RDMA_SL=",
+			"ACLNN_CACHE_LIMIT=",
+			"HOST_CACHE_CAPACITY=",
+			"ASCEND_ENHANCE_ENABLE=",
+			"PYTORCH_NPU_ALLOC_CONF=",
+			"ASCEND_LAUNCH_BLOCKING=0",
+			NULL,
 		};
 		char kv[96];
 
@@ -532,23 +565,29 @@ int main(int argc, char **argv)
 		if (i != P_MARK || marks)
 			put_probe(i, probes[i].lib, probes[i].sym, probes[i].layer,
 				  i == P_RT_LAUNCH && node_launch ? ASC_PK_NODE_LAUNCH :
-				  probes[i].kind);
+								    probes[i].kind);
 	if (stacks) {
 		/* as `ascbpf trace` writes them: "lib!symbol+0xoff", or "lib+0xoff" unresolved */
-		put_text(ASC_REC_SYMBOL, 0x401000, "libtorch_cpu.so!"
+		put_text(ASC_REC_SYMBOL, 0x401000,
+			 "libtorch_cpu.so!"
 			 "_ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE+0x24");
 		put_text(ASC_REC_SYMBOL, 0x402000, "libpython3.11.so.1.0+0x1a2b");
 		/* a frame already in torch's form (a resolver with line numbers) is kept */
 		put_text(ASC_REC_SYMBOL, 0x403000, "/work/train.py(40): <module>");
 	}
-	if (pystacks) {	/* frame 0x7100 is never resolved: it is left out */
-		static const struct { uint64_t code; int32_t lasti, line; const char *text; } fr[] = {
+	if (pystacks) { /* frame 0x7100 is never resolved: it is left out */
+		static const struct {
+			uint64_t code;
+			int32_t lasti, line;
+			const char *text;
+		} fr[] = {
 			{ 0x7000, 10, 12, "/work/model.py(12): forward" },
 			{ 0x7200, 4, 40, "/work/train.py(40): <module>" },
 		};
 
 		for (i = 0; i < 2; i++) {
-			size_t n = strlen(fr[i].text), size = (sizeof(struct asc_pyframe) + n + 8) & ~7ul;
+			size_t n = strlen(fr[i].text),
+			       size = (sizeof(struct asc_pyframe) + n + 8) & ~7ul;
 			struct asc_pyframe *pf = calloc(1, size);
 
 			pf->hdr.type = ASC_REC_PYFRAME;
@@ -579,12 +618,12 @@ int main(int argc, char **argv)
 		f.len = n;
 		memcpy(f.name, kinds[i].funcname, n);
 		append_raw(&f, sizeof(f));
-		kinds[i].kernel = kinds[i].funcname;	/* the name the converter must write */
+		kinds[i].kernel = kinds[i].funcname; /* the name the converter must write */
 	}
 	if (truth)
 		fprintf(truth, "\n");
 
-	t += 1000000;	/* 1 ms */
+	t += 1000000; /* 1 ms */
 	for (st = 0; st < steps; st++) {
 		uint32_t state = no_steps ? ASC_SCHED_RECORD : asc_sched_action(&sched, st);
 		uint64_t step_start = t;
@@ -592,7 +631,8 @@ int main(int argc, char **argv)
 		unsigned long nptr = 0;
 
 		if (!no_steps) {
-			struct rec *r = newrec(ASC_REC_STEP, sizeof(struct asc_step), PID, P_STEP, t);
+			struct rec *r = newrec(ASC_REC_STEP, sizeof(struct asc_step), PID, P_STEP,
+					       t);
 
 			r->u.step.step = st;
 			r->u.step.state = state;
@@ -619,14 +659,16 @@ int main(int argc, char **argv)
 
 			enter(PID, ok->aten, t0);
 			if (stacks) {
-				r = newrec(ASC_REC_STACK, sizeof(struct asc_stack), PID, ok->aten, t0);
+				r = newrec(ASC_REC_STACK, sizeof(struct asc_stack), PID, ok->aten,
+					   t0);
 				r->u.stack.nr = 3;
 				r->u.stack.ips[0] = 0x401000;
 				r->u.stack.ips[1] = 0x402000;
 				r->u.stack.ips[2] = 0x403000;
 			}
 			if (pystacks) {
-				r = newrec(ASC_REC_PYSTACK, sizeof(struct asc_pystack), PID, ok->aten, t0);
+				r = newrec(ASC_REC_PYSTACK, sizeof(struct asc_pystack), PID,
+					   ok->aten, t0);
 				r->u.pystack.nr = 3;
 				r->u.pystack.code[0] = 0x7000;
 				r->u.pystack.lasti[0] = 10;
@@ -638,7 +680,8 @@ int main(int argc, char **argv)
 			for (i = 0; shapes && i < (uint32_t)ok->ntensors; i++) {
 				int d;
 
-				r = newrec(ASC_REC_TENSOR, sizeof(struct asc_tensor), PID, ok->aten, t0);
+				r = newrec(ASC_REC_TENSOR, sizeof(struct asc_tensor), PID, ok->aten,
+					   t0);
 				r->u.tensor.arg_index = ok->tensors[i].arg;
 				r->u.tensor.kind = ok->tensors[i].kind;
 				r->u.tensor.dtype = ok->tensors[i].dtype;
@@ -658,20 +701,25 @@ int main(int argc, char **argv)
 			if (nptr < 64)
 				ptrs[nptr++] = r->u.mem.ptr;
 			if (truth)
-				fprintf(truth_mem, "%s{\"mem\": 1, \"op\": \"%s\", \"ts\": %llu, \"ptr\": %llu, "
-					"\"size\": %lld, \"step\": %lu}", first_m ? "" : ",\n",
-					ok->aten_name, (unsigned long long)wall(t0 + 1000),
-					(unsigned long long)r->u.mem.ptr, (long long)r->u.mem.size, st);
+				fprintf(truth_mem,
+					"%s{\"mem\": 1, \"op\": \"%s\", \"ts\": %llu, \"ptr\": %llu, "
+					"\"size\": %lld, \"step\": %lu}",
+					first_m ? "" : ",\n", ok->aten_name,
+					(unsigned long long)wall(t0 + 1000),
+					(unsigned long long)r->u.mem.ptr, (long long)r->u.mem.size,
+					st);
 			first_m = 0;
 			if (ok->api != P_ACLOP && !level0) {
 				enter(PID, P_RUNOPAPI, t0 + 2000);
 				opname(PID, P_RUNOPAPI, t0 + 2000, ok->opname);
 				if (no_queue == 0)
-					enter(PID, P_ACLNN_ADD_WS, t0 + 2500), leave(PID, P_ACLNN_ADD_WS, t0 + 2800);
+					enter(PID, P_ACLNN_ADD_WS, t0 + 2500),
+						leave(PID, P_ACLNN_ADD_WS, t0 + 2800);
 			}
 			if (!no_queue) {
 				enter(PID, P_ENQ, t0 + 3000);
-				r = newrec(ASC_REC_QUEUE, sizeof(struct asc_queue), PID, P_ENQ, t0 + 3000);
+				r = newrec(ASC_REC_QUEUE, sizeof(struct asc_queue), PID, P_ENQ,
+					   t0 + 3000);
 				r->u.queue.correlation_id = corr;
 				r->u.queue.stream = 0x5500;
 				r->u.queue.param_type = 8;
@@ -686,7 +734,8 @@ int main(int argc, char **argv)
 			ds = no_queue ? t0 + 5000 : t0 + 6000;
 			if (!no_queue) {
 				enter(qtid, P_DEQ, ds);
-				r = newrec(ASC_REC_QUEUE, sizeof(struct asc_queue), qtid, P_DEQ, ds);
+				r = newrec(ASC_REC_QUEUE, sizeof(struct asc_queue), qtid, P_DEQ,
+					   ds);
 				r->u.queue.correlation_id = corr;
 				r->u.queue.stream = 0x5500;
 				r->u.queue.param_type = 8;
@@ -709,8 +758,8 @@ int main(int argc, char **argv)
 			if (r && funcnames)
 				r->u.enter.args[0] = FUNC_HANDLE(k % NR_KINDS);
 			if (r) {
-				r->u.enter.args[1] = 8;		/* numBlocks */
-				r->u.enter.args[5] = 0x5500;	/* stream */
+				r->u.enter.args[1] = 8;	     /* numBlocks */
+				r->u.enter.args[5] = 0x5500; /* stream */
 			}
 			sub = ds + 3000;
 			held[nheld].sqe_type = ok->sqe_type;
@@ -723,7 +772,7 @@ int main(int argc, char **argv)
 			leave(qtid, ok->api, sub + 1500);
 			if (!no_queue)
 				leave(qtid, P_DEQ, sub + 2000);
-			de = t0 + 14000;	/* aten op ends after the consumer finished */
+			de = t0 + 14000; /* aten op ends after the consumer finished */
 			leave(PID, ok->aten, de);
 			/* the device runs it 20 us after submission, 4..12 us long */
 			{
@@ -737,18 +786,19 @@ int main(int argc, char **argv)
 				r->u.devtask.task_id = task;
 				r->u.devtask.task_type = ok->sqe_type;
 				if (truth) {
-					fprintf(truth, "%s{\"step\": %ld, \"start\": %llu, \"end\": %llu, "
+					fprintf(truth,
+						"%s{\"step\": %ld, \"start\": %llu, \"end\": %llu, "
 						"\"stream\": 2, \"task_id\": %lu, \"wrap\": %u, "
 						"\"name_index\": %u, \"op\": \"%s\", \"api\": \"%s\", "
 						"\"corr\": %llu, \"task_type\": \"%s\", "
 						"\"submit\": %llu, \"batch\": %lu, \"marked\": %d}",
-						first_k ? "" : ",\n",
-						no_steps ? -1L : (long)st,
-						(unsigned long long)wall(s0), (unsigned long long)wall(e0),
-						task, wrap, (unsigned)(k % NR_KINDS), ok->aten_name,
+						first_k ? "" : ",\n", no_steps ? -1L : (long)st,
+						(unsigned long long)wall(s0),
+						(unsigned long long)wall(e0), task, wrap,
+						(unsigned)(k % NR_KINDS), ok->aten_name,
 						probes[ok->api].sym,
-						no_queue ? 0ull : (unsigned long long)corr, ok->task_type,
-						(unsigned long long)wall(sub),
+						no_queue ? 0ull : (unsigned long long)corr,
+						ok->task_type, (unsigned long long)wall(sub),
 						nheld ? nsends : nsends - 1,
 						marks && op_index >= marks_from);
 					first_k = 0;
@@ -780,7 +830,8 @@ int main(int argc, char **argv)
 			r->u.mem.stream = 2;
 			r->u.mem.component = ASC_MEM_PTA;
 			r->u.mem.data_type = ASC_MEM_FREE;
-			r = newrec(ASC_REC_MEM, sizeof(struct asc_mem), PID, P_MEM, t + 100 * k + 50);
+			r = newrec(ASC_REC_MEM, sizeof(struct asc_mem), PID, P_MEM,
+				   t + 100 * k + 50);
 			r->u.mem.ptr = ptrs[k];
 			r->u.mem.size = -(int64_t)(4096 * (k + 1));
 			r->u.mem.total_allocated = 1048576;
@@ -797,10 +848,10 @@ int main(int argc, char **argv)
 		}
 		(void)step_start;
 		flush_batch();
-		asc_capture_flush(w);	/* one frame per step, like the tracer's periodic flush */
+		asc_capture_flush(w); /* one frame per step, like the tracer's periodic flush */
 	}
 	if (in_cycle && !no_steps)
-		cycles++;	/* stopped while recording: torch_npu still saves */
+		cycles++; /* stopped while recording: torch_npu still saves */
 	if (no_steps)
 		cycles = 1;
 	if (!no_end) {
@@ -823,7 +874,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < NR_KINDS; i++) {
 			fprintf(truth, "%s[", i ? ", " : "");
 			/* JSON-escape the three names with \u escapes for non-printables */
-			const char *vals[3] = { kinds[i].kernel, kinds[i].type, kinds[i].aten_name };
+			const char *vals[3] = { kinds[i].kernel, kinds[i].type,
+						kinds[i].aten_name };
 			int v;
 
 			for (v = 0; v < 3; v++) {
@@ -848,9 +900,10 @@ int main(int argc, char **argv)
 
 			fprintf(truth, "%s[", i ? ", " : "");
 			for (j = 0; j < kinds[i].ntensors; j++) {
-				fprintf(truth, "%s{\"arg\": %d, \"kind\": %d, \"dtype\": %d, \"dims\": [",
-					j ? ", " : "", kinds[i].tensors[j].arg, kinds[i].tensors[j].kind,
-					kinds[i].tensors[j].dtype);
+				fprintf(truth,
+					"%s{\"arg\": %d, \"kind\": %d, \"dtype\": %d, \"dims\": [",
+					j ? ", " : "", kinds[i].tensors[j].arg,
+					kinds[i].tensors[j].kind, kinds[i].tensors[j].dtype);
 				for (d = 0; d < 5 && kinds[i].tensors[j].dims[d]; d++)
 					fprintf(truth, "%s%lld", d ? ", " : "",
 						(long long)kinds[i].tensors[j].dims[d]);
@@ -858,8 +911,10 @@ int main(int argc, char **argv)
 			}
 			fputc(']', truth);
 		}
-		fprintf(truth, "], \"kernel_count\": %llu, \"cycles\": %llu, \"records\": %llu, "
-			"\"steps\": [", (unsigned long long)kcount, (unsigned long long)cycles,
+		fprintf(truth,
+			"], \"kernel_count\": %llu, \"cycles\": %llu, \"records\": %llu, "
+			"\"steps\": [",
+			(unsigned long long)kcount, (unsigned long long)cycles,
 			(unsigned long long)records_written);
 		for (st = 0; st < steps && !no_steps; st++) {
 			fprintf(truth, "%s%u", first_s ? "" : ", ", asc_sched_action(&sched, st));

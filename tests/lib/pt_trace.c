@@ -96,7 +96,7 @@ static int on_rec(void *ctx, void *data, size_t size)
 	(void)size;
 	nrec++;
 	if (!out)
-		return 0;	/* --json /dev/null: count only (benchmarks) */
+		return 0; /* --json /dev/null: count only (benchmarks) */
 	switch (h->type) {
 	case ASC_REC_ENTER:
 	case ASC_REC_EXIT:
@@ -107,10 +107,12 @@ static int on_rec(void *ctx, void *data, size_t size)
 	case ASC_REC_TENSOR: {
 		const struct asc_tensor *t = data;
 
-		fprintf(out, "{\"type\": \"tensor\", \"tid\": %u, \"probe_id\": %u, \"ts_ns\": %llu, "
+		fprintf(out,
+			"{\"type\": \"tensor\", \"tid\": %u, \"probe_id\": %u, \"ts_ns\": %llu, "
 			"\"arg_index\": %u, \"list_index\": %u, \"kind\": %u, \"dtype\": %u, "
-			"\"dtype_name\": ", h->tid, h->probe_id, (unsigned long long)h->ts_ns,
-			t->arg_index, t->list_index, t->kind, t->dtype);
+			"\"dtype_name\": ",
+			h->tid, h->probe_id, (unsigned long long)h->ts_ns, t->arg_index,
+			t->list_index, t->kind, t->dtype);
 		json_str(asc_scalar_type_name(t->dtype) ? asc_scalar_type_name(t->dtype) : "");
 		fprintf(out, ", \"ndim\": %u, \"flags\": %u, \"dims\": [", t->ndim, t->flags);
 		for (i = 0; i < t->ndim && i < ASC_TENSOR_DIMS; i++)
@@ -122,14 +124,15 @@ static int on_rec(void *ctx, void *data, size_t size)
 		const struct asc_pystack *s = data;
 		char buf[1024];
 
-		fprintf(out, "{\"type\": \"pystack\", \"tid\": %u, \"probe_id\": %u, \"ts_ns\": %llu, "
-			"\"flags\": %u, \"nr\": %u, \"frames\": [", h->tid, h->probe_id,
-			(unsigned long long)h->ts_ns, s->flags, s->nr);
+		fprintf(out,
+			"{\"type\": \"pystack\", \"tid\": %u, \"probe_id\": %u, \"ts_ns\": %llu, "
+			"\"flags\": %u, \"nr\": %u, \"frames\": [",
+			h->tid, h->probe_id, (unsigned long long)h->ts_ns, s->flags, s->nr);
 		for (i = 0; i < s->nr && i < ASC_PY_DEPTH; i++) {
 			if (!resolver || asc_pystack_frame(resolver, s->code[i], s->lasti[i], buf,
 							   sizeof(buf), NULL))
-				snprintf(buf, sizeof(buf), "?%#llx/%d", (unsigned long long)s->code[i],
-					 s->lasti[i]);
+				snprintf(buf, sizeof(buf), "?%#llx/%d",
+					 (unsigned long long)s->code[i], s->lasti[i]);
 			fputs(i ? ", " : "", out);
 			json_str(buf);
 		}
@@ -139,20 +142,24 @@ static int on_rec(void *ctx, void *data, size_t size)
 	case ASC_REC_MEM: {
 		const struct asc_mem *m = data;
 
-		fprintf(out, "{\"type\": \"mem\", \"tid\": %u, \"probe_id\": %u, \"ts_ns\": %llu, "
+		fprintf(out,
+			"{\"type\": \"mem\", \"tid\": %u, \"probe_id\": %u, \"ts_ns\": %llu, "
 			"\"ptr\": %llu, \"size\": %lld, \"total_allocated\": %llu, "
-			"\"total_reserved\": %llu, \"device\": %u, \"device_type\": %u}\n", h->tid,
-			h->probe_id, (unsigned long long)h->ts_ns, (unsigned long long)m->ptr,
-			(long long)m->size, (unsigned long long)m->total_allocated,
+			"\"total_reserved\": %llu, \"device\": %u, \"device_type\": %u}\n",
+			h->tid, h->probe_id, (unsigned long long)h->ts_ns,
+			(unsigned long long)m->ptr, (long long)m->size,
+			(unsigned long long)m->total_allocated,
 			(unsigned long long)m->total_reserved, m->device, m->reserved);
 		break;
 	}
 	case ASC_REC_STEP: {
 		const struct asc_step *s = data;
 
-		fprintf(out, "{\"type\": \"step\", \"tid\": %u, \"ts_ns\": %llu, \"step\": %llu, "
-			"\"state\": %u}\n", h->tid, (unsigned long long)h->ts_ns,
-			(unsigned long long)s->step, s->state);
+		fprintf(out,
+			"{\"type\": \"step\", \"tid\": %u, \"ts_ns\": %llu, \"step\": %llu, "
+			"\"state\": %u}\n",
+			h->tid, (unsigned long long)h->ts_ns, (unsigned long long)s->step,
+			s->state);
 		break;
 	}
 	default:
@@ -208,6 +215,8 @@ int main(int argc, char **argv)
 	__u32 key;
 
 	while ((c = getopt_long(argc, argv, "p:", lo, NULL)) != -1) {
+		/* the option table: one option a line */
+		// clang-format off
 		switch (c) {
 		case 'p': pid = atoi(optarg); break;
 		case 's': po.record_shapes = 1; break;
@@ -223,6 +232,7 @@ int main(int argc, char **argv)
 				"[--step-py FUNC] [--ready FILE] [--json OUT] [--no-multi]\n");
 			return 2;
 		}
+		// clang-format on
 	}
 	if (pid <= 0 || kill(pid, 0)) {
 		fprintf(stderr, "pt_trace: -p PID of a running process is required\n");
@@ -272,10 +282,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	asc_attach_set_stats(set, &ast);
-	fprintf(stderr, "attach: %d sites in %.1f ms (%s; %zu multi links, %zu single), "
-		"setup %.1f ms, %d sites with tensor arguments\n", err,
-		(now_ns() - t1) / 1e6, asc_attach_prog_is_multi(asc_pytorch_aten_prog(pt)) ?
-		"multi" : "single", ast.multi_links, ast.single_links, (t1 - t0) / 1e6, n);
+	fprintf(stderr,
+		"attach: %d sites in %.1f ms (%s; %zu multi links, %zu single), "
+		"setup %.1f ms, %d sites with tensor arguments\n",
+		err, (now_ns() - t1) / 1e6,
+		asc_attach_prog_is_multi(asc_pytorch_aten_prog(pt)) ? "multi" : "single",
+		ast.multi_links, ast.single_links, (t1 - t0) / 1e6, n);
 	if (po.profile_memory && asc_pytorch_attach_memory(pt))
 		return 1;
 	if (po.with_stack) {
@@ -287,13 +299,16 @@ int main(int argc, char **argv)
 		    !asc_py_offsets_discover(path, &off))
 			resolver = asc_pystack_resolver_new(pid, &off);
 		if (!resolver)
-			fprintf(stderr, "pt_trace: Python frames of pid %d cannot be resolved\n", pid);
+			fprintf(stderr, "pt_trace: Python frames of pid %d cannot be resolved\n",
+				pid);
 	}
 	for (i = 0; out && i < plan.nr_sites; i++) {
 		if (!plan.sites[i].spec || plan.sites[i].spec->kind != ASC_PK_ATEN_OP)
 			continue;
-		fprintf(out, "{\"type\": \"probe\", \"kind_name\": \"aten_op\", \"probe_id\": %u, "
-			"\"symbol\": ", plan.sites[i].id);
+		fprintf(out,
+			"{\"type\": \"probe\", \"kind_name\": \"aten_op\", \"probe_id\": %u, "
+			"\"symbol\": ",
+			plan.sites[i].id);
 		json_str(plan.sites[i].sym);
 		fprintf(out, "}\n");
 	}

@@ -40,12 +40,14 @@ static const char *row(unsigned int flags, const char *const *cells, int n)
 static void test_quote_minimal(void **state)
 {
 	const char *const plain[] = { "aten::add", "1.5", "" };
-	const char *const special[] = { "a,b", "say \"hi\"", "two\r\nlines", "x;\r\ny", "tab\there" };
+	const char *const special[] = { "a,b", "say \"hi\"", "two\r\nlines", "x;\r\ny",
+					"tab\there" };
 
 	(void)state;
 	assert_string_equal(row(0, plain, 3), "aten::add,1.5,\r\n");
-	assert_string_equal(row(0, special, 5),
-			    "\"a,b\",\"say \"\"hi\"\"\",\"two\r\nlines\",\"x;\r\ny\",tab\there\r\n");
+	assert_string_equal(
+		row(0, special, 5),
+		"\"a,b\",\"say \"\"hi\"\"\",\"two\r\nlines\",\"x;\r\ny\",tab\there\r\n");
 }
 
 static void test_one_line(void **state)
@@ -59,11 +61,14 @@ static void test_one_line(void **state)
 
 static void test_bytes(void **state)
 {
+	/* "a\x01" "b" is one cell (the split ends the hex escape): kept on one line */
+	// clang-format off
 	const char *const cells[] = { "\xe5\x8f\x98\xe6\x8d\xa2", "a\x01" "b", "c\xff" "d", "\x7f" };
 
 	(void)state;
 	assert_string_equal(row(0, cells, 4),
 			    "\xe5\x8f\x98\xe6\x8d\xa2,a\xef\xbf\xbd" "b,c\xef\xbf\xbd" "d,\xef\xbf\xbd\r\n");
+	// clang-format on
 }
 
 static void test_ts_and_numbers(void **state)
@@ -94,14 +99,27 @@ static void test_ts_and_numbers(void **state)
 static void test_pyfloat(void **state)
 {
 	/* Python 3: repr(x) for each */
-	static const struct { double v; const char *repr; } cases[] = {
-		{ 0.0, "0.0" }, { 1.0, "1.0" }, { -2.5, "-2.5" }, { 0.1, "0.1" },
-		{ 145.57, "145.57" }, { 2109.6015625, "2109.6015625" },
-		{ 8873.756000000001, "8873.756000000001" }, { 0.1 + 0.2, "0.30000000000000004" },
-		{ 1e-05, "1e-05" }, { 0.0001, "0.0001" }, { 1e16, "1e+16" },
-		{ 1234567890123456.0, "1234567890123456.0" }, { 1.5e16, "1.5e+16" },
-		{ 123456789.0, "123456789.0" }, { 4028.6750000000175, "4028.6750000000175" },
-		{ 5e-324, "5e-324" }, { 1.7976931348623157e308, "1.7976931348623157e+308" },
+	static const struct {
+		double v;
+		const char *repr;
+	} cases[] = {
+		{ 0.0, "0.0" },
+		{ 1.0, "1.0" },
+		{ -2.5, "-2.5" },
+		{ 0.1, "0.1" },
+		{ 145.57, "145.57" },
+		{ 2109.6015625, "2109.6015625" },
+		{ 8873.756000000001, "8873.756000000001" },
+		{ 0.1 + 0.2, "0.30000000000000004" },
+		{ 1e-05, "1e-05" },
+		{ 0.0001, "0.0001" },
+		{ 1e16, "1e+16" },
+		{ 1234567890123456.0, "1234567890123456.0" },
+		{ 1.5e16, "1.5e+16" },
+		{ 123456789.0, "123456789.0" },
+		{ 4028.6750000000175, "4028.6750000000175" },
+		{ 5e-324, "5e-324" },
+		{ 1.7976931348623157e308, "1.7976931348623157e+308" },
 	};
 	char buf[40];
 	size_t i;
@@ -116,10 +134,19 @@ static void test_pyfloat(void **state)
 static void test_us_float(void **state)
 {
 	/* repr(ns / 1000) in Python 3 */
-	static const struct { int64_t ns; const char *repr; } cases[] = {
-		{ 0, "0.0" }, { 1, "0.001" }, { 50, "0.05" }, { 100, "0.1" }, { 1000, "1.0" },
-		{ 145570, "145.57" }, { 53741, "53.741" }, { -2500, "-2.5" },
-		{ 1736408883704643212ll, "1736408883704643.2" },	/* beyond exact: repr */
+	static const struct {
+		int64_t ns;
+		const char *repr;
+	} cases[] = {
+		{ 0, "0.0" },
+		{ 1, "0.001" },
+		{ 50, "0.05" },
+		{ 100, "0.1" },
+		{ 1000, "1.0" },
+		{ 145570, "145.57" },
+		{ 53741, "53.741" },
+		{ -2500, "-2.5" },
+		{ 1736408883704643212ll, "1736408883704643.2" }, /* beyond exact: repr */
 	};
 	char a[40], b[40];
 	size_t i;
@@ -141,11 +168,20 @@ static void test_us_float(void **state)
 static void test_pow2_frac(void **state)
 {
 	/* repr(b / 1048576) and repr(b / 1024) in Python 3 */
-	static const struct { uint64_t v; unsigned int shift; const char *repr; } cases[] = {
-		{ 0, 20, "0.0" }, { 1048576, 20, "1.0" }, { 981467136, 20, "936.0" },
+	static const struct {
+		uint64_t v;
+		unsigned int shift;
+		const char *repr;
+	} cases[] = {
+		{ 0, 20, "0.0" },
+		{ 1048576, 20, "1.0" },
+		{ 981467136, 20, "936.0" },
 		{ 981463040, 20, "935.99609375" },
-		{ 981462528, 20, "935.99560546875" }, { 1052672, 20, "1.00390625" },
-		{ 1, 20, "9.5367431640625e-07" }, { 512, 10, "0.5" }, { 19267584, 10, "18816.0" },
+		{ 981462528, 20, "935.99560546875" },
+		{ 1052672, 20, "1.00390625" },
+		{ 1, 20, "9.5367431640625e-07" },
+		{ 512, 10, "0.5" },
+		{ 19267584, 10, "18816.0" },
 		{ 2212081369, 20, "2109.6051874160767" },
 	};
 	char a[48], b[48];
@@ -167,12 +203,9 @@ static void test_pow2_frac(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quote_minimal),
-		cmocka_unit_test(test_one_line),
-		cmocka_unit_test(test_bytes),
-		cmocka_unit_test(test_ts_and_numbers),
-		cmocka_unit_test(test_pyfloat),
-		cmocka_unit_test(test_us_float),
+		cmocka_unit_test(test_quote_minimal), cmocka_unit_test(test_one_line),
+		cmocka_unit_test(test_bytes),	      cmocka_unit_test(test_ts_and_numbers),
+		cmocka_unit_test(test_pyfloat),	      cmocka_unit_test(test_us_float),
 		cmocka_unit_test(test_pow2_frac),
 	};
 

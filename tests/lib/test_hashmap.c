@@ -45,7 +45,7 @@ static void test_u64_special_keys(void **state)
 	assert_int_equal(v, 20);
 	assert_int_equal(asc_u64map_get(&m, UINT64_MAX - 1, &v), 1);
 	assert_int_equal(v, 30);
-	assert_int_equal(asc_u64map_put(&m, UINT64_MAX, 21), 0);	/* replace */
+	assert_int_equal(asc_u64map_put(&m, UINT64_MAX, 21), 0); /* replace */
 	assert_int_equal(m.nr, 3);
 	(*asc_u64map_slot(&m, 0, 0))++;
 	assert_int_equal(asc_u64map_get(&m, 0, &v), 1);
@@ -64,7 +64,7 @@ static void test_u64_random_against_reference(void **state)
 {
 	enum { SPACE = 5000, OPS = 200000 };
 	struct asc_u64map m = { 0 };
-	uint64_t *ref = calloc(SPACE, sizeof(*ref));	/* value + 1, 0 = absent */
+	uint64_t *ref = calloc(SPACE, sizeof(*ref)); /* value + 1, 0 = absent */
 	size_t live = 0, i, pos, seen;
 	uint64_t k, v;
 
@@ -73,7 +73,7 @@ static void test_u64_random_against_reference(void **state)
 	for (i = 0; i < OPS; i++) {
 		size_t slot = rng() % SPACE;
 
-		k = slot * 0x10000ull;	/* keys with equal low bits: a weak hash would cluster */
+		k = slot * 0x10000ull; /* keys with equal low bits: a weak hash would cluster */
 		if (rng() % 3) {
 			v = rng() >> 1;
 			live += !ref[slot];
@@ -180,7 +180,7 @@ static void test_hash_bytes(void **state)
 	assert_int_equal(asc_hash_bytes("abc", 3), asc_hash_str("abc"));
 	assert_int_not_equal(asc_hash_str("abc"), asc_hash_str("abd"));
 	assert_int_not_equal(asc_hash_u64(1), asc_hash_u64(2));
-	assert_int_equal(asc_hash_u64(0), 0);	/* fmix64 fixes 0: callers add nothing */
+	assert_int_equal(asc_hash_u64(0), 0); /* fmix64 fixes 0: callers add nothing */
 }
 
 int main(void)

@@ -61,8 +61,7 @@ static void test_plain_and_specials(void **state)
 	(void)state;
 	assert_string_equal(capture_out(put_cstr, "aten::add", NULL), "\"aten::add\"");
 	assert_string_equal(capture_out(put_cstr, "a\"b\\c", NULL), "\"a\\\"b\\\\c\"");
-	assert_string_equal(capture_out(put_cstr, "x\r\ny\tz\b\f", NULL),
-			    "\"x\\r\\ny\\tz\\b\\f\"");
+	assert_string_equal(capture_out(put_cstr, "x\r\ny\tz\b\f", NULL), "\"x\\r\\ny\\tz\\b\\f\"");
 	assert_string_equal(capture_out(put_cstr, "\x01\x1f", NULL), "\"\\u0001\\u001f\"");
 	/* DEL and '/' are not escaped by Python's json */
 	assert_string_equal(capture_out(put_cstr, "a/b\x7f", NULL), "\"a/b\x7f\"");
@@ -79,18 +78,21 @@ static void test_nul_byte(void **state)
 
 static void test_utf8(void **state)
 {
-	struct bytes cut = { "\xe5\x8f\x98\xe6\x8d", 5 };	/* second character cut */
-	struct bytes bad = { "a\xff" "b\xc0\xaf", 5 };		/* invalid byte, overlong */
+	struct bytes cut = { "\xe5\x8f\x98\xe6\x8d", 5 }; /* second character cut */
+	struct bytes bad = { "a\xff"
+			     "b\xc0\xaf",
+			     5 }; /* invalid byte, overlong */
 	struct bytes surrogate = { "\xed\xa0\x80", 3 };
 
 	(void)state;
 	/* valid UTF-8 stays raw (ensure_ascii=False) */
-	assert_string_equal(capture_out(put_cstr, "\xe5\x8f\x98\xe6\x8d\xa2 \xf0\x9f\x98\x80", NULL),
+	assert_string_equal(capture_out(put_cstr, "\xe5\x8f\x98\xe6\x8d\xa2 \xf0\x9f\x98\x80",
+					NULL),
 			    "\"\xe5\x8f\x98\xe6\x8d\xa2 \xf0\x9f\x98\x80\"");
 	assert_string_equal(capture_out(put_bytes, &cut, NULL),
 			    "\"\xe5\x8f\x98\xef\xbf\xbd\xef\xbf\xbd\"");
-	assert_string_equal(capture_out(put_bytes, &bad, NULL),
-			    "\"a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\"");
+	assert_string_equal(capture_out(put_bytes, &bad, NULL), "\"a\xef\xbf\xbd"
+								"b\xef\xbf\xbd\xef\xbf\xbd\"");
 	assert_string_equal(capture_out(put_bytes, &surrogate, NULL),
 			    "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
 	assert_int_equal(asc_utf8_valid_prefix("ab\xe5\x8f", 4), 2);
@@ -134,6 +136,39 @@ static void test_numbers(void **state)
 	(void)state;
 	assert_string_equal(capture_out(put_numbers, NULL, NULL),
 			    "0 18446744073709551615 -9223372036854775808 x-42");
+}
+
+static int vformat(char *buf, size_t len, char **big, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int vformat(char *buf, size_t len, char **big, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = asc_vformat(buf, len, big, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* asc_vformat: text that fits stays in buf; longer text is cut (no big) or grows into *big. */
+static void test_vformat(void **state)
+{
+	char buf[8], *big = (char *)1;
+
+	(void)state;
+	assert_int_equal(vformat(buf, sizeof(buf), &big, "%d-%s", 42, "ab"), 5);
+	assert_null(big);
+	assert_string_equal(buf, "42-ab");
+	assert_int_equal(vformat(buf, sizeof(buf), NULL, "%s", "abcdefghij"), 7);
+	assert_string_equal(buf, "abcdefg");
+	assert_int_equal(vformat(buf, sizeof(buf), &big, "%s%d", "abcdefghij", 12345), 15);
+	assert_non_null(big);
+	assert_string_equal(big, "abcdefghij12345");
+	free(big);
+	/* exactly len - 1 bytes still fit */
+	assert_int_equal(vformat(buf, sizeof(buf), &big, "%s", "1234567"), 7);
+	assert_null(big);
 }
 
 static void put_big(struct asc_out *o, const void *arg)
@@ -222,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_fmt_us),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_buffer_boundaries),
+		cmocka_unit_test(test_vformat),
 		cmocka_unit_test(test_open_excl),
 		cmocka_unit_test(test_structured),
 	};

@@ -45,7 +45,7 @@ static void test_parse_fields(void **state)
 	assert_int_equal(e->dev_major, 8);
 	assert_int_equal(e->dev_minor, 1);
 	assert_int_equal(e->inode, 1311);
-	assert_string_equal(e->path, "/usr/bin/npu train");	/* spaces kept */
+	assert_string_equal(e->path, "/usr/bin/npu train"); /* spaces kept */
 	assert_false(e->deleted);
 	assert_string_equal(m.entries[2].path, "[heap]");
 	assert_int_equal(m.entries[2].inode, 0);
@@ -53,7 +53,7 @@ static void test_parse_fields(void **state)
 	assert_int_equal(m.entries[6].prot, ASC_MAP_R | ASC_MAP_W | ASC_MAP_SHARED);
 	assert_string_equal(m.entries[7].path, "/tmp/libopapi.so.8.1");
 	assert_true(m.entries[7].deleted);
-	assert_null(m.entries[8].path);		/* anonymous, trailing blank */
+	assert_null(m.entries[8].path); /* anonymous, trailing blank */
 	asc_maps_free(&m);
 	assert_int_equal(m.nr, 0);
 }
@@ -78,7 +78,8 @@ static void test_addr_offset(void **state)
 	assert_ptr_equal(asc_maps_find(&m, 0x7f0000010000ULL), &m.entries[4]);
 	assert_ptr_equal(asc_maps_find(&m, 0x7f000000ffffULL), &m.entries[3]);
 
-	assert_int_equal(asc_maps_off_to_addr(&m, "/opt/cann/lib64/libascendcl.so", 0x10040, &addr), 0);
+	assert_int_equal(asc_maps_off_to_addr(&m, "/opt/cann/lib64/libascendcl.so", 0x10040, &addr),
+			 0);
 	assert_true(addr == 0x7f0000010040ULL);
 	assert_int_equal(asc_maps_off_to_addr(&m, "/opt/cann/lib64/libascendcl.so", 0x60000, &addr),
 			 -ENOENT);
@@ -169,7 +170,7 @@ static void test_next_image(void **state)
 	assert_int_equal(asc_maps_next_image(&m, 0, libc), 0);
 	/* the second libc line maps from offset 0x1000: not an image */
 	assert_int_equal(asc_maps_next_image(&m, 1, libc), -1);
-	assert_int_equal(asc_maps_next_image(&m, 0, py), 4);	/* the deleted one is skipped */
+	assert_int_equal(asc_maps_next_image(&m, 0, py), 4); /* the deleted one is skipped */
 	assert_int_equal(asc_maps_next_image(&m, 5, py), 5);
 	assert_int_equal(asc_maps_next_image(&m, 6, py), -1);
 	assert_int_equal(asc_maps_next_image(&m, 0, none), -1);
@@ -210,14 +211,10 @@ static void test_environ_self(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_fields),
-		cmocka_unit_test(test_addr_offset),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_lib_name),
-		cmocka_unit_test(test_live_self),
-		cmocka_unit_test(test_missing_pid),
-		cmocka_unit_test(test_next_image),
-		cmocka_unit_test(test_environ_value),
+		cmocka_unit_test(test_parse_fields), cmocka_unit_test(test_addr_offset),
+		cmocka_unit_test(test_malformed),    cmocka_unit_test(test_lib_name),
+		cmocka_unit_test(test_live_self),    cmocka_unit_test(test_missing_pid),
+		cmocka_unit_test(test_next_image),   cmocka_unit_test(test_environ_value),
 		cmocka_unit_test(test_environ_self),
 	};
 

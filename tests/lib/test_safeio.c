@@ -23,7 +23,7 @@
 #include <cmocka.h>
 #include "lib/safeio.h"
 
-#define NOBODY	65534
+#define NOBODY 65534
 
 static char dir[] = "/tmp/test_safeio.XXXXXX";
 static char p[PATH_MAX], q[PATH_MAX], victim[PATH_MAX];
@@ -87,16 +87,16 @@ static void test_walk_trust(void **state)
 
 	(void)state;
 	at(p, "real");
-	plant(p, "shared/mine", 0);	/* root's link in /tmp-like: followed */
+	plant(p, "shared/mine", 0); /* root's link in /tmp-like: followed */
 	fd = asc_dir_open(at(p, "shared/mine"), 0, NULL);
 	assert_true(fd >= 0);
 	close(fd);
 	at(p, "real");
-	plant(p, "shared/theirs", NOBODY);	/* planted by another user: refused */
+	plant(p, "shared/theirs", NOBODY); /* planted by another user: refused */
 	assert_int_equal(asc_dir_open(at(p, "shared/theirs"), 0, NULL), -ELOOP);
 	assert_int_equal(asc_dir_open(at(p, "shared/theirs/x"), 1, NULL), -ELOOP);
 	at(p, "real");
-	plant(p, "own/home", NOBODY);	/* the directory's owner's link: followed */
+	plant(p, "own/home", NOBODY); /* the directory's owner's link: followed */
 	fd = asc_dir_open(at(p, "own/home"), 0, NULL);
 	assert_true(fd >= 0);
 	/* the names ascbpf chooses are never followed, whoever made the link */
@@ -119,7 +119,7 @@ static void test_create_and_replace(void **state)
 	assert_true(dfd >= 0);
 	plant(victim, "shared/out", NOBODY);
 	assert_int_equal(asc_file_create(dfd, "out", 0), -EEXIST);
-	fd = asc_file_create(dfd, "out", 1);	/* the link goes, the file is new */
+	fd = asc_file_create(dfd, "out", 1); /* the link goes, the file is new */
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "new\n", 4), 4);
 	close(fd);
@@ -134,7 +134,7 @@ static void test_create_and_replace(void **state)
 	victim_intact();
 	assert_int_equal(faccessat(dfd, tmp, F_OK, 0), -1);
 	fd = openat(dfd, "out2", O_RDONLY | O_NOFOLLOW);
-	assert_true(fd >= 0);	/* a file now, not a link */
+	assert_true(fd >= 0); /* a file now, not a link */
 	close(fd);
 	/* asc_file_create_path: the same through a path */
 	plant(victim, "shared/out3", NOBODY);
@@ -163,7 +163,7 @@ static void test_rm_tree_keeps_targets(void **state)
 	assert_int_equal(faccessat(dfd, "tree", F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	assert_int_equal(faccessat(dfd, "real", F_OK, 0), 0);
 	victim_intact();
-	assert_int_equal(asc_rm_tree_at(dfd, "tree"), 0);	/* missing: not an error */
+	assert_int_equal(asc_rm_tree_at(dfd, "tree"), 0); /* missing: not an error */
 	close(dfd);
 }
 

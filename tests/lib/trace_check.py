@@ -61,6 +61,7 @@ def check(cond, msg):
 def build(d):
     for flags, out, libs in (("-shared -fPIC -DTT_ACL", "libascendcl.so", ["-lpthread"]),
                              ("-shared -fPIC -DTT_STEP", "libtorch_npu.so", ["-lpthread"]),
+                             ("-shared -fPIC -DTT_STEP", "libtorch_cpu.so", ["-lpthread"]),
                              ("", "tt", ["-ldl", "-lpthread"])):
         cmd = ["gcc", "-O2", "-g", "-Wall", "-Werror"] + flags.split() + \
               ["-o", os.path.join(d, out), SRC] + libs
@@ -319,3 +320,75 @@ def trace_model(d, label, trace_args, workload, check, timeout=280, runs=1,
             t.execs = [x for k, x in read_journal(m.journal_dir) if k == "exec" and
                        int(x["pid"]) == t.pid]
         return t
+
+
+_exp = {}
+
+
+def exported(lib):
+    """The dynamic symbols lib defines (nm -D), cached."""
+    if lib not in _exp:
+        r = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True)
+        _exp[lib] = {l.split()[-1] for l in r.stdout.splitlines() if l.strip()}
+    return _exp[lib]
+
+
+def check_rank_complete(pid, recs, jdir, steps):
+    """An npu_train rank traced from its start (held until adopted): its capture has
+    every step 0..steps (step 0 from the start, each of the steps optimizer returns
+    starting the next), no unpaired record, and per exported function as many
+    calls as the process's journal (NPU_MODEL_JOURNAL=jdir).  Returns its calls."""
+    got = [x["step"] for x in recs if x["type"] == "step"]
+    check(got == list(range(steps + 1)), "pid %d: steps %s, expected 0..%d" %
+          (pid, got, steps))
+    ccalls, unpaired = calls(recs)
+    check(not unpaired, "pid %d: %d unpaired records, e.g. %s" %
+          (pid, len(unpaired), unpaired[:3]))
+    lib_of = {p["symbol"]: p["library"] for p in recs if p["type"] == "probe"}
+    # exported functions are journaled (the table's globs also catch internal ones), and so are
+    # the hidden ones the release build's debug file names (Enqueue, AsncExecFunc)
+    jn = collections.Counter(f["name"] for kind, f in process_journal(jdir, pid)
+                             if kind == "api" and f["name"] in lib_of)
+    cn = collections.Counter(x[0] for x in ccalls
+                             if x[0] in jn or x[0] in exported(lib_of[x[0]]))
+    check(sum(jn.values()) > 1000, "pid %d: %d journal calls" % (pid, sum(jn.values())))
+    diff = {n: (jn[n], cn[n]) for n in set(jn) | set(cn) if jn[n] != cn[n]}
+    check(not diff, "pid %d: journal / capture calls differ: %s" %
+          (pid, sorted(diff.items())[:6]))
+    return sum(cn.values())
+
+
+class Background:
+    """`ascbpf ARGS` started in the background, ready once it says it traces (its
+    "Ctrl-C to stop" line on stderr; fails after limit seconds).  stop(): SIGINT,
+    then (stdout, stderr) once it has exited; .proc is the Popen."""
+
+    def __init__(self, args, limit=60):
+        import threading
+        self.proc = subprocess.Popen([ASCBPF] + args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.err = []
+        ready = threading.Event()
+
+        def read_err():
+            for line in self.proc.stderr:
+                self.err.append(line)
+                if "Ctrl-C to stop" in line:
+                    ready.set()
+            ready.set()
+        self.th = threading.Thread(target=read_err, daemon=True)
+        self.th.start()
+        ready.wait(limit)
+        check(self.proc.poll() is None, "ascbpf exited early: %s" % "".join(self.err))
+
+    def stop(self, timeout=120):
+        self.proc.send_signal(signal.SIGINT)
+        out = self.proc.stdout.read()
+        self.proc.wait(timeout=timeout)
+        self.th.join(10)
+        print(out, "".join(self.err))
+        return out, "".join(self.err)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Helpers of the test_trace_* tests (sourced).  Needs: $OUTPUT, $ASCBPF_TOP.
 #
-#   tt_build DIR        builds DIR/tt, DIR/libascendcl.so, DIR/libtorch_npu.so
+#   tt_build DIR        builds DIR/tt, DIR/libascendcl.so, DIR/libtorch_npu.so, libtorch_cpu.so
 #                       from tests/lib/trace_target.c
 #   tt_count FILE NAME  lines of NAME in a journal FILE
 #   cap_json CAP        ascbpf dump --json CAP
@@ -16,10 +16,11 @@ fail() {
 }
 
 tt_build() {
-	local d=$1 src=$ASCBPF_TOP/tests/lib/trace_target.c
-	gcc -O2 -g -Wall -Werror -shared -fPIC -DTT_ACL -o "$d/libascendcl.so" "$src" -lpthread || return 1
-	gcc -O2 -g -Wall -Werror -shared -fPIC -DTT_STEP -o "$d/libtorch_npu.so" "$src" -lpthread || return 1
-	gcc -O2 -g -Wall -Werror -o "$d/tt" "$src" -ldl -lpthread || return 1
+	local d=$1 src=$ASCBPF_TOP/tests/lib/trace_target.c cc="gcc -O2 -g -Wall -Werror"
+	$cc -shared -fPIC -DTT_ACL -o "$d/libascendcl.so" "$src" -lpthread || return 1
+	$cc -shared -fPIC -DTT_STEP -o "$d/libtorch_npu.so" "$src" -lpthread || return 1
+	$cc -shared -fPIC -DTT_STEP -o "$d/libtorch_cpu.so" "$src" -lpthread || return 1
+	$cc -o "$d/tt" "$src" -ldl -lpthread || return 1
 }
 
 # Waits until FILE has a line starting with "ready"; prints its pid.

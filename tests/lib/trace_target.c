@@ -5,22 +5,28 @@
  *
  *   -DTT_ACL    libascendcl.so: aclInit, aclrtMalloc, aclrtFree,
  *               aclrtSynchronizeStream (names from the probe table)
- *   -DTT_STEP   libtorch_npu.so: the step hook torch_npu::profiler::stepMarker()
+ *   -DTT_STEP   libtorch_cpu.so and libtorch_npu.so (one source, built twice): the
+ *               step boundary torch::optim::AdamW::step(LossClosure), which tt
+ *               calls from libtorch_cpu.so, and OpCommand::RunOpApiV2 (from
+ *               libtorch_npu.so)
  *   (neither)   the program: tt STEPS CALLS_PER_STEP SLEEP_US [dlopen-after-ms];
  *               TT_OPNAMES=N adds N OpCommand::RunOpApiV2 calls per step with a
  *               readable name and N with a name in a page never touched
  *
  * Ground truth: with TT_JOURNAL=FILE every library call appends
  * "name<TAB>tid<TAB>t0<TAB>t1<TAB>ret" (CLOCK_MONOTONIC ns, t0 on entry, t1
- * just before return) and every step "step<TAB>tid<TAB>t<TAB>t<TAB>index".
+ * just before return) and every step boundary "step<TAB>tid<TAB>t<TAB>t<TAB>index"
+ * at the return of the optimizer step that ends each iteration: step index - 1
+ * ends, step index starts (step 0 starts with the trace).
  * The tests compare ascbpf's capture with it; ascbpf never reads it.
  *
  * The lines are buffered in memory (TT_JBUF bytes per library) and written by
  * tt_journal_flush(), which the program calls between calls: after aclInit and
- * at the end of every step, libtorch_npu.so's lines first, so the file stays in
- * call order.  A write(2) between t1 and the return would sit inside the interval
- * the tests measure (probe to the target's own clock read): its return to user
- * space is where a waiting task preempts the target (PREEMPT_NONE), and an ext4
+ * at the end of every step, libtorch_npu.so's lines first and the step line
+ * last, so the file stays in call order.  A write(2) between t1 and the
+ * return would sit inside the interval the tests measure (probe to the
+ * target's own clock read): its return to user space is where a waiting
+ * task preempts the target (PREEMPT_NONE), and an ext4
  * stall (journal commit, dirty throttling) of the shared disk lands there too;
  * measured with a busy loop on one core, that write was the exit side's p99
  * (6-21 us, against 1-3 us on the entry side).
@@ -51,7 +57,7 @@ static uint64_t now(void)
 }
 
 /* 8 MiB: a step of the busiest test (10000 call pairs, ~1.2 MB) never fills it */
-#define TT_JBUF	(8u << 20)
+#define TT_JBUF (8u << 20)
 
 static void journal(const char *name, uint64_t t0, uint64_t t1, long ret)
 {
@@ -71,7 +77,7 @@ static void journal(const char *name, uint64_t t0, uint64_t t1, long ret)
 
 			if (!b || setvbuf(jf, b, _IOFBF, TT_JBUF)) {
 				free(b);
-				setvbuf(jf, NULL, _IOLBF, 0);	/* whole lines still */
+				setvbuf(jf, NULL, _IOLBF, 0); /* whole lines still */
 			}
 		}
 	}
@@ -130,12 +136,22 @@ int aclrtSynchronizeStream(void *s)
 #elif defined(TT_STEP)
 static long step_index;
 
-/* torch_npu::profiler::stepMarker() */
-void _ZN9torch_npu8profiler10stepMarkerEv(void)
+/*
+ * torch::optim::AdamW::step(std::function<at::Tensor()>): at::Tensor comes
+ * back through the hidden pointer ret, the closure by reference; neither is
+ * touched here.
+ */
+void *_ZN5torch5optim5AdamW4stepESt8functionIFN2at6TensorEvEE(void *ret, void *self,
+							      const void *closure)
 {
-	uint64_t t = now();
+	uint64_t t;
 
-	journal("step", t, t, step_index++);
+	(void)self;
+	(void)closure;
+	/* at its return, as npu_model's: step_index ends, step_index + 1 starts */
+	t = now();
+	journal("step", t, t, ++step_index);
+	return ret;
 }
 
 /* libstdc++'s std::string: data pointer, length, then the short-string buffer. */
@@ -165,7 +181,7 @@ typedef int (*malloc_fn)(void **, size_t, int);
 typedef int (*free_fn)(void *);
 typedef int (*init_fn)(const char *);
 typedef int (*sync_fn)(void *);
-typedef void (*step_fn)(void);
+typedef void *(*step_fn)(void *ret, void *self, const void *closure);
 typedef void (*flush_fn)(void);
 
 /* RunOpApiV2 (TT_STEP above) */
@@ -175,7 +191,7 @@ struct tt_string {
 	char local[16];
 };
 typedef void (*runop_fn)(const struct tt_string *, const void *, _Bool);
-#define TT_RESIDENT_OP	"tt_resident_op"	/* 14 bytes: in the short-string buffer */
+#define TT_RESIDENT_OP "tt_resident_op" /* 14 bytes: in the short-string buffer */
 
 static volatile sig_atomic_t stop;
 
@@ -189,13 +205,14 @@ int main(int argc, char **argv)
 {
 	long steps, calls, i, j, n = 0;
 	int sleep_us, dlopen_ms = -1;
-	void *acl, *stp;
+	void *acl, *stp, *cpu;
 	malloc_fn m;
 	free_fn f;
 	init_fn in;
 	sync_fn sy;
 	step_fn st;
-	flush_fn acl_flush, step_flush;
+	flush_fn acl_flush, step_flush, cpu_flush;
+	char tensor[8];
 	runop_fn runop;
 	struct tt_string resident = { NULL, sizeof(TT_RESIDENT_OP) - 1, TT_RESIDENT_OP }, unmapped;
 	long opnames = 0;
@@ -216,6 +233,8 @@ int main(int argc, char **argv)
 	dir = getenv("TT_LIBDIR");
 	if (!dir)
 		dir = ".";
+	snprintf(path, sizeof(path), "%s/libtorch_cpu.so", dir);
+	cpu = dlopen(path, RTLD_NOW);
 	snprintf(path, sizeof(path), "%s/libtorch_npu.so", dir);
 	stp = dlopen(path, RTLD_NOW);
 	if (dlopen_ms >= 0) {
@@ -231,7 +250,7 @@ int main(int argc, char **argv)
 	acl = dlopen(path, RTLD_NOW);
 	if (dlopen_ms >= 0)
 		usleep(300 * 1000);
-	if (!acl || !stp) {
+	if (!acl || !stp || !cpu) {
 		fprintf(stderr, "tt: %s\n", dlerror());
 		return 1;
 	}
@@ -239,15 +258,16 @@ int main(int argc, char **argv)
 	f = (free_fn)dlsym(acl, "aclrtFree");
 	in = (init_fn)dlsym(acl, "aclInit");
 	sy = (sync_fn)dlsym(acl, "aclrtSynchronizeStream");
-	st = (step_fn)dlsym(stp, "_ZN9torch_npu8profiler10stepMarkerEv");
+	st = (step_fn)dlsym(cpu, "_ZN5torch5optim5AdamW4stepESt8functionIFN2at6TensorEvEE");
 	acl_flush = (flush_fn)dlsym(acl, "tt_journal_flush");
 	step_flush = (flush_fn)dlsym(stp, "tt_journal_flush");
-	if (!acl_flush || !step_flush) {
+	cpu_flush = (flush_fn)dlsym(cpu, "tt_journal_flush");
+	if (!acl_flush || !step_flush || !cpu_flush) {
 		fprintf(stderr, "tt: no tt_journal_flush in the libraries (rebuild them)\n");
 		return 1;
 	}
 	runop = (runop_fn)dlsym(stp, "_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112"
-			       "basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb");
+				     "basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb");
 	/*
 	 * TT_OPNAMES=N: N RunOpApiV2 calls per step with a name the process
 	 * wrote (resident) and N with a name in an anonymous page it never
@@ -258,7 +278,8 @@ int main(int argc, char **argv)
 	resident.data = resident.local;
 	unmapped.len = 20;
 	unmapped.data = opnames ? mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) : NULL;
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) :
+				  NULL;
 	if (opnames && !runop) {
 		fprintf(stderr, "tt: no RunOpApiV2 in libtorch_npu.so\n");
 		return 1;
@@ -275,7 +296,6 @@ int main(int argc, char **argv)
 	acl_flush();
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	for (i = 0; (steps < 0 || i < steps) && !stop; i++) {
-		st();
 		for (j = 0; j < opnames; j++) {
 			runop(&resident, NULL, 0);
 			runop(&unmapped, NULL, 0);
@@ -290,13 +310,15 @@ int main(int argc, char **argv)
 				usleep(sleep_us);
 		}
 		sy(NULL);
-		step_flush();	/* the step and its op names, then the step's acl calls */
+		st(tensor, NULL, NULL); /* the optimizer step ends the iteration (step i) */
+		step_flush();		/* the step's op names, its acl calls, then its end */
 		acl_flush();
+		cpu_flush();
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t_end);
 	printf("done steps=%ld pairs=%ld loop_ns=%lld\n", i, n,
 	       (long long)(t_end.tv_sec - t_start.tv_sec) * 1000000000ll +
-	       (t_end.tv_nsec - t_start.tv_nsec));
+		       (t_end.tv_nsec - t_start.tv_nsec));
 	return 0;
 }
 #endif

@@ -21,7 +21,10 @@
 static uint64_t dev_capacity, dev_used;
 static uintptr_t dev_next = 0x10000000000ull;
 static int nr_mallocs, nr_frees;
-static struct { uintptr_t p; size_t n; } dev_live[1024];
+static struct {
+	uintptr_t p;
+	size_t n;
+} dev_live[1024];
 
 aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
@@ -56,11 +59,11 @@ aclError aclrtFree(void *devPtr)
 	return ACL_ERROR_RT_MEMORY_FREE;
 }
 
-static struct npu_memory_usage reports[256];
+static struct MemoryUsage reports[256];
 static int nr_reports;
 
 void _ZN9torch_npu8profiler29reportMemoryDataToNpuProfilerERKNS0_11MemoryUsageE(
-	const struct npu_memory_usage *data)
+	const struct MemoryUsage *data)
 {
 	if (nr_reports < 256)
 		reports[nr_reports] = *data;
@@ -98,8 +101,8 @@ static void test_reuse_and_split(void **state)
 	b = npu_alloc_malloc(1000, 0, NULL);
 	assert_non_null(a);
 	assert_non_null(b);
-	assert_int_equal(nr_mallocs, 1);			/* one segment */
-	assert_int_equal((uintptr_t)b - (uintptr_t)a, 1024);	/* split, adjacent */
+	assert_int_equal(nr_mallocs, 1);		     /* one segment */
+	assert_int_equal((uintptr_t)b - (uintptr_t)a, 1024); /* split, adjacent */
 	npu_alloc_free(a);
 	c = npu_alloc_malloc(700, 0, NULL);
 	assert_ptr_equal(c, a);
@@ -116,7 +119,7 @@ static void test_merge(void **state)
 {
 	void *a = npu_alloc_malloc(512 * 1024, 0, NULL);
 	void *b = npu_alloc_malloc(512 * 1024, 0, NULL);
-	void *hold = npu_alloc_malloc(512 * 1024, 0, NULL);	/* keeps the rest split off */
+	void *hold = npu_alloc_malloc(512 * 1024, 0, NULL); /* keeps the rest split off */
 	void *big;
 
 	assert_int_equal(nr_mallocs, 1);
@@ -154,23 +157,23 @@ static void test_reports(void **state)
 	assert_int_equal(nr_reports, 1);
 	assert_int_equal(reports[0].data_type, NPU_MEM_MALLOC);
 	assert_int_equal(reports[0].ptr, (uintptr_t)a);
-	assert_int_equal(reports[0].size, 3072);
+	assert_int_equal(reports[0].alloc_size, 3072);
 	assert_int_equal(reports[0].total_allocated, 3072);
 	assert_int_equal(reports[0].total_active, 3072);
 	assert_int_equal(reports[0].total_reserved, 2 * MiB);
-	assert_int_equal(reports[0].device, 1);
-	assert_int_equal(reports[0].stream, (uintptr_t)&s);
-	assert_int_equal(reports[0].component, 0);
-	assert_true(reports[0].time_ns > 0);
+	assert_int_equal(reports[0].device_index, 1);
+	assert_int_equal(reports[0].device_type, 20); /* PrivateUse1 */
+	assert_int_equal(reports[0].stream_ptr, (uintptr_t)&s);
+	assert_int_equal(reports[0].component_type, 0);
 	npu_alloc_free(a);
 	assert_int_equal(nr_reports, 3);
 	assert_int_equal(reports[1].data_type, NPU_MEM_FREE);
-	assert_int_equal(reports[1].size, -3072);
+	assert_int_equal(reports[1].alloc_size, -3072);
 	assert_int_equal(reports[1].total_allocated, 0);
-	assert_int_equal(reports[1].total_active, 3072);	/* still active until block_free */
+	assert_int_equal(reports[1].total_active, 3072); /* still active until block_free */
 	assert_int_equal(reports[2].data_type, NPU_MEM_BLOCK_FREE);
 	assert_int_equal(reports[2].total_active, 0);
-	assert_int_equal(reports[2].total_reserved, 2 * MiB);	/* cached, not returned */
+	assert_int_equal(reports[2].total_reserved, 2 * MiB); /* cached, not returned */
 	/* unknown and double frees are ignored without a report */
 	npu_alloc_free(a);
 	npu_alloc_free((void *)0x1234);
@@ -184,15 +187,15 @@ static void test_oom_retry(void **state)
 	void *a, *big, *again;
 
 	dev_capacity = 40 * MiB;
-	a = npu_alloc_malloc(5 * MiB, 0, NULL);	/* a 20 MiB segment */
+	a = npu_alloc_malloc(5 * MiB, 0, NULL); /* a 20 MiB segment */
 	assert_non_null(a);
-	npu_alloc_free(a);			/* cached: device still holds 20 MiB */
+	npu_alloc_free(a); /* cached: device still holds 20 MiB */
 	npu_alloc_get_stats(&before);
 	assert_int_equal(before.reserved, 20 * MiB);
 	big = npu_alloc_malloc(30 * MiB, 0, NULL);
 	assert_non_null(big);
-	assert_int_equal(nr_frees, 1);		/* the cached segment went back */
-	assert_int_equal(nr_mallocs, 3);	/* first try failed, retry succeeded */
+	assert_int_equal(nr_frees, 1);	 /* the cached segment went back */
+	assert_int_equal(nr_mallocs, 3); /* first try failed, retry succeeded */
 	npu_alloc_get_stats(&after);
 	assert_int_equal(after.nr_oom_retries, before.nr_oom_retries + 1);
 	assert_int_equal(after.reserved, 30 * MiB);

@@ -103,7 +103,7 @@ static void test_no_backend(void **state)
 {
 	const int64_t s[1] = { 4 };
 	struct at_tensor t = npu_tensor_empty(s, 1, ACL_FLOAT16, 0);
-	struct at_tensor h = npu_tensor_empty(s, 1, ACL_FLOAT16, -1);	/* host: malloc */
+	struct at_tensor h = npu_tensor_empty(s, 1, ACL_FLOAT16, -1); /* host: malloc */
 
 	assert_null(t.impl);
 	assert_int_equal(npu_aten_last_error(), ACL_ERROR_UNINITIALIZE);
@@ -146,7 +146,7 @@ static void test_matmul_and_conv_shapes(void **state)
 	NPU_ATEN_MM(&r, &a, &w);
 	shape_is(&r, 3, 2, 16, 8, 0);
 	npu_tensor_release(&r);
-	NPU_ATEN_MM(&r, &w, &a);	/* [32,8] x [2,16,32]: mat2 must be 2-D */
+	NPU_ATEN_MM(&r, &w, &a); /* [32,8] x [2,16,32]: mat2 must be 2-D */
 	assert_null(r.impl);
 	assert_int_equal(npu_aten_last_error(), ACL_ERROR_INVALID_PARAM);
 	NPU_ATEN_CONVOLUTION(&y, &x, &k, &nob, (struct c10_int_array_ref){ st, 2 },
@@ -177,8 +177,8 @@ static void test_layer_norm(void **state)
 
 	NPU_ATEN_NATIVE_LAYER_NORM(&r, &x, (struct c10_int_array_ref){ &n, 1 }, &ow, &ob, 1e-5);
 	shape_is(&r.t[0], 2, 128, 64, 0, 0);
-	shape_is(&r.t[1], 2, 128, 1, 0, 0);	/* mean */
-	assert_int_equal(r.t[2].impl->dtype, ACL_FLOAT);	/* rstd in float */
+	shape_is(&r.t[1], 2, 128, 1, 0, 0);		 /* mean */
+	assert_int_equal(r.t[2].impl->dtype, ACL_FLOAT); /* rstd in float */
 	assert_int_equal(last_nin, 3);
 	assert_int_equal(last_nout, 3);
 	for (int i = 0; i < 3; i++)
@@ -202,14 +202,14 @@ static void test_views(void **state)
 	assert_ptr_equal(t.impl->data, a.impl->data);
 	NPU_ATEN_VIEW(&v, &t, (struct c10_int_array_ref){ flat, 1 });
 	shape_is(&v, 1, 24, 0, 0, 0);
-	npu_tensor_release(&t);				/* v keeps its own reference */
+	npu_tensor_release(&t); /* v keeps its own reference */
 	NPU_ATEN_VIEW(&t, &a, (struct c10_int_array_ref){ wrong, 1 });
 	assert_null(t.impl);
 	npu_tensor_release(&a);
-	assert_int_equal(nr_frees, frees);		/* v still holds the storage */
+	assert_int_equal(nr_frees, frees); /* v still holds the storage */
 	npu_tensor_release(&v);
 	assert_int_equal(nr_frees, frees + 1);
-	assert_int_equal(nr_ops, 0);			/* views launch no kernel */
+	assert_int_equal(nr_ops, 0); /* views launch no kernel */
 }
 
 /* _to_copy is a composite: empty_memory_format then copy_ (one Cast kernel). */
@@ -239,10 +239,10 @@ static void test_kernel_failure(void **state)
 	NPU_ATEN_RELU(&r, &a);
 	assert_null(r.impl);
 	assert_int_equal(npu_aten_last_error(), 561000);
-	assert_int_equal(nr_allocs - allocs, nr_frees - frees);	/* output freed */
+	assert_int_equal(nr_allocs - allocs, nr_frees - frees); /* output freed */
 	assert_ptr_equal(NPU_ATEN_MUL_SCALAR(&a, &s), &a);	/* in-place returns self */
 	assert_int_equal(npu_aten_last_error(), 561000);
-	assert_non_null(a.impl);				/* self survives */
+	assert_non_null(a.impl); /* self survives */
 	assert_int_equal(a.impl->refcount, 1);
 	npu_tensor_release(&a);
 }
@@ -282,7 +282,6 @@ static void test_fused_adamw(void **state)
 	}
 }
 
-
 /* ---- autograd ------------------------------------------------------------------------------- */
 
 static void *thread_id_of_new_thread(void *arg)
@@ -291,7 +290,7 @@ static void *thread_id_of_new_thread(void *arg)
 
 	out[0] = NPU_CURRENT_THREAD_ID();
 	out[1] = NPU_CURRENT_THREAD_ID();
-	out[2] = NPU_SEQ_PEEK();	/* thread_local: a new thread starts at 0 */
+	out[2] = NPU_SEQ_PEEK(); /* thread_local: a new thread starts at 0 */
 	return NULL;
 }
 
@@ -322,7 +321,7 @@ static void test_seq_rule(void **state)
 	outer = npu_autograd_op_enter();
 	inner = npu_autograd_op_enter();
 	assert_int_equal(outer, (int64_t)NPU_SEQ_PEEK());
-	assert_int_equal(inner, -1);	/* nested: below the Autograd key */
+	assert_int_equal(inner, -1); /* nested: below the Autograd key */
 	npu_autograd_op_exit();
 	npu_autograd_op_exit();
 	npu_autograd_set_grad_enabled(false);
@@ -370,9 +369,9 @@ static void test_node_layout(void **state)
 	n = npu_tensor_grad_fn(&y);
 	assert_non_null(n);
 	assert_int_equal(NPU_SEQ_PEEK(), s + 1);
-	assert_int_equal(u64_at(n, 8), (uint64_t)(uintptr_t)n);	/* weak_this_ */
+	assert_int_equal(u64_at(n, 8), (uint64_t)(uintptr_t)n); /* weak_this_ */
 	assert_int_equal(u64_at(n, 24), s);
-	assert_int_equal(u64_at(n, 32), 1);	/* topological_nr_: one above the leaf's */
+	assert_int_equal(u64_at(n, 32), 1); /* topological_nr_: one above the leaf's */
 	assert_int_equal(u64_at(n, 48), NPU_CURRENT_THREAD_ID());
 	memcpy(&vptr, n, sizeof(vptr));
 	vt = &_ZTVN5torch8autograd9generated14AddmmBackward0E;
@@ -383,7 +382,7 @@ static void test_node_layout(void **state)
 	NPU_ATEN_RELU(&z, &y);
 	assert_int_equal(u64_at(npu_tensor_grad_fn(&z), 24), s + 1);
 	assert_int_equal(u64_at(npu_tensor_grad_fn(&z), 32), 2);
-	assert_true(*((const char *)n + 40));	/* has_parent_ */
+	assert_true(*((const char *)n + 40)); /* has_parent_ */
 	/* a leaf's AccumulateGrad stands in for it when it is passed through */
 	npu_tensor_share_grad_fn(&x, &w);
 	acc = npu_tensor_grad_fn(&x);
@@ -410,7 +409,7 @@ static void test_backward_engine(void **state)
 	npu_tensor_set_requires_grad(&w, true);
 	NPU_ATEN_MM(&y, &x, &w);
 	NPU_ATEN_RELU(&z, &y);
-	npu_tensor_release(&y);	/* the nodes keep what they saved */
+	npu_tensor_release(&y); /* the nodes keep what they saved */
 	nr_ops = 0;
 	assert_int_equal(npu_autograd_backward(&z, &g), 0);
 	/* ReluBackward0, then MmBackward0 for mat2 only (x wants no gradient) */
@@ -419,7 +418,7 @@ static void test_backward_engine(void **state)
 	assert_string_equal(ops[1], "mm");
 	assert_false(pthread_equal(op_thread[0], pthread_self()));
 	assert_true(pthread_equal(op_thread[0], op_thread[1]));
-	assert_true(npu_autograd_grad_enabled());	/* the caller's grad mode is its own */
+	assert_true(npu_autograd_grad_enabled()); /* the caller's grad mode is its own */
 	gw = npu_tensor_take_grad(&w);
 	shape_is(&gw, 2, 8, 3, 0, 0);
 	assert_null(npu_tensor_take_grad(&w).impl);
@@ -431,7 +430,7 @@ static void test_backward_engine(void **state)
 	npu_tensor_release(&x);
 	npu_tensor_release(&w);
 	npu_tensor_release(&g);
-	assert_int_equal(nr_allocs - nr_frees, allocs - 3);	/* x, w, g; nothing left behind */
+	assert_int_equal(nr_allocs - nr_frees, allocs - 3); /* x, w, g; nothing left behind */
 }
 
 /* s = mm(x, w) + mm(x, w): w's gradient arrives twice and is summed with aten::add. */
@@ -464,7 +463,7 @@ static void test_backward_accumulates(void **state)
 	npu_tensor_release(&x);
 	npu_tensor_release(&w);
 	npu_tensor_release(&g);
-	assert_int_equal(nr_allocs - nr_frees, allocs - 3);	/* x, w, g */
+	assert_int_equal(nr_allocs - nr_frees, allocs - 3); /* x, w, g */
 }
 
 /* A failing backward kernel: -EIO, the error on the caller, the engine still usable. */

@@ -18,10 +18,10 @@ static struct npu_card_config card(void)
 	struct npu_card_config c;
 
 	npu_card_config_default(&c);
-	c.cube_tflops = 100.0;		/* 1e14 flop/s: 1 Gflop = 10 us */
+	c.cube_tflops = 100.0; /* 1e14 flop/s: 1 Gflop = 10 us */
 	c.vector_tflops = 10.0;
 	c.aicpu_gflops = 1.0;
-	c.hbm_gbps = 1000.0;		/* 1 GB = 1 ms */
+	c.hbm_gbps = 1000.0; /* 1 GB = 1 ms */
 	c.pcie_gbps = 10.0;
 	c.launch_latency_ns = 3000;
 	return c;
@@ -59,7 +59,7 @@ static void test_task_type_peaks(void **state)
 
 	assert_in_range(cube - 3000, 100000, 100001);
 	assert_in_range(vec - 3000, 1000000, 1000001);
-	assert_in_range(cpu - 3000, 1000000, 1000001);	/* 1e6 flop at 1 GFLOPS = 1 ms */
+	assert_in_range(cpu - 3000, 1000000, 1000001); /* 1e6 flop at 1 GFLOPS = 1 ms */
 }
 
 /* An empty kernel still costs the launch latency; events cost only that. */
@@ -89,12 +89,13 @@ static void test_parse(void **state)
 	struct npu_card_config c = card();
 
 	assert_int_equal(npu_card_config_parse(&c, "tflops=50,hbm_gbps=800,launch_us=1.5,"
-						       "hbm_gib=2"), 0);
+						   "hbm_gib=2"),
+			 0);
 	assert_true(c.cube_tflops == 50.0);
 	assert_true(c.hbm_gbps == 800.0);
 	assert_int_equal(c.launch_latency_ns, 1500);
 	assert_int_equal(c.hbm_bytes, 2ull << 30);
-	assert_true(c.vector_tflops == 10.0);	/* untouched keys keep their value */
+	assert_true(c.vector_tflops == 10.0); /* untouched keys keep their value */
 	assert_int_equal(npu_card_config_parse(&c, ""), 0);
 }
 
@@ -102,8 +103,8 @@ static void test_parse_rejects(void **state)
 {
 	struct npu_card_config c = card(), before = card();
 	static const char *const bad[] = {
-		"tflops", "tflops=", "tflops=abc", "tflops=-1", "tflops=0", "bogus=1",
-		"tflops=1,,", "hbm_gbps=1x", "=5",
+		"tflops",  "tflops=",	 "tflops=abc",	"tflops=-1", "tflops=0",
+		"bogus=1", "tflops=1,,", "hbm_gbps=1x", "=5",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -198,9 +199,10 @@ static void test_op_vector(void **state)
 static void test_op_names(void **state)
 {
 	const char *const *k = npu_op_cost_kernels();
-	static const char *const required[] = { "Add", "Mul", "MatMulV2", "Relu", "Gelu",
-		"SoftmaxV2", "LayerNormV3", "Conv2D", "Cast", "TransData", "ApplyAdamW",
-		"ForeachMulScalar" };
+	static const char *const required[] = { "Add",	       "Mul",	     "MatMulV2",
+						"Relu",	       "Gelu",	     "SoftmaxV2",
+						"LayerNormV3", "Conv2D",     "Cast",
+						"TransData",   "ApplyAdamW", "ForeachMulScalar" };
 	struct npu_shape a = shp(1, 64, 0, 0, 0), two[3] = { a, a, a };
 	struct npu_op_cost c;
 	int n = 0;

@@ -14,8 +14,8 @@
 #include "modeld/modeld.h"
 
 static int owner_a, owner_b;
-#define A (&owner_a)
-#define B (&owner_b)
+#define A  (&owner_a)
+#define B  (&owner_b)
 #define VA 0x100000000000ull
 
 static void test_charges_whole_pages(void **state)
@@ -108,10 +108,8 @@ static void test_reclaim_owner(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_charges_whole_pages),
-		cmocka_unit_test(test_oom_at_capacity),
-		cmocka_unit_test(test_bad_ranges),
-		cmocka_unit_test(test_ownership),
+		cmocka_unit_test(test_charges_whole_pages), cmocka_unit_test(test_oom_at_capacity),
+		cmocka_unit_test(test_bad_ranges),	    cmocka_unit_test(test_ownership),
 		cmocka_unit_test(test_reclaim_owner),
 	};
 

@@ -172,7 +172,7 @@ static void test_bind_protocol(void **state)
 	assert_int_equal(ioc(&f, DAVINCI_INTF_IOCTL_OPEN, (void *)8), -EFAULT);
 	memset(&a, 'A', sizeof(a));
 	a.device_id = 0;
-	assert_int_equal(ioc(&f, DAVINCI_INTF_IOCTL_OPEN, &a), -EINVAL);	/* no NUL */
+	assert_int_equal(ioc(&f, DAVINCI_INTF_IOCTL_OPEN, &a), -EINVAL); /* no NUL */
 	assert_int_equal(bind(&f, DAVINCI_MODULE_TSDRV, 1), 0);
 	assert_int_equal(f.module, MD_MOD_TSDRV);
 	assert_int_equal(f.module_dev, 1);
@@ -183,9 +183,9 @@ static void test_bind_protocol(void **state)
 	assert_int_equal(ioc(&f, DEVMM_SVM_ALLOC, &(struct devmm_ioctl_arg){ 0 }), -ENOTTY);
 	assert_int_equal(ioc(&f, _IOW('X', 99, int), &(int){ 0 }), -ENOTTY);
 	/* Wrong size = another number. */
-	assert_int_equal(
-		ioc(&f, _IOWR('X', 0, struct halSqCqInputInfo), &(struct halSqCqInputInfo){0}),
-		-ENOTTY);
+	assert_int_equal(ioc(&f, _IOWR('X', 0, struct halSqCqInputInfo),
+			     &(struct halSqCqInputInfo){ 0 }),
+			 -ENOTTY);
 	assert_int_equal(ioc(&dv, DAVINCI_INTF_IOCTL_OPEN, &a), -ENOTTY);
 	md_file_release(&f);
 	md_file_release(&g);
@@ -265,12 +265,12 @@ static void test_sq_send_and_query(void **state)
 	send.sqId = in.sqId;
 	send.sqe_addr = (uint8_t *)sqe;
 	send.sqe_num = 2;
-	assert_int_equal(ioc(&g, TRS_SQCQ_SEND, &send), -EPERM);	/* not g's SQ */
+	assert_int_equal(ioc(&g, TRS_SQCQ_SEND, &send), -EPERM); /* not g's SQ */
 	send.sqe_addr = (uint8_t *)16;
-	assert_int_equal(ioc(&f, TRS_SQCQ_SEND, &send), -EFAULT);	/* SQEs unreadable */
+	assert_int_equal(ioc(&f, TRS_SQCQ_SEND, &send), -EFAULT); /* SQEs unreadable */
 	send.sqe_addr = (uint8_t *)sqe;
 	send.res[3] = 1;
-	assert_int_equal(ioc(&f, TRS_SQCQ_SEND, &send), -EINVAL);	/* reserved must be zero */
+	assert_int_equal(ioc(&f, TRS_SQCQ_SEND, &send), -EINVAL); /* reserved must be zero */
 	send.res[3] = 0;
 	send.sqe_num = 0;
 	assert_int_equal(ioc(&f, TRS_SQCQ_SEND, &send), -EINVAL);
@@ -363,9 +363,9 @@ static void test_svm_memory(void **state)
 	assert_int_equal(ioc(&g, DEVMM_SVM_ADVISE, &a), -EINVAL);
 	memset(&a.data, 0, sizeof(a.data));
 	a.data.free_pages_para.va = 0x100000000000ull;
-	assert_int_equal(ioc(&g, DEVMM_SVM_FREE_PAGES, &a), -EINVAL);	/* not g's */
+	assert_int_equal(ioc(&g, DEVMM_SVM_FREE_PAGES, &a), -EINVAL); /* not g's */
 	assert_int_equal(ioc(&f, DEVMM_SVM_FREE_PAGES, &a), 0);
-	assert_int_equal(ioc(&f, DEVMM_SVM_FREE_PAGES, &a), -EINVAL);	/* twice */
+	assert_int_equal(ioc(&f, DEVMM_SVM_FREE_PAGES, &a), -EINVAL); /* twice */
 	memset(&a.data, 0, sizeof(a.data));
 	assert_int_equal(ioc(&g, DEVMM_SVM_QUERY_MEM_USEDINFO, &a), 0);
 	assert_int_equal(NPU_DEVMM_QUERY(&a)->total, 64 << 20);
@@ -380,9 +380,12 @@ static void test_svm_memory(void **state)
 
 /* Channel 50's configuration as msprof passes it: ACSQ task logs enabled. */
 static StarsSocLogConfigT stars_cfg = { .acsq_task = TS_PROFILE_COMMAND_TYPE_PROFILING_ENABLE };
+/* a macro that expands to an initializer: clang-format takes its braces for a block */
+// clang-format off
 #define STARS_CTL(dev) { .device_id = (dev), .channel_id = PROF_CHANNEL_STARS_SOC_LOG, \
 			 .user_data = (uint64_t)(uintptr_t)&stars_cfg, \
 			 .user_data_size = sizeof(stars_cfg) }
+// clang-format on
 
 static void test_prof_sessions(void **state)
 {
@@ -403,7 +406,7 @@ static void test_prof_sessions(void **state)
 	assert_int_equal(ioc(&g, NPU_PROF_IOCTL_START, &ctl), 0);
 	/* h starts without a configuration: a session, but no task records (below) */
 	assert_int_equal(bind(&h, DAVINCI_MODULE_PROF, 0), 0);
-	bare.user_data_size = 12;	/* no StarsSocLogConfigT is 12 bytes */
+	bare.user_data_size = 12; /* no StarsSocLogConfigT is 12 bytes */
 	bare.user_data = (uint64_t)(uintptr_t)&stars_cfg;
 	assert_int_equal(ioc(&h, NPU_PROF_IOCTL_START, &bare), -EINVAL);
 	bare.user_data_size = 0;
@@ -423,7 +426,7 @@ static void test_prof_sessions(void **state)
 	memset(&rd, 0, sizeof(rd));
 	rd.channel_id = PROF_CHANNEL_STARS_SOC_LOG;
 	rd.buf = (uint64_t)(uintptr_t)buf;
-	rd.buf_size = 4 * 64 + 10;	/* whole records only */
+	rd.buf_size = 4 * 64 + 10; /* whole records only */
 	assert_int_equal(ioc(&f, NPU_PROF_IOCTL_READ, &rd), 0);
 	assert_int_equal(rd.bytes, 4 * 64);
 	assert_int_equal(rd.pending, 2);

@@ -61,11 +61,13 @@ def main():
         if check(e is not None, "task %s/%s never executed" % (t["stream"], t["task"])):
             check(e["kernel"] == t["kernel"], "exec kernel %s for task %s" %
                   (e["kernel"], t["kernel"]))
-    # the aclop path: MatMul -> MatMulV2 through rtKernelLaunch
+    # the aclop path: MatMul -> MatMulV2 through rtKernelLaunchWithFlagV2 (CANN 8.x/9.x)
     mm = [t for t in tasks if t["kernel"] == "MatMulV2"]
     check(len(mm) == 1 and mm[0]["flops"] == str(2 * 64 * 32 * 128),
           "aclop MatMul tasks %s" % mm)
-    check(names["rtKernelLaunch"] == 1, "%d rtKernelLaunch calls" % names["rtKernelLaunch"])
+    check(names["rtKernelLaunchWithFlagV2"] == 1 and names["rtKernelLaunch"] == 0,
+          "%d rtKernelLaunchWithFlagV2, %d rtKernelLaunch calls" %
+          (names["rtKernelLaunchWithFlagV2"], names["rtKernelLaunch"]))
     ops = [r for r in api if r["name"] == "aclopCompileAndExecuteV2"]
     check([r["ret"] for r in ops] == ["0", "100000", "100000"], "aclop returns %s" %
           [r["ret"] for r in ops])

@@ -27,6 +27,7 @@
                 reach the counter general-dynamic: data16 lea X(%rip),%rdi;
                 data16 data16 rex.W call __tls_get_addr, X a DTPMOD64 slot
 """
+import bisect
 import collections
 import os
 import re
@@ -80,15 +81,14 @@ def journal(jdir):
 
 
 def steps_of(recs):
-    """Start times of the steps, for splitting records by step."""
+    """Times of the step lines (each where an optimizer step returns, JOURNAL.md)."""
     return sorted(int(r["t"]) for k, r in recs if k == "step")
 
 
-def step_index(starts, t):
-    i = 0
-    while i + 1 < len(starts) and starts[i + 1] <= t:
-        i += 1
-    return i
+def iteration_of(marks, t):
+    """The training iteration of a forward / backward record at t: iteration k's come
+    before the line where its optimizer step returns, marks[k] (and after marks[k - 1])."""
+    return bisect.bisect_left(marks, t)
 
 
 def within(c, outer):
@@ -168,7 +168,7 @@ def check_scenario(name, recs, pid, steps):
                   (name, e["node"], e["seq"], e["tid"], made[0]["op"], made[0]["grad_fn"],
                    made[0]["tid"]))
     for s in range(steps):
-        order = [int(e["seq"]) for e in nodes if step_index(starts, int(e["t0"])) == s]
+        order = [int(e["seq"]) for e in nodes if iteration_of(starts, int(e["t0"])) == s]
         check(order == sorted(order, reverse=True) and order,
               "%s step %d: nodes not in reverse creation order: %s" % (name, s, order[:10]))
     # backward ops: inside an evaluate_function of the engine thread, seq -1
@@ -265,10 +265,16 @@ def main():
             accs, starts = check_scenario(scenario, recs, pid, steps)
             if scenario in ("fused-optimizer", "transdata"):
                 # one AccumulateGrad per parameter, one ApplyAdamW per parameter
+                # an ApplyAdamW task is sent by acl_thread, possibly after its optimizer
+                # step returned (the step line), but before the next iteration's backward:
+                # iteration s's run from its first AccumulateGrad to the next one's
+                first = [min([int(e["t0"]) for e in accs
+                              if iteration_of(starts, int(e["t0"])) == s] or [0])
+                         for s in range(steps)] + [float("inf")]
                 for s in range(steps):
-                    na = sum(1 for e in accs if step_index(starts, int(e["t0"])) == s)
+                    na = sum(1 for e in accs if iteration_of(starts, int(e["t0"])) == s)
                     nk = sum(1 for k, r in recs if k == "task" and r["kernel"] == "ApplyAdamW"
-                             and step_index(starts, int(r["t"])) == s)
+                             and first[s] < int(r["t"]) < first[s + 1])
                     check(na == nk and na > 0, "%s step %d: %d AccumulateGrad, %d ApplyAdamW" %
                           (scenario, s, na, nk))
             if scenario == "transdata":

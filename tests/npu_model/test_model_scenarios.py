@@ -140,7 +140,7 @@ def common_checks(name, p, steps, m, pid_expect=1):
         execs = [r for k, r in modeld if k == "exec" and r["pid"] == pid]
         if pid_expect == 1:
             check(kinds["step"] == steps, "%s: %d step lines" % (name, kinds["step"]))
-            check([int(r["step"]) for k, r in recs if k == "step"] == list(range(steps)),
+            check([int(r["step"]) for k, r in recs if k == "step"] == list(range(1, steps + 1)),
                   "%s: step numbers" % name)
         tkeys = {(r["dev"], r["stream"], r["task"], r["wrap"]) for r in tasks}
         ekeys = {(r["dev"], r["stream"], r["task"], r["wrap"]) for r in execs}

@@ -51,14 +51,50 @@ need libruntime.so rtSetDevice rtStreamCreate rtStreamDestroy rtStreamSynchroniz
 	rtEventCreate rtEventRecord rtEventSynchronize rtDeviceSynchronize rtMalloc rtFree \
 	rtMallocHost rtFreeHost rtMemcpy rtMemcpyAsync rtKernelLaunch rtsLaunchKernelWithHostArgs \
 	rtFunctionRegister rtsFuncGetByName
-need libtorch_npu.so _ZN7c10_npu10Repository7EnqueueEPv _ZN7c10_npu10Repository7DequeueEv \
-	_ZN7c10_npu18enCurrentNPUStreamEPvaPNS_9NPUStreamE _ZN6at_npu6native12AsncExecFuncEPv \
-	_ZN6at_npu6native13ExecFuncOpApiEPN7c10_npu5queue10QueueParasEPv \
-	_ZN6at_npu6native8ExecFuncEPN7c10_npu5queue10QueueParasEPv \
-	_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb \
-	_ZN9torch_npu8profiler29reportMemoryDataToNpuProfilerERKNS0_11MemoryUsageE \
-	_ZN9torch_npu8profiler10stepMarkerEv \
-	_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl
+# libtorch_npu.so, both the C workload's and the Python backend's, is built as the wheel ships
+# (npu_model/README.md "Release build"): in torch_npu's namespaces it exports exactly the set
+# below, what the real headers mark TORCH_NPU_API / C10_NPU_API;
+# npu_* are the simulator's own C entry points.  No .symtab; the debug file is found by build-id
+# under $OUT/npu_model/debug and by .gnu_debuglink in .debug/, and names the hidden functions.
+RELEASE_EXPORTS="_ZN6at_npu6native9OpCommand10RunOpApiV2ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt8functionIFivEEb
+_ZN6at_npu6native10custom_ops15npu_format_castERKN2at6TensorEl
+_ZN7c10_npu19NPUCachingAllocator9allocatorE"
+HIDDEN="_ZN7c10_npu10Repository7EnqueueEPv _ZN7c10_npu10Repository7DequeueEv
+	_ZN6at_npu6native12AsncExecFuncEPv
+	_ZN6at_npu6native13ExecFuncOpApiEPN7c10_npu5queue10QueueParasEPv
+	_ZN9torch_npu8profiler29reportMemoryDataToNpuProfilerERKNS0_11MemoryUsageE
+	_ZN7c10_npu18enCurrentNPUStreamEPvaPNS_9NPUStreamE"
+build_id() { readelf -nW "$1" | sed -n 's/.*Build ID: *//p'; }
+release_lib() {	# release_lib PATH
+	local lib=$1 name got id dbg link
+	name=${lib#"$OUT"/}
+	[ -f "$lib" ] || { bad "$lib missing"; return; }
+	got=$(nm -D --defined-only "$lib" |
+	      awk '$3 ~ /^_ZN(6at_npu|7c10_npu|9torch_npu)/ {print $3}' | sort)
+	[ "$got" = "$(sort <<<"$RELEASE_EXPORTS")" ] ||
+		bad "$name exports in torch_npu's namespaces: $(diff <(echo "$got") \
+		     <(sort <<<"$RELEASE_EXPORTS") | grep '^[<>]' | tr '\n' ' ')"
+	nm -D --defined-only "$lib" | awk '$2 == "T" {print $3}' |
+		grep -vE '^(_ZN(6at_npu|7c10_npu|9torch_npu)|npu_)' | grep -q . &&
+		bad "$name exports strong text outside torch_npu and npu_*"
+	readelf -SW "$lib" | grep -q ' \.symtab ' && bad "$name has a .symtab"
+	id=$(build_id "$lib")
+	[ -n "$id" ] || { bad "$name has no build-id"; return; }
+	dbg=$OUT/npu_model/debug/.build-id/${id:0:2}/${id:2}.debug
+	[ -f "$dbg" ] || { bad "$name: no debug file $dbg"; return; }
+	[ "$(build_id "$dbg")" = "$id" ] || bad "$dbg: build-id differs from $name's"
+	readelf -SW "$dbg" | grep -E ' \.text +NOBITS ' -q || bad "$dbg: .text is not NOBITS"
+	link=$(readelf -W --string-dump=.gnu_debuglink "$lib" | sed -n 's/^ *\[ *0\] *//p')
+	[ "$link" = "libtorch_npu.so.debug" ] || bad "$name: .gnu_debuglink '$link'"
+	cmp -s "$dbg" "$(dirname "$lib")/.debug/$link" ||
+		bad "$name: .debug/$link differs from $dbg"
+	for s in $HIDDEN; do
+		nm -D "$lib" | grep -qwF -- "$s" && bad "$name exports hidden $s"
+		nm "$dbg" | grep -qE "^[0-9a-f]+ t $s\$" || bad "$dbg does not name $s (local text)"
+	done
+}
+release_lib "$LIB/libtorch_npu.so"
+release_lib "$OUT/npu_model/python/torch_npu/lib/libtorch_npu.so"
 need libtorch_cpu.so _ZN2at4_ops10add_Tensor4callERKNS_6TensorES4_RKN3c106ScalarE \
 	_ZN2at4_ops10mul_Tensor4callERKNS_6TensorES4_ _ZN2at4_ops2mm4callERKNS_6TensorES4_ \
 	_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_ \

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -18,6 +19,7 @@
 #include "npu_aclnn.h"
 #include "npu_cost.h"
 #include "npu_kernel.h"
+#include "npu_rt.h"
 #include "opapi/nnopbase.h"
 
 /* ---- fake AscendCL: functions by name, launches recorded ---------------------------------- */
@@ -57,18 +59,66 @@ aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kern
 	return ACL_SUCCESS;
 }
 
-aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks,
-	aclrtStream stream, aclrtLaunchKernelCfg *cfg, void *hostArgs, size_t argsSize,
-	aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum)
+/* A kernel binary from a file: the fake handle is the kernel's name (the file's base name). */
+static char bin_names[64][32];
+static int nr_bins, nr_by_entry;
+
+aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options,
+				 aclrtBinHandle *binHandle)
+{
+	const char *base = strrchr(binPath, '/');
+
+	(void)options;
+	base = base ? base + 1 : binPath;
+	snprintf(bin_names[nr_bins], sizeof(bin_names[0]), "%.*s", (int)strcspn(base, "."), base);
+	*binHandle = bin_names[nr_bins++];
+	return ACL_SUCCESS;
+}
+
+aclError aclrtBinaryGetFunctionByEntry(aclrtBinHandle binHandle, uint64_t funcEntry,
+				       aclrtFuncHandle *funcHandle)
+{
+	assert_true(funcEntry >= 1); /* a tiling key */
+	nr_by_entry++;
+	return aclrtBinaryGetFunction(NULL, binHandle, funcHandle);
+}
+
+static struct launch *record_launch(const char *kernel, uint32_t numBlocks, const void *args,
+				    aclrtStream stream)
 {
 	struct launch *l = &launches[nr_launches++];
 
+	snprintf(l->kernel, sizeof(l->kernel), "%s", kernel);
+	l->block_dim = numBlocks;
+	memcpy(&l->args, args, sizeof(l->args));
+	l->stream = stream;
+	return l;
+}
+
+/* AI CPU kernels: the runtime call of their own, by op name. */
+static int nr_aicpu;
+
+rtError_t rtAicpuKernelLaunchExWithArgs(const uint32_t kernelType, const char *const opName,
+					const uint32_t numBlocks, const rtAicpuArgsEx_t *argsInfo,
+					rtSmDesc_t *const smDesc, const rtStream_t stm,
+					const uint32_t flags)
+{
+	(void)kernelType, (void)smDesc, (void)flags;
+	assert_int_equal(argsInfo->argsSize, sizeof(struct npu_kernel_args));
+	record_launch(opName, numBlocks, argsInfo->args, stm);
+	nr_aicpu++;
+	return launch_fails ? ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
+}
+
+aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks,
+				       aclrtStream stream, aclrtLaunchKernelCfg *cfg,
+				       void *hostArgs, size_t argsSize,
+				       aclrtPlaceHolderInfo *placeHolderArray,
+				       size_t placeHolderNum)
+{
 	(void)cfg, (void)placeHolderArray, (void)placeHolderNum;
 	assert_int_equal(argsSize, sizeof(struct npu_kernel_args));
-	strcpy(l->kernel, funcHandle);
-	l->block_dim = numBlocks;
-	memcpy(&l->args, hostArgs, sizeof(l->args));
-	l->stream = stream;
+	record_launch(funcHandle, numBlocks, hostArgs, stream);
 	return launch_fails ? ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
 }
 
@@ -80,9 +130,19 @@ static aclTensor *tensor(aclDataType t, int n, int64_t a, int64_t b, int64_t c, 
 {
 	int64_t dims[4] = { a, b, c, d };
 
-	return aclCreateTensor(dims, (uint64_t)n, t, NULL, 0, n == 4 ? ACL_FORMAT_NCHW :
-			       ACL_FORMAT_ND, dims, (uint64_t)n, dev_mem);
+	return aclCreateTensor(dims, (uint64_t)n, t, NULL, 0,
+			       n == 4 ? ACL_FORMAT_NCHW : ACL_FORMAT_ND, dims, (uint64_t)n,
+			       dev_mem);
 }
+
+/* A test's last step: destroy(each argument), all of one type (tensors, int arrays, ...). */
+#define DESTROY(destroy, first, ...)                                           \
+	do {                                                                   \
+		__typeof__(first) all_[] = { first, __VA_ARGS__ };             \
+                                                                               \
+		for (size_t i_ = 0; i_ < sizeof(all_) / sizeof(all_[0]); i_++) \
+			destroy(all_[i_]);                                     \
+	} while (0)
 
 static int setup(void **state)
 {
@@ -107,7 +167,7 @@ static void test_add_two_phase(void **state)
 	assert_int_equal(aclnnAddGetWorkspaceSize(a, a, alpha, o, &ws, &ex), ACLNN_SUCCESS);
 	assert_int_equal(ws, 0);
 	assert_non_null(ex);
-	assert_int_equal(nr_launches, 0);		/* phase 1 launches nothing */
+	assert_int_equal(nr_launches, 0); /* phase 1 launches nothing */
 	assert_int_equal(aclnnAdd(NULL, 0, ex, &stream_tag), ACLNN_SUCCESS);
 	assert_int_equal(nr_launches, 1);
 	assert_string_equal(launches[0].kernel, "Add");
@@ -116,10 +176,11 @@ static void test_add_two_phase(void **state)
 	assert_int_equal(launches[0].args.bytes, 3ull * 1024 * 512 * 2);
 	assert_ptr_equal(launches[0].stream, &stream_tag);
 	assert_in_range(launches[0].block_dim, 1, NPU_AIV_CORES);
+	/* its handle came from the Add binary's function for a tiling key, as opbase gets it */
+	assert_int_equal(nr_by_entry, 1);
 	/* the executor is gone after phase 2: running it again is refused */
 	assert_int_equal(aclnnAdd(NULL, 0, ex, NULL), ACLNN_ERR_PARAM_NULLPTR);
-	aclDestroyTensor(a);
-	aclDestroyTensor(o);
+	DESTROY(aclDestroyTensor, a, o);
 	aclDestroyScalar(alpha);
 }
 
@@ -145,11 +206,7 @@ static void test_matmul_shapes(void **state)
 	/* inner dimensions differ */
 	assert_int_equal(aclnnMatmulGetWorkspaceSize(a, bad, o, 1, &ws, &ex),
 			 ACLNN_ERR_PARAM_INVALID);
-	aclDestroyTensor(a);
-	aclDestroyTensor(b);
-	aclDestroyTensor(o);
-	aclDestroyTensor(bad);
-	aclDestroyTensor(a3);
+	DESTROY(aclDestroyTensor, a, b, o, bad, a3);
 }
 
 /* Convolution: a workspace, and phase 2 refuses less than it asked for. */
@@ -165,7 +222,8 @@ static void test_conv_workspace(void **state)
 	aclOpExecutor *ex;
 
 	assert_int_equal(aclnnConvolutionGetWorkspaceSize(x, w, NULL, st, pd, dl, false, op, 1, y,
-							  1, &ws, &ex), ACLNN_SUCCESS);
+							  1, &ws, &ex),
+			 ACLNN_SUCCESS);
 	assert_true(ws > 0);
 	assert_int_equal(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
 	assert_int_equal(aclnnConvolution(NULL, 0, ex, NULL), ACLNN_ERR_PARAM_INVALID);
@@ -179,17 +237,14 @@ static void test_conv_workspace(void **state)
 	assert_int_equal(launches[0].args.flops, 2ull * 8 * 32 * 32 * 32 * 16 * 3 * 3);
 	assert_int_equal(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
 	/* transposed convolution is not modelled: refused, not faked */
-	assert_int_equal(aclnnConvolutionGetWorkspaceSize(x, w, NULL, st, pd, dl, true, op, 1, y,
-							  1, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+	assert_int_equal(aclnnConvolutionGetWorkspaceSize(x, w, NULL, st, pd, dl, true, op, 1, y, 1,
+							  &ws, &ex),
+			 ACLNN_ERR_PARAM_INVALID);
 	assert_int_equal(aclnnConvolutionGetWorkspaceSize(x, w, NULL, NULL, pd, dl, false, op, 1, y,
-							  1, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
-	aclDestroyTensor(x);
-	aclDestroyTensor(w);
-	aclDestroyTensor(y);
-	aclDestroyIntArray(st);
-	aclDestroyIntArray(pd);
-	aclDestroyIntArray(dl);
-	aclDestroyIntArray(op);
+							  1, &ws, &ex),
+			 ACLNN_ERR_PARAM_NULLPTR);
+	DESTROY(aclDestroyTensor, x, w, y);
+	DESTROY(aclDestroyIntArray, st, pd, dl, op);
 }
 
 /* Backward conv: two cube kernels plus the bias reduction, in one executor. */
@@ -217,8 +272,7 @@ static void test_conv_backward(void **state)
 	assert_string_equal(launches[1].kernel, "Conv2DBackpropFilter");
 	assert_string_equal(launches[2].kernel, "ReduceSum");
 	assert_int_equal(launches[0].args.flops, launches[1].args.flops);
-	aclDestroyTensor(x), aclDestroyTensor(w), aclDestroyTensor(g);
-	aclDestroyTensor(gx), aclDestroyTensor(gw), aclDestroyTensor(gb);
+	DESTROY(aclDestroyTensor, x, w, g, gx, gw, gb);
 	aclDestroyIntArray(a);
 	aclDestroyBoolArray(mask);
 }
@@ -245,7 +299,7 @@ static void test_foreach(void **state)
 	/* lists of different lengths */
 	assert_int_equal(aclnnForeachMulScalarGetWorkspaceSize(l, s, two, &ws, &ex),
 			 ACLNN_ERR_PARAM_INVALID);
-	aclDestroyTensorList(l);	/* destroys the tensors too */
+	aclDestroyTensorList(l); /* destroys the tensors too */
 	aclDestroyTensorList(two);
 	aclDestroyTensor(s);
 }
@@ -260,20 +314,23 @@ static void test_optimizer_and_aicpu(void **state)
 
 	assert_int_equal(aclnnApplyAdamWV2GetWorkspaceSize(p, p, p, NULL, p, st, 1e-3f, 0.9f,
 							   0.999f, 0.01f, 1e-8f, false, false, &ws,
-							   &ex), ACLNN_SUCCESS);
+							   &ex),
+			 ACLNN_SUCCESS);
 	assert_int_equal(aclnnApplyAdamWV2(NULL, 0, ex, NULL), ACLNN_SUCCESS);
 	assert_string_equal(launches[0].kernel, "ApplyAdamW");
-	assert_int_equal(launches[0].args.bytes, 7ull * 4096 * 4);	/* 4 read, 3 written */
+	assert_int_equal(launches[0].args.bytes, 7ull * 4096 * 4); /* 4 read, 3 written */
 	/* beta1 outside [0, 1) is refused */
 	assert_int_equal(aclnnApplyAdamWV2GetWorkspaceSize(p, p, p, NULL, p, st, 1e-3f, 1.5f,
 							   0.999f, 0.01f, 1e-8f, false, false, &ws,
-							   &ex), ACLNN_ERR_PARAM_INVALID);
+							   &ex),
+			 ACLNN_ERR_PARAM_INVALID);
 	assert_int_equal(aclnnNonzeroGetWorkspaceSize(p, o, &ws, &ex), ACLNN_SUCCESS);
 	assert_int_equal(aclnnNonzero(NULL, 0, ex, NULL), ACLNN_SUCCESS);
 	assert_int_equal(launches[1].args.task_type, NPU_TASK_AI_CPU);
-	aclDestroyTensor(p);
-	aclDestroyTensor(st);
-	aclDestroyTensor(o);
+	/* an AI CPU kernel goes through rtAicpuKernelLaunchExWithArgs, by its op name */
+	assert_int_equal(nr_aicpu, 1);
+	assert_string_equal(launches[1].kernel, "NonZero");
+	DESTROY(aclDestroyTensor, p, st, o);
 }
 
 static void test_errors(void **state)

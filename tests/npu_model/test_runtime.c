@@ -27,18 +27,18 @@
 
 /* ---- the fake card --------------------------------------------------------------------- */
 
-#define FAKE_DEPTH	1024
-#define FAKE_MAX_SQES	200000
+#define FAKE_DEPTH    1024
+#define FAKE_MAX_SQES 200000
 
 static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct npu_sqe *fake_sqes;	/* every SQE ever sent, in order */
+static struct npu_sqe *fake_sqes; /* every SQE ever sent, in order */
 static size_t fake_nr_sqes;
-static unsigned int fake_sends;		/* halSqTaskSend calls */
+static unsigned int fake_sends; /* halSqTaskSend calls */
 static unsigned int fake_max_batch;
-static uint64_t fake_done;		/* SQEs completed, all SQs (in send order) */
-#define FAKE_MAX_SQ	4096
-static uint64_t fake_sq_sent[FAKE_MAX_SQ];	/* per SQ: SQEs sent */
-static uint32_t fake_sq_of[FAKE_MAX_SQES];	/* SQ of each recorded SQE */
+static uint64_t fake_done; /* SQEs completed, all SQs (in send order) */
+#define FAKE_MAX_SQ 4096
+static uint64_t fake_sq_sent[FAKE_MAX_SQ]; /* per SQ: SQEs sent */
+static uint32_t fake_sq_of[FAKE_MAX_SQES]; /* SQ of each recorded SQE */
 static uint64_t fake_max_outstanding;
 static int fake_auto_complete = 1;
 static unsigned int fake_queries;
@@ -198,7 +198,7 @@ static void fake_complete_all(void)
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-static const char kernel_stub;	/* any address serves as the stub function */
+static const char kernel_stub; /* any address serves as the stub function */
 
 static int setup(void **state)
 {
@@ -220,7 +220,8 @@ static int teardown(void **state)
 
 static rtError_t launch_one(rtStream_t s, uint64_t flops)
 {
-	struct npu_kernel_args a = { .flops = flops, .bytes = 2 * flops,
+	struct npu_kernel_args a = { .flops = flops,
+				     .bytes = 2 * flops,
 				     .task_type = NPU_TASK_AI_VECTOR_CORE };
 
 	return rtKernelLaunch(&kernel_stub, 8, &a, sizeof(a), NULL, s);
@@ -242,12 +243,12 @@ static void test_taskid_pure(void **state)
 	assert_int_equal(rt_taskid_full(4, 7), (4u << 16) | 7);
 
 	/* completion from the SQ head */
-	assert_int_equal(rt_sq_completed(10, 10, 10, 1024), 10);	/* all done */
+	assert_int_equal(rt_sq_completed(10, 10, 10, 1024), 10); /* all done */
 	assert_int_equal(rt_sq_completed(10, 10, 7, 1024), 7);
-	assert_int_equal(rt_sq_completed(1030, 6, 1020, 1024), 1020);	/* head before the wrap */
+	assert_int_equal(rt_sq_completed(1030, 6, 1020, 1024), 1020); /* head before the wrap */
 	/* more outstanding than sent */
 	assert_int_equal(rt_sq_completed(3, 3, 1000, 1024), -1);
-	assert_int_equal(rt_sq_completed(3, 3, 1024, 1024), -1);	/* head out of range */
+	assert_int_equal(rt_sq_completed(3, 3, 1024, 1024), -1); /* head out of range */
 }
 
 /* 70000 launches on one stream: ids 0..65535, then 0 again with flip 1. */
@@ -351,7 +352,7 @@ static void test_sync_and_backpressure(void **state)
 	assert_int_equal(fake_done, 3000);
 	pthread_mutex_unlock(&fake_lock);
 	assert_true(fake_queries > 0);
-	assert_true(fake_head_waits > 0);	/* slept in the HAL, not spinning */
+	assert_true(fake_head_waits > 0); /* slept in the HAL, not spinning */
 	pthread_join(th, NULL);
 	assert_int_equal(rtStreamDestroy(s), 0);
 }
@@ -365,12 +366,12 @@ static void test_events(void **state)
 	assert_int_equal(rtFunctionRegister(NULL, &kernel_stub, "AddKernel", NULL, 0), 0);
 	assert_int_equal(rtStreamCreate(&s, 0), 0);
 	assert_int_equal(rtEventCreate(&e), 0);
-	assert_int_equal(rtEventQuery(e), 0);		/* never recorded: complete */
+	assert_int_equal(rtEventQuery(e), 0); /* never recorded: complete */
 	assert_int_equal(launch_one(s, 1), 0);
 	assert_int_equal(rtEventRecord(e, s), 0);
 	assert_int_equal(fake_sqes[1].kind, NPU_SQE_KIND_EVENT_RECORD);
 	assert_int_equal(fake_sqes[1].header.type, RT_STARS_SQE_TYPE_EVENT_RECORD);
-	assert_int_equal(rtEventQuery(e), 1);		/* not ready */
+	assert_int_equal(rtEventQuery(e), 1); /* not ready */
 	fake_complete_all();
 	assert_int_equal(rtEventQuery(e), 0);
 	assert_int_equal(rtStreamWaitEvent(s, e), 0);
@@ -394,11 +395,11 @@ static void test_memory(void **state)
 	assert_int_equal(fake_sqes[0].copy_kind, NPU_COPY_H2D);
 	assert_int_equal(fake_sqes[0].bytes, sizeof(host));
 	assert_int_equal(fake_sqes[0].u.copy.dst, (uintptr_t)p);
-	assert_int_equal(rtMemcpy(back, sizeof(back), host, sizeof(host),
-				  RT_MEMCPY_HOST_TO_HOST), 0);
+	assert_int_equal(rtMemcpy(back, sizeof(back), host, sizeof(host), RT_MEMCPY_HOST_TO_HOST),
+			 0);
 	assert_memory_equal(back, host, sizeof(host));
 	assert_int_equal(rtMemcpy(p, 8, host, sizeof(host), RT_MEMCPY_HOST_TO_DEVICE),
-			 ACL_ERROR_RT_PARAM_INVALID);	/* count > destMax */
+			 ACL_ERROR_RT_PARAM_INVALID); /* count > destMax */
 	fake_mem_oom = 1;
 	assert_int_equal(rtMalloc(&q, 1ull << 40, RT_MEMORY_HBM, 0),
 			 ACL_ERROR_RT_MEMORY_ALLOCATION);
@@ -413,7 +414,7 @@ static void test_memory(void **state)
 		assert_int_equal(rtMemGetInfo(NULL, &total_b), ACL_ERROR_RT_PARAM_INVALID);
 	}
 	assert_int_equal(rtFree(p), 0);
-	assert_int_equal(rtFree(p), ACL_ERROR_RT_MEMORY_FREE);	/* double free refused */
+	assert_int_equal(rtFree(p), ACL_ERROR_RT_MEMORY_FREE); /* double free refused */
 	assert_int_equal(rtFree((void *)0x1234), ACL_ERROR_RT_MEMORY_FREE);
 }
 
@@ -450,10 +451,10 @@ static void test_bad_params(void **state)
 			 ACL_ERROR_RT_PARAM_INVALID);
 	assert_int_equal(rtsFuncGetByName(NULL, "MatMulV2", &h), 0);
 	assert_int_equal(rtsLaunchKernelWithHostArgs(h, 1, NULL, NULL, &a, 4, NULL, 0),
-			 ACL_ERROR_RT_PARAM_INVALID);		/* args too short */
+			 ACL_ERROR_RT_PARAM_INVALID); /* args too short */
 	a.task_type = 77;
 	assert_int_equal(rtsLaunchKernelWithHostArgs(h, 1, NULL, NULL, &a, sizeof(a), NULL, 0),
-			 ACL_ERROR_RT_PARAM_INVALID);		/* no such task type */
+			 ACL_ERROR_RT_PARAM_INVALID); /* no such task type */
 	a.task_type = NPU_TASK_AI_CORE;
 	assert_int_equal(rtsLaunchKernelWithHostArgs(h, 24, NULL, NULL, &a, sizeof(a), NULL, 0), 0);
 	assert_int_equal(fake_sqes[0].header.type, RT_STARS_SQE_TYPE_FFTS);

@@ -21,7 +21,7 @@
 
 static int owner;
 #define OWNER (&owner)
-#define T0 1000000ull
+#define T0    1000000ull
 
 static struct md_card *card_new(int with_uio)
 {
@@ -132,8 +132,8 @@ static void test_compute_serialises_copy_overlaps(void **state)
 	assert_int_equal(md_sched_submit(c, m, &cp, 1, T0), 0);
 	md_sched_run(c, T0, &deadline);
 	assert_int_equal(a->q[0].start_ns, T0);
-	assert_int_equal(b->q[0].start_ns, T0 + d);	/* waits for the compute engine */
-	assert_int_equal(m->q[0].start_ns, T0);		/* the copy engine is free */
+	assert_int_equal(b->q[0].start_ns, T0 + d); /* waits for the compute engine */
+	assert_int_equal(m->q[0].start_ns, T0);	    /* the copy engine is free */
 	assert_int_equal(m->q[0].end_ns, T0 + dc);
 	md_sched_run(c, T0 + 3 * d + dc, &deadline);
 	assert_int_equal(c->tasks_done, 3);
@@ -144,10 +144,10 @@ static void test_event_wait_across_sqs(void **state)
 {
 	struct md_card *c = card_new(0);
 	struct md_sq *a = sq_new(c, 0), *b = sq_new(c, 1);
-	struct npu_sqe sa[2] = {kernel(0, 0, 1ull << 34, 0),
-				other(0, 1, NPU_SQE_KIND_EVENT_RECORD, 9, 0)};
-	struct npu_sqe sb[2] = {other(1, 0, NPU_SQE_KIND_EVENT_WAIT, 9, 0),
-				other(1, 1, NPU_SQE_KIND_MEMCPY, 0, 4096)};
+	struct npu_sqe sa[2] = { kernel(0, 0, 1ull << 34, 0),
+				 other(0, 1, NPU_SQE_KIND_EVENT_RECORD, 9, 0) };
+	struct npu_sqe sb[2] = { other(1, 0, NPU_SQE_KIND_EVENT_WAIT, 9, 0),
+				 other(1, 1, NPU_SQE_KIND_MEMCPY, 0, 4096) };
 	uint64_t d = kdur(c, 1ull << 34, 0), lat = c->cfg.launch_latency_ns, deadline;
 	uint64_t rec_end = T0 + d + npu_cost_duration_ns(&c->cfg, 0, 0, NPU_TASK_EVENT_RECORD);
 
@@ -280,7 +280,7 @@ static void test_uio_ingest_in_seq_order(void **state)
 	md_sched_ingest_uio(c, T0);
 	assert_int_equal(a->ingested, 1);
 	assert_int_equal(b->ingested, 1);
-	assert_int_equal(a->q[0].ev_target, 1);	/* it waits for that record */
+	assert_int_equal(a->q[0].ev_target, 1); /* it waits for that record */
 	md_sched_run(c, T0 + 1000000, &deadline);
 	assert_int_equal(npu_uio_sq_at(c->uio, 0)->head, 1);
 	assert_int_equal(npu_uio_sq_at(c->uio, 70)->head, 1);
@@ -300,7 +300,7 @@ static void test_uio_corrupt_tail(void **state)
 	md_sched_ingest_uio(c, T0);
 	assert_true(a->broken);
 	assert_int_equal(a->ingested, 0);
-	assert_int_equal(md_sched_submit(c, a, (struct npu_sqe[1]){kernel(1, 0, 0, 0)}, 1, T0),
+	assert_int_equal(md_sched_submit(c, a, (struct npu_sqe[1]){ kernel(1, 0, 0, 0) }, 1, T0),
 			 -EIO);
 	/* A pending bit for an SQ nobody owns is ignored. */
 	hdr->pending[3] = 1ull << 5;

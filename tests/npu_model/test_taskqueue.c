@@ -68,10 +68,12 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 }
 
 aclError aclopCompileAndExecute(const char *opType, int numInputs,
-	const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs,
-	const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
-	const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag,
-	const char *opPath, aclrtStream stream)
+				const aclTensorDesc *const inputDesc[],
+				const aclDataBuffer *const inputs[], int numOutputs,
+				const aclTensorDesc *const outputDesc[],
+				aclDataBuffer *const outputs[], const aclopAttr *attr,
+				aclopEngineType engineType, aclopCompileType compileFlag,
+				const char *opPath, aclrtStream stream)
 {
 	(void)opType, (void)numInputs, (void)inputDesc, (void)inputs, (void)numOutputs;
 	(void)outputDesc, (void)outputs, (void)attr, (void)engineType, (void)compileFlag;
@@ -123,7 +125,7 @@ static int task_run(void *p)
 	char name[17] = "";
 
 	if (gate_armed && c->seq == 0)
-		sem_wait(&gate);	/* hold the consumer on the first task */
+		sem_wait(&gate); /* hold the consumer on the first task */
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	if (strcmp(name, "acl_thread") || gettid() == producer_tid)
 		wrong_thread++;
@@ -141,7 +143,7 @@ static void submit(int seq, int ret)
 	npu_cxx_string_init(&name, "aclnnAdd");
 	RUN_OPAPI_V2(&name, &fn, 0);
 	npu_cxx_string_destroy(&name);
-	npu_cxx_function_destroy(&fn);	/* the queue holds its own clone */
+	npu_cxx_function_destroy(&fn); /* the queue holds its own clone */
 }
 
 static void test_layout(void **state)
@@ -221,7 +223,7 @@ static void test_full_ring_blocks(void **state)
 		usleep(10000);
 	usleep(50000);
 	assert_true(a.done >= NPU_QUEUE_CAPACITY - 1);
-	assert_true(a.done <= NPU_QUEUE_CAPACITY + 1);	/* blocked, not overwriting */
+	assert_true(a.done <= NPU_QUEUE_CAPACITY + 1); /* blocked, not overwriting */
 	assert_true(r->write_idx - r->read_idx <= NPU_QUEUE_CAPACITY);
 	sem_post(&gate);
 	pthread_join(th, NULL);
@@ -290,12 +292,9 @@ static void test_inline_mode(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layout),
-		cmocka_unit_test(test_string),
-		cmocka_unit_test(test_inline_mode),
-		cmocka_unit_test(test_fifo_on_acl_thread),
-		cmocka_unit_test(test_full_ring_blocks),
-		cmocka_unit_test(test_error_reported),
+		cmocka_unit_test(test_layout),		 cmocka_unit_test(test_string),
+		cmocka_unit_test(test_inline_mode),	 cmocka_unit_test(test_fifo_on_acl_thread),
+		cmocka_unit_test(test_full_ring_blocks), cmocka_unit_test(test_error_reported),
 		cmocka_unit_test(test_copy_and_events),
 	};
 

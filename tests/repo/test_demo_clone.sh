@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # The README's two-command path, from a clean clone in a temporary
-# directory: `make demo` builds from nothing, traces npu_train and writes
+# directory: `make demo` builds from nothing, traces the Python job by PID and writes
 # ./result/*_ascend_pt with every file the converter writes at the demo's
 # level (each parsed with Python's json / csv); it works a second time, and
 # after a failed run that left a dead daemon's stale FUSE mount behind.

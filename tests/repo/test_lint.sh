@@ -5,8 +5,9 @@
 # line over 100 columns (a tab counting to the next multiple of 8) in a C,
 # Python or shell file fails, naming the line; a file's count in
 # tools/lint-long-lines.txt allows that many and no more; --shrink lowers a
-# count and never raises one; a file listed in tools/clang-format-files.txt
-# fails unless clang-format (.clang-format) leaves it as it is.
+# count and never raises one; a C source or header under user/, bpf/,
+# include/, tests/, npu_model/ or tools/ fails unless clang-format
+# (.clang-format) leaves it as it is, except between clang-format off/on.
 set -u
 top=${ASCBPF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 fail() { echo "FAIL: $*"; exit 1; }
@@ -46,11 +47,16 @@ o=$(lint) && fail "a second long line passes with an allowance of one"
 echo "ok: one more long line than allowed fails"
 git -C "$r" rm -qf src/c.sh src/b.c
 
-echo "src/ok.c" > "$r/tools/clang-format-files.txt"
-o=$(lint) || { echo "$o"; fail "a conforming listed file fails"; }
-printf 'int g(void) {  return 1; }\n' > "$r/src/bad.c" && git -C "$r" add src/bad.c
-echo "src/bad.c" >> "$r/tools/clang-format-files.txt"
-o=$(lint) && fail "a listed file clang-format would change passes"
-grep -q "src/bad.c: not as clang-format writes it" <<<"$o" || { echo "$o"; fail "not named"; }
-echo "ok: clang-format conformance of the listed files"
-echo "PASS: make lint catches long lines and unformatted listed files"
+mkdir -p "$r/user" "$r/include"
+printf 'int f(void)\n{\n\treturn 0;\n}\n' > "$r/user/ok.c"
+printf '// clang-format off\nint  t[] = {  1,2 };\n// clang-format on\n' > "$r/include/t.h"
+git -C "$r" add user include
+o=$(lint) || { echo "$o"; fail "conforming files (one with a clang-format off table) fail"; }
+lint --list | grep -qx user/ok.c || fail "--list does not name user/ok.c"
+lint --list | grep -q src/ && fail "--list names a file outside the checked folders"
+printf 'int g(void) {  return 1; }\n' > "$r/user/bad.c" && git -C "$r" add user/bad.c
+o=$(lint) && fail "a C file clang-format would change passes"
+grep -q "user/bad.c: not as clang-format writes it" <<<"$o" || { echo "$o"; fail "not named"; }
+grep -q "user/ok.c: not as" <<<"$o" && { echo "$o"; fail "a conforming file is named"; }
+echo "ok: clang-format conformance of every C file in the checked folders"
+echo "PASS: make lint catches long lines and unformatted C files"

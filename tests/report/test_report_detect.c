@@ -16,8 +16,8 @@
 #include "lib/log.h"
 #include "report/report_detect.h"
 
-#define US(x)	((uint64_t)(x) * 1000ull)
-#define MB	(1024ull * 1024ull)
+#define US(x) ((uint64_t)(x)*1000ull)
+#define MB    (1024ull * 1024ull)
 
 static char last_log[512];
 
@@ -35,11 +35,15 @@ static int setup_log(void **state)
 	return 0;
 }
 
-static struct asc_rpt_kernel kern(uint64_t start_us, uint64_t dur_us, int64_t step,
-				  uint32_t stream, const char *type)
+static struct asc_rpt_kernel kern(uint64_t start_us, uint64_t dur_us, int64_t step, uint32_t stream,
+				  const char *type)
 {
-	struct asc_rpt_kernel k = { .start_ns = US(start_us), .end_ns = US(start_us + dur_us),
-				    .step = step, .stream = stream, .name = type, .type = type };
+	struct asc_rpt_kernel k = { .start_ns = US(start_us),
+				    .end_ns = US(start_us + dur_us),
+				    .step = step,
+				    .stream = stream,
+				    .name = type,
+				    .type = type };
 	return k;
 }
 
@@ -156,10 +160,13 @@ static void test_step_split(void **state)
 	/* step 1 = [100, 200): kernel [90,110) crosses in, nothing else */
 	/* step 2 = [200, 300): no kernels */
 	struct asc_rpt_kernel ks[] = {
-		kern(10, 20, 0, 1, "A"), kern(20, 20, 0, 2, "B"), kern(60, 10, 0, 1, "A"),
+		kern(10, 20, 0, 1, "A"),
+		kern(20, 20, 0, 2, "B"),
+		kern(60, 10, 0, 1, "A"),
 		kern(90, 20, 0, 1, "C"),
 	};
-	struct asc_rpt_step st[] = { { 0, US(0), US(100) }, { 1, US(100), US(200) },
+	struct asc_rpt_step st[] = { { 0, US(0), US(100) },
+				     { 1, US(100), US(200) },
 				     { 2, US(200), US(300) } };
 	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 4, .steps = st, .nr_steps = 3 };
 	struct asc_rpt_result r = { 0 };
@@ -182,7 +189,8 @@ static void test_step_split(void **state)
 	/* the split always adds up to the step */
 	for (size_t i = 0; i < 3; i++)
 		assert_int_equal(r.steps[i].compute_ns + r.steps[i].idle_ns +
-				 r.steps[i].host_only_ns, US(100));
+					 r.steps[i].host_only_ns,
+				 US(100));
 	asc_rpt_result_free(&r);
 }
 
@@ -403,8 +411,12 @@ static void test_dispatch_by_queue_depth(void **state)
 	struct asc_rpt_kernel ks[16];
 	struct asc_rpt_queue q[16];
 	struct asc_rpt_step st = { 0, US(800), 0 };
-	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 16, .queue = q, .nr_queue = 16,
-				    .steps = &st, .nr_steps = 1 };
+	struct asc_rpt_input in = { .kernels = ks,
+				    .nr_kernels = 16,
+				    .queue = q,
+				    .nr_queue = 16,
+				    .steps = &st,
+				    .nr_steps = 1 };
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r;
 	uint64_t batch = 1000;
@@ -500,9 +512,8 @@ static void test_queue_depth(void **state)
 	/* enqueues at 1000,1010,1020,1030 us; dequeues at 1100..1103: depths seen 0,1,2,3 */
 	struct asc_rpt_queue q[] = {
 		{ US(1000), US(1100), 1 }, { US(1010), US(1101), 2 }, { US(1020), US(1102), 3 },
-		{ US(1030), US(1103), 4 },
-		{ US(1040), 0, 5 },	/* dequeue not seen: ignored */
-		{ 0, US(1050), 6 },	/* enqueue not seen: ignored */
+		{ US(1030), US(1103), 4 }, { US(1040), 0, 5 }, /* dequeue not seen: ignored */
+		{ 0, US(1050), 6 },			       /* enqueue not seen: ignored */
 	};
 	struct asc_rpt_input in = { .queue = q, .nr_queue = 6 };
 	struct asc_rpt_thresholds t;
@@ -533,7 +544,7 @@ static void test_queue_depth(void **state)
 static void test_top_kernels(void **state)
 {
 	struct asc_rpt_kernel ks[] = {
-		kern(0, 10, 0, 1, "A"), kern(20, 12, 0, 1, "A"), kern(40, 8, 0, 1, "A"),
+		kern(0, 10, 0, 1, "A"),	 kern(20, 12, 0, 1, "A"), kern(40, 8, 0, 1, "A"),
 		kern(60, 50, 0, 1, "B"), kern(200, 5, 0, 1, "C"), kern(210, 5, 0, 1, "C"),
 	};
 	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 6 };
@@ -541,7 +552,7 @@ static void test_top_kernels(void **state)
 	struct asc_rpt_result r = { 0 };
 
 	(void)state;
-	ks[4].type = NULL;	/* no type: grouped by name */
+	ks[4].type = NULL; /* no type: grouped by name */
 	asc_rpt_thresholds_default(&t);
 	t.top = 2;
 	assert_int_equal(asc_rpt_detect_top(&in, &t, &r), 0);
@@ -619,8 +630,8 @@ static void test_optimizer_fused_not_flagged(void **state)
 {
 	struct asc_rpt_kernel ks[3 * 4];
 	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 12 };
-	static const char *const types[] = { "ForeachMulScalar", "ForeachAddList",
-					     "ForeachSqrt", "ForeachDivList" };
+	static const char *const types[] = { "ForeachMulScalar", "ForeachAddList", "ForeachSqrt",
+					     "ForeachDivList" };
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r = { 0 };
 	int i;
@@ -650,9 +661,10 @@ static void test_optimizer_fused_not_flagged(void **state)
 static void test_optimizer_adamw_by_its_updates(void **state)
 {
 	static const char *const ops[6] = { "aten::mul_", "aten::mul_", "aten::addcmul_",
-					     "aten::sqrt", "aten::add_", "aten::addcdiv_" };
-	static const char *const types[6] = { "Muls", "Muls", "Addcmul", "Sqrt", "Adds",
-					       "Addcdiv" };
+					    "aten::sqrt", "aten::add_", "aten::addcdiv_" };
+	static const char *const types[6] = {
+		"Muls", "Muls", "Addcmul", "Sqrt", "Adds", "Addcdiv"
+	};
 	struct asc_rpt_kernel ks[2 * (3 + 8 * 6) + 50];
 	struct asc_rpt_input in = { .kernels = ks };
 	struct asc_rpt_thresholds t;
@@ -664,7 +676,7 @@ static void test_optimizer_adamw_by_its_updates(void **state)
 	(void)state;
 	for (s = 0; s < 2; s++) {
 		at = (uint64_t)s * 100000;
-		for (k = 0; k < 3; k++) {	/* forward: in-place adds, not the optimizer */
+		for (k = 0; k < 3; k++) { /* forward: in-place adds, not the optimizer */
 			ks[n] = kern(at, 5, s, 1, "Adds");
 			ks[n++].op = "aten::layer_norm > aten::add_";
 			at += 10;
@@ -676,7 +688,7 @@ static void test_optimizer_adamw_by_its_updates(void **state)
 				at += 10;
 			}
 	}
-	for (k = 0; k < 50; k++) {	/* step 2: a launch storm of add_ */
+	for (k = 0; k < 50; k++) { /* step 2: a launch storm of add_ */
 		ks[n] = kern(300000 + (uint64_t)k * 10, 5, 2, 1, "Adds");
 		ks[n++].op = "aten::add_";
 	}
@@ -810,8 +822,9 @@ static void test_sync_stall_at_threshold(void **state)
 		  NULL, 0 },
 	};
 	struct asc_rpt_step st[] = { { 0, 0, US(500) }, { 1, US(500), US(1000) } };
-	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 3, .apis = as, .nr_apis = 5,
-				    .steps = st, .nr_steps = 2 };
+	struct asc_rpt_input in = {
+		.kernels = ks, .nr_kernels = 3, .apis = as, .nr_apis = 5, .steps = st, .nr_steps = 2
+	};
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r = { 0 };
 
@@ -847,8 +860,8 @@ static void test_mem_peak_holders(void **state)
 		{ US(10), 0x1000, 100, 1100, 4096, "aten::empty" },
 		{ US(20), 0x2000, 200, 1300, 4096, "aten::mm" },
 		{ US(30), 0x1000, -100, 1200, 4096, "aten::empty" },
-		{ US(40), 0x1000, 300, 1500, 4096, "aten::add" },	/* pointer reused */
-		{ US(50), 0x3000, 500, 2000, 8192, "aten::add" },	/* peak */
+		{ US(40), 0x1000, 300, 1500, 4096, "aten::add" }, /* pointer reused */
+		{ US(50), 0x3000, 500, 2000, 8192, "aten::add" }, /* peak */
 		{ US(60), 0x3000, -500, 1500, 8192, "aten::add" },
 		{ US(70), 0x4000, 400, 1900, 8192, "aten::mm" },
 	};
@@ -897,7 +910,7 @@ static int growth_flag(const int64_t *growth, size_t n, double limit,
 		st[i] = (struct asc_rpt_step){ (int64_t)i, US(i * 100), US(i * 100 + 100) };
 		level += (uint64_t)growth[i];
 		m[i] = (struct asc_rpt_mem){ US(i * 100 + 50), 0x1000 + i, growth[i], level,
-					     level * 2, "aten::cat" };
+					     level * 2,	       "aten::cat" };
 	}
 	asc_rpt_thresholds_default(&t);
 	t.mem_growth_mb = limit;
@@ -929,7 +942,7 @@ static void test_mem_growth_at_threshold(void **state)
 	assert_false(growth_flag(steady, 5, 1.0001, NULL));
 	assert_true(growth_flag(steady, 5, 0.9999, NULL));
 	assert_false(growth_flag(flat, 5, 1.0, NULL));
-	assert_false(growth_flag(flat, 5, 0, NULL));	/* no growth is never growth */
+	assert_false(growth_flag(flat, 5, 0, NULL)); /* no growth is never growth */
 	/* one jump (optimizer state created in step 1) is not growth per step */
 	assert_false(growth_flag(jump, 5, 1.0, &g));
 	assert_true(g.growth_median_mb == 0);
@@ -944,8 +957,8 @@ static void test_mem_growth_at_threshold(void **state)
 static void test_overlap(void **state)
 {
 	struct asc_rpt_kernel ks[] = { kern(0, 100, 0, 1, "MatMul"),
-				       kern(50, 100, 0, 2, "AllReduce"),
-				       kern(300, 10, 0, 1, "Add"), kern(305, 10, 0, 1, "Add") };
+				       kern(50, 100, 0, 2, "AllReduce"), kern(300, 10, 0, 1, "Add"),
+				       kern(305, 10, 0, 1, "Add") };
 	struct asc_rpt_input in = { .kernels = ks, .nr_kernels = 4 };
 	struct asc_rpt_thresholds t;
 	struct asc_rpt_result r = { 0 };
@@ -991,10 +1004,10 @@ static void test_alloc_failures(void **state)
 	struct asc_rpt_api as[] = {
 		{ US(10), US(11), 0, 1, 0, "aclrtMalloc", "aten::empty", NULL, 0 },
 		{ US(20), US(21), 1, 1, 0, "aclrtMallocAlign32", "aten::empty", "train.py(7)",
-		  0x00000000000307d4ll },	/* 207001 ACL_ERROR_RT_MEMORY_ALLOCATION */
+		  0x00000000000307d4ll }, /* 207001 ACL_ERROR_RT_MEMORY_ALLOCATION */
 		{ US(30), US(31), 1, 1, 0, "aclrtMalloc", "aten::cat", NULL,
-		  (int64_t)0xffffffff00000000ull },	/* upper half only: success */
-		{ US(40), US(41), 1, 1, 0, "aclrtMallocHost", NULL, NULL, 1 },	/* host memory */
+		  (int64_t)0xffffffff00000000ull }, /* upper half only: success */
+		{ US(40), US(41), 1, 1, 0, "aclrtMallocHost", NULL, NULL, 1 }, /* host memory */
 		{ US(50), US(51), 1, 1, 0, "aclrtFree", NULL, NULL, 5 },
 		{ US(15), US(16), 0, 1, 0, "halMemAlloc", "aten::zeros", NULL, -12 },
 		/* inside the failing aclrtMallocAlign32: the same failure, not a second one */

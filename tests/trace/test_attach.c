@@ -110,8 +110,8 @@ static size_t map_entries(int map_fd)
 	return n;
 }
 
-static int select_both(const struct asc_probe_site *site, void *ctx,
-		       struct bpf_program **entry, struct bpf_program **ret)
+static int select_both(const struct asc_probe_site *site, void *ctx, struct bpf_program **entry,
+		       struct bpf_program **ret)
 {
 	struct counter *c = ctx;
 
@@ -176,7 +176,7 @@ static void run_mode(bool multi)
 	assert_int_equal(st.sites, plan.nr_sites + nr_ret);
 	assert_int_equal(st.failed, 0);
 	if (multi) {
-		assert_int_equal(st.multi_links, 2);	/* one library, two programs */
+		assert_int_equal(st.multi_links, 2); /* one library, two programs */
 		assert_int_equal(st.single_links, 0);
 	} else {
 		assert_int_equal(st.multi_links, 0);
@@ -205,7 +205,7 @@ static void run_mode(bool multi)
 	for (i = 0; i < plan.nr_sites; i++) {
 		const struct asc_probe_site *s = &plan.sites[i];
 		bool noret = s->spec->flags & ASC_SPEC_NO_RETPROBE;
-		unsigned int extra = i == 0 ? 5 : 0;	/* the second thread's calls */
+		unsigned int extra = i == 0 ? 5 : 0; /* the second thread's calls */
 
 		if (hits(c.entry_fd, s->id) != calls_for(s) + extra)
 			fail_msg("%s site %u (%s, %s): %llu entry hits, expected %u",
@@ -299,7 +299,6 @@ static void test_multi_switch(void **state)
 	assert_int_equal(asc_uprobe_multi_supported(), 1);
 	assert_int_equal(asc_attach_prepare_multi(NULL), -EINVAL);
 }
-
 
 static int copy_file(const char *from, const char *to)
 {
@@ -487,7 +486,8 @@ static void test_attach_after_update(void **state)
 	size_t first, i;
 	void *late;
 
-	assert_int_equal(asc_probe_plan_build_table(getpid(), late_table, ASC_FAM_ALL, 1, &plan), 0);
+	assert_int_equal(asc_probe_plan_build_table(getpid(), late_table, ASC_FAM_ALL, 1, &plan),
+			 0);
 	assert_int_equal(plan.nr_sites, ASC_TEST_NR_COUNTED);
 	counter_open(&c, true);
 	set = asc_attach_set_new();

@@ -16,8 +16,8 @@
 #include "ascend/stars.h"
 #include "trace/devtime.h"
 
-static void rec(struct StarsAcsqLog *r, unsigned int type, unsigned int sqe_type,
-		uint16_t stream, uint16_t task, uint64_t cnt)
+static void rec(struct StarsAcsqLog *r, unsigned int type, unsigned int sqe_type, uint16_t stream,
+		uint16_t task, uint64_t cnt)
 {
 	memset(r, 0, sizeof(*r));
 	r->head.logType = type;

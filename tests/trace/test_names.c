@@ -24,13 +24,13 @@
 #include "discovery/probes.h"
 #include "trace/names.h"
 
-#define LIBTORCH_CPU	"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
+#define LIBTORCH_CPU "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"
 
 static const char *const syms[] = {
 	"_ZN2at4_ops13transpose_int4callERKNS_6TensorEll",
 	"_ZN2at4_ops15sum_dim_IntList4callERKNS_6TensorEN3c1016OptionalArrayRefIlEEbNS5_8optionalI"
 	"NS5_10ScalarTypeEEE",
-	"_ZN2at4_ops10no_such_op4callEv",	/* in no schema */
+	"_ZN2at4_ops10no_such_op4callEv", /* in no schema */
 };
 /* torch.profiler's names of the three, and ascbpf's from the symbols alone */
 static const char *const torch_names[] = { "aten::transpose", "aten::sum", "aten::no_such_op" };
@@ -38,11 +38,16 @@ static const char *const symbol_names[] = { "aten::transpose_int", "aten::sum_di
 					    "aten::no_such_op" };
 
 static const struct asc_probe_spec aten_spec = {
-	.lib = "libtorch_cpu.so", .sym = "_ZN2at4_ops*", .kind = ASC_PK_ATEN_OP,
+	.lib = "libtorch_cpu.so",
+	.sym = "_ZN2at4_ops*",
+	.kind = ASC_PK_ATEN_OP,
 	.layer = ASC_LAYER_FRAMEWORK,
 };
 static const struct asc_probe_spec call_spec = {
-	.lib = "libtorch_cpu.so", .sym = "x", .kind = ASC_PK_CALL, .layer = ASC_LAYER_FRAMEWORK,
+	.lib = "libtorch_cpu.so",
+	.sym = "x",
+	.kind = ASC_PK_CALL,
+	.layer = ASC_LAYER_FRAMEWORK,
 };
 
 /* A capture of the three aten ops (probe ids 1..3) on thread 10; with_names: ATEN_NAMEs. */
@@ -58,7 +63,7 @@ static struct asc_corr *ops_capture(const char *dir, int with_names)
 		sites[i].id = i + 1;
 		sites[i].spec = i < 3 ? &aten_spec : &call_spec;
 		sites[i].path = (char *)LIBTORCH_CPU;
-		sites[i].sym = (char *)syms[i % 3];	/* site 4: a plain call, not named */
+		sites[i].sym = (char *)syms[i % 3]; /* site 4: a plain call, not named */
 		sites[i].attach_offset = 0x1000 * (i + 1);
 	}
 	capture_begin(path);
@@ -150,7 +155,7 @@ static void test_rescan_names_new_sites_only(void **state)
 			continue;
 		n++;
 		ids += t->hdr.probe_id;
-		assert_string_equal(t->text, "");	/* no_such_op: in no schema */
+		assert_string_equal(t->text, ""); /* no_such_op: in no schema */
 	}
 	asc_capture_free(r);
 	assert_int_equal(n, 1);

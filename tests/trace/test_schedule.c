@@ -33,8 +33,13 @@ static void expect_steps(const struct asc_sched *s, const __u32 *want, int n)
  */
 static void test_reference_worked_example(void **state)
 {
-	struct asc_sched s = { .skip_first = 1, .skip_first_wait = 1, .wait = 2, .warmup = 1,
-			       .active = 2, .repeat = 2, .enabled = 1 };
+	struct asc_sched s = { .skip_first = 1,
+			       .skip_first_wait = 1,
+			       .wait = 2,
+			       .warmup = 1,
+			       .active = 2,
+			       .repeat = 2,
+			       .enabled = 1 };
 	const __u32 want[] = { N, W, R, S, N, N, W, R, S, N, N, N };
 
 	(void)state;
@@ -43,8 +48,9 @@ static void test_reference_worked_example(void **state)
 
 static void test_same_without_skip_first_wait(void **state)
 {
-	struct asc_sched s = { .skip_first = 1, .wait = 2, .warmup = 1, .active = 2, .repeat = 2,
-			       .enabled = 1 };
+	struct asc_sched s = {
+		.skip_first = 1, .wait = 2, .warmup = 1, .active = 2, .repeat = 2, .enabled = 1
+	};
 	/* step-1 counted from 0: N N W R S | N N W R S | then NONE forever */
 	const __u32 want[] = { N, N, N, W, R, S, N, N, W, R, S, N, N, N };
 

@@ -22,9 +22,11 @@ static void quiet(enum asc_log_level level, const char *fmt, va_list ap)
 }
 
 /* argv_ is static: the options keep pointers into it (o.cmd) past the statement */
-#define PARSE(o, ...) ({						\
-	static char *argv_[] = { "trace", __VA_ARGS__, NULL };			\
-	asc_trace_parse_args(sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, (o)); })
+#define PARSE(o, ...)                                                                   \
+	({                                                                              \
+		static char *argv_[] = { "trace", __VA_ARGS__, NULL };                  \
+		asc_trace_parse_args(sizeof(argv_) / sizeof(argv_[0]) - 1, argv_, (o)); \
+	})
 
 static void test_defaults(void **state)
 {
@@ -35,7 +37,7 @@ static void test_defaults(void **state)
 	assert_int_equal(o.nr_pids, 1);
 	assert_int_equal(o.pids[0], 42);
 	assert_int_equal(o.activities, ASC_ACT_CPU | ASC_ACT_NPU);
-	assert_int_equal(o.level, 0);	/* torch_npu's default ProfilerLevel.Level0 */
+	assert_int_equal(o.level, 0); /* torch_npu's default ProfilerLevel.Level0 */
 	assert_int_equal(o.ringbuf_mb, 16);
 	assert_string_equal(o.outdir, "./result");
 	assert_string_equal(o.rank_env, "RANK");
@@ -44,7 +46,8 @@ static void test_defaults(void **state)
 	assert_null(o.cmd);
 	assert_null(o.capture);
 	assert_int_equal(o.no_convert + o.force + o.record_shapes + o.profile_memory +
-			 o.with_stack + o.verbose, 0);
+				 o.with_stack + o.verbose,
+			 0);
 }
 
 static void test_every_option(void **state)
@@ -53,12 +56,12 @@ static void test_every_option(void **state)
 
 	(void)state;
 	assert_int_equal(PARSE(&o, "-p", "1", "--pid", "2", "--activities", "npu", "--level", "2",
-			       "--record-shapes", "--profile-memory", "--with-stack",
-			       "--schedule", "wait=1,warmup=1,active=3,repeat=2,skip_first=4",
-			       "--step", "libfoo.so:bar", "--duration", "2.5",
-			       "--ringbuf-size", "64",
-			       "-o", "/tmp/x", "--no-convert", "--force", "--worker-name", "w",
-			       "--rank-env", "MY_RANK", "-v", "--step-py", "train_step"), 0);
+			       "--record-shapes", "--profile-memory", "--with-stack", "--schedule",
+			       "wait=1,warmup=1,active=3,repeat=2,skip_first=4", "--step",
+			       "libfoo.so:bar", "--duration", "2.5", "--ringbuf-size", "64", "-o",
+			       "/tmp/x", "--no-convert", "--force", "--worker-name", "w",
+			       "--rank-env", "MY_RANK", "-v", "--step-py", "train_step"),
+			 0);
 	assert_int_equal(o.nr_pids, 2);
 	assert_int_equal(o.pids[1], 2);
 	assert_int_equal(o.activities, ASC_ACT_NPU);
@@ -111,7 +114,7 @@ static void test_schedule_semantics(void **state)
 
 	(void)state;
 	assert_int_equal(asc_trace_parse_schedule("active=0", &s), 0);
-	assert_int_equal(s.active, 1);		/* torch_npu: active <= 0 becomes 1 */
+	assert_int_equal(s.active, 1); /* torch_npu: active <= 0 becomes 1 */
 	assert_int_equal(s.enabled, 1);
 	assert_int_equal(asc_trace_parse_schedule("skip_first_wait=1,wait=2", &s), 0);
 	assert_int_equal(s.skip_first_wait, 1);
@@ -143,7 +146,7 @@ static void test_bad_inputs(void **state)
 	struct asc_trace_opts o;
 
 	(void)state;
-	assert_int_equal(PARSE(&o, "-o", "x"), -EINVAL);		/* no target */
+	assert_int_equal(PARSE(&o, "-o", "x"), -EINVAL); /* no target */
 	assert_int_equal(PARSE(&o, "-p", "1", "--comm", "x"), -EINVAL);
 	assert_int_equal(PARSE(&o, "-p", "1", "--", "ls"), -EINVAL);
 	assert_int_equal(PARSE(&o, "-p", "0"), -EINVAL);
@@ -165,7 +168,7 @@ static void test_bad_inputs(void **state)
 	assert_int_equal(PARSE(&o, "-p", "1", "-o", ""), -EINVAL);
 	assert_int_equal(PARSE(&o, "-p", "1", "-p", "2", "--capture", "f"), -EINVAL);
 	assert_int_equal(PARSE(&o, "-p", "1", "--bogus"), -EINVAL);
-	assert_int_equal(PARSE(&o, "-p"), -EINVAL);	/* missing argument */
+	assert_int_equal(PARSE(&o, "-p"), -EINVAL); /* missing argument */
 	assert_int_equal(PARSE(&o, "-p", "1", "--step", "none"), 0);
 	assert_string_equal(o.step, "none");
 }

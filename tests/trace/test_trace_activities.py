@@ -60,9 +60,11 @@ tc.check(all(p["kind_name"] == "step" for p in fw), "npu: framework probes %s" %
          [(p["symbol"], p["kind_name"]) for p in fw])
 for t in ("queue", "opname", "seqnr", "tensor", "pystack"):
     tc.check(types[t] == 0, "npu: %d %s records" % (types[t], t))
+# node launches (aclop / AI CPU runtime launch calls) are LAUNCH records, not ENTERs
 names = {p["probe_id"]: p["symbol"] for p in probes.values() if p["layer_name"] == "cann"}
 cn = collections.Counter(names[r["probe_id"]] for r in recs
-                         if r["type"] == "enter" and r["probe_id"] in names)
+                         if (r["type"] == "enter" or (r["type"] == "launch" and r["side"] == 0))
+                         and r["probe_id"] in names)
 jn = collections.Counter(x["name"] for k, x in j if k == "api" and x["name"] in set(names.values()))
 tc.check(cn and cn == jn, "npu: CANN calls differ from the journal: %s / %s" %
          (list((jn - cn).items())[:3], list((cn - jn).items())[:3]))

@@ -35,10 +35,10 @@ UNSHARE = shutil.which("unshare") or "/usr/bin/unshare"
 
 
 def make_root(d):
-    """ROOT with private copies of tt, its two libraries, libc and ld.so."""
+    """ROOT with private copies of tt, its libraries, libc and ld.so."""
     root = os.path.join(d, "root")
     os.makedirs(root + LIBDIR)
-    for lib in ("libascendcl.so", "libtorch_npu.so"):
+    for lib in ("libascendcl.so", "libtorch_npu.so", "libtorch_cpu.so"):
         shutil.copy(os.path.join(d, lib), root + LIBDIR)
     shutil.copy(os.path.join(d, "tt"), os.path.join(root, tc.TT_COMM))
     r = subprocess.run(["ldd", os.path.join(d, "tt")], capture_output=True, text=True, check=True)

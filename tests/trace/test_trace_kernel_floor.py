@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """The kernel floor: `ascbpf version --json` lists every feature with the
 path ascbpf takes, and its exit status says whether this kernel has every
-feature ascbpf trace requires (btf, uprobes, ringbuf, attach_cookie,
-bounded_loops: user/trace/features.h).  Where one is missing (Debian 11's
-5.10 has no bpf_get_attach_cookie for uprobes; tools/vm boots it), version
-and `ascbpf trace` exit 2 naming each missing feature, trace runs no
-command and leaves no capture.  attach_cookie's answer is checked against
-the kernel: loading a kprobe program that calls bpf_get_attach_cookie
-(helper 174) through bpf(2) here, not through ascbpf's probe."""
+feature ascbpf trace requires (btf, uprobes, ringbuf, bounded_loops:
+user/trace/features.h; the floor is the ring buffer's 5.8).  attach_cookie
+is not required any more: without it (Debian 11's 5.10; tools/vm boots it)
+version exits 0, says the site ids come from the address map, and does not
+use it nor uprobe_multi.  Where a required one is missing, version and
+`ascbpf trace` exit 2 naming each missing feature, trace runs no command
+and leaves no capture.  attach_cookie's answer is checked against the
+kernel: loading a kprobe program that calls bpf_get_attach_cookie (helper
+174) through bpf(2) here, not through ascbpf's probe."""
 import ctypes
 import json
 import os
@@ -18,8 +20,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
 
-REQUIRED = ("btf", "uprobes", "ringbuf", "attach_cookie", "bounded_loops")
-ALL = REQUIRED + ("uprobe_multi", "task_btf", "task_storage", "bpf_loop")
+REQUIRED = ("btf", "uprobes", "ringbuf", "bounded_loops")
+ALL = REQUIRED + ("attach_cookie", "uprobe_multi", "task_btf", "task_storage", "bpf_loop")
 
 
 def kernel_has_attach_cookie():
@@ -49,6 +51,16 @@ for n in ALL:
 if os.uname().machine == "x86_64":
     tc.check(f["attach_cookie"] == kernel_has_attach_cookie(),
              "attach_cookie says %s, the kernel disagrees" % f["attach_cookie"])
+tc.check(r.returncode == 0 or any(not f[n] for n in REQUIRED),
+         "version exited %d though only optional features are missing" % r.returncode)
+if not f["attach_cookie"]:
+    u = v["used"]
+    tc.check(not u["attach_cookie"] and not u["uprobe_multi"],
+             "without attach cookies: used %s" % u)
+    tc.check("(process, address) map" in paths["attach_cookie"],
+             "attach_cookie's path: %s" % paths["attach_cookie"])
+    tc.check("attach_cookie" not in r.stderr, "version complains: %s" % r.stderr)
+    print("no attach cookies: %s" % paths["attach_cookie"])
 missing = [n for n in REQUIRED if not f[n]]
 print("kernel %s, missing: %s" % (v["kernel"], missing or "none"))
 if not missing:

@@ -36,11 +36,14 @@ try:
         tc.check(nj == nc, "%s: journal %d, capture %d" % (name, nj, nc))
     tc.match_calls(jcalls, ccalls)
     steps = [x for x in recs if x["type"] == "step"]
-    tc.check([s["step"] for s in steps] == list(range(6)),
+    # step 0 from the start, then one per optimizer call, at its return (journal t before it)
+    tc.check([s["step"] for s in steps] == list(range(7)),
              "step records %s" % [s["step"] for s in steps])
     jsteps = [x for x in j if x[0] == "step"]
-    for s, js in zip(steps, jsteps):
-        tc.check(0 <= js[2] - s["ts_ns"] <= tc.TOLERANCE_NS,
+    tc.check([x[4] for x in jsteps] == [s["step"] for s in steps[1:]],
+             "journal step lines %s" % [x[4] for x in jsteps])
+    for s, js in zip(steps[1:], jsteps):
+        tc.check(0 <= s["ts_ns"] - js[2] <= tc.TOLERANCE_NS,
                  "step %d: capture %d, journal %d" % (s["step"], s["ts_ns"], js[2]))
     st = tc.stats(recs)
     tc.check(st["drops"] == 0, "drops: %d" % st["drops"])

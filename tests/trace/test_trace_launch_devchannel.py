@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""ascbpf trace -- npu_train multi-rank (2 cards, the default level 0, each
-rank running 2 s so that it outlives its adoption on a loaded machine): the
-forked ranks are adopted after their fork, so each one's device channel
-starts only once its first submission is seen (rank 1: a new reader of card 1)
-or when it joins the reader that already runs (rank 0: its parent's card 0,
-whose earlier device records it is given).  Checked against npu-modeld's
+"""ascbpf trace --no-hold -- npu_train multi-rank (2 cards, the default level
+0, each rank running 2 s so that it outlives its adoption on a loaded
+machine): with --no-hold the forked ranks are adopted while they run, so each
+one's device channel starts only once its first submission is seen (a new
+reader of its card); the launcher, which sends no task, reads no card and
+has no device record (test_trace_ranks_job.py: without --no-hold nothing is
+submitted before a channel).  Checked against npu-modeld's
 ground truth, each `exec` line's prof (how many channel-50 sessions got the
 task's records; 0: completed while ascbpf's channel was not open):
 
@@ -87,7 +88,8 @@ def run_once(d, attempt):
         jdir = os.path.join(d, "journal.%d" % attempt)
         os.mkdir(jdir)
         out = os.path.join(d, "out.%d" % attempt)
-        r = tc.run_ascbpf(["trace", "-o", out, "--no-convert", "--", m.bin("npu_train"),
+        r = tc.run_ascbpf(["trace", "--no-hold", "-o", out, "--no-convert", "--",
+                           m.bin("npu_train"),
                            "--scenario", "multi-rank", "--steps", "0", "--duration", "2"],
                           env=m.env(NPU_MODEL_JOURNAL=jdir), timeout=240)
         tc.check(r.returncode == 0, "trace exited %d" % r.returncode)
@@ -108,7 +110,6 @@ def run_once(d, attempt):
         recs = tc.records(os.path.join(out, cap))
         st = tc.stats(recs)
         tc.check(st["drops"] == 0, "pid %d: %d drops" % (pid, st["drops"]))
-        check_clock_pairs(pid, recs, info)
         subs = [(x["ts_ns"], h["stream_id"], h["task_id"]) for x in recs if x["type"] == "sqe"
                 for h in x["sqe"][:x["nr_kept"]]]
         early = [x for x in recs if x["type"] == "lost" and
@@ -124,7 +125,10 @@ def run_once(d, attempt):
         if not subs:
             tc.check(not mine and not early, "pid %d: %d tasks ran, none captured" %
                      (pid, len(mine)))
+            dev = [x for x in recs if x["type"] in ("devtask", "devclock")]
+            tc.check(not dev, "pid %d (no submission): %d device records" % (pid, len(dev)))
             continue    # the launcher: no card work of its own
+        check_clock_pairs(pid, recs, info)
         ranks += 1
         j_drop = sum(1 for f in mine if f["prof_drop"] != "0")
         tc.check(j_drop == 0, "pid %d: %d tasks dropped by the channel" % (pid, j_drop))

@@ -71,7 +71,7 @@ def trace(level, scenario, steps):
 KIND = {1: "call", 2: "opname_stdstr", 3: "opname_cstr", 4: "enqueue", 5: "dequeue",
         6: "sqe_send", 7: "mem_report", 8: "step", 9: "aten_op", 10: "funcname_get",
         11: "funcname_reg", 12: "autograd_eval", 13: "autograd_apply", 14: "launch_mark",
-        15: "node_launch"}
+        15: "node_launch", 16: "binary_load", 17: "funcname_entry"}
 
 
 def probes_of(recs):
@@ -204,6 +204,17 @@ def check_funcnames(level, recs, j):
     for f in fget:
         by_handle[f["handle"]].add(f["name"])
     tc.check(all(len(v) == 1 for v in by_handle.values()), "one handle, two names")
+    # CANN 8.x/9.x opbase: aclrtBinaryGetFunctionByEntry on a binary from a file names the
+    # first kernel of each aclnn op; the journal's rtsFuncGetByEntry says which kernel
+    by_entry = [x["op"] for k, x in j if k == "api" and x["name"] == "rtsFuncGetByEntry" and
+                int(x["ret"]) == 0]
+    fent = [r for r in recs if r["type"] == "funcname" and
+            probes[r["probe_id"]]["kind"] == "funcname_entry"]
+    tc.check(by_entry and sorted(by_entry) == sorted(f["name"] for f in fent),
+             "aclrtBinaryGetFunctionByEntry names: journal %s, capture %s" %
+             (sorted(by_entry)[:5], sorted(f["name"] for f in fent)[:5]))
+    tc.check(len(by_entry) > len(get), "ByEntry %d, by name %d" % (len(by_entry), len(get)))
+    fget += fent
     # the launches carry those handles (arg0): the converter names kernels by them
     launches = [r for r in recs if r["type"] == "enter" and r["probe_id"] in probes and
                 probes[r["probe_id"]]["symbol"].startswith("aclrtLaunchKernel")]
@@ -234,17 +245,19 @@ def check_level(level, recs, j):
     for n in acl:
         tc.check(cn[n] == jn[n], "level %d: %s journal %d, capture %d" % (level, n, jn[n], cn[n]))
     nioctl = sum(1 for r in recs if r["type"] == "ioctl")
-    # aclop kernels' rtKernelLaunch: LAUNCH records (Node@launch) at Level1, a call at Level2
+    # aclop and AI CPU kernels' runtime launch calls: LAUNCH records (Node@launch) at
+    # Level1, a call at Level2
     nodes = {i for i, p in probes.items() if p["kind"] == "node_launch"}
     launch = [r for r in recs if r["type"] == "launch"]
     if level == 1:
-        tc.check([probes[i]["symbol"] for i in nodes] == ["rtKernelLaunch"],
-                 "level 1 node launch probes %s" % [probes[i]["symbol"] for i in nodes])
+        syms = sorted(probes[i]["symbol"] for i in nodes)
+        tc.check(set(syms) <= NODE_CALLS and "rtKernelLaunchWithFlagV2" in syms,
+                 "level 1 node launch probes %s" % syms)
+        njl = sum(jn[n] for n in NODE_CALLS)
         tc.check(all(r["probe_id"] in nodes for r in launch) and
                  sum(r["side"] == 0 for r in launch) == sum(r["side"] == 1 for r in launch) ==
-                 jn["rtKernelLaunch"] > 0,
-                 "level 1: %d LAUNCH records, journal %d rtKernelLaunch" %
-                 (len(launch), jn["rtKernelLaunch"]))
+                 njl > 0,
+                 "level 1: %d LAUNCH records, journal %d node launch calls" % (len(launch), njl))
     else:
         tc.check(not nodes and not launch, "level 2: node launches %d, LAUNCH records %d" %
                  (len(nodes), len(launch)))
@@ -261,6 +274,11 @@ def check_level(level, recs, j):
         tc.check(jio == 0 or nioctl >= 1, "no ioctls")
     print("level %d: %d AscendCL functions, %d rt/hal functions, %d ioctls" %
           (level, len(acl), len(rt), nioctl))
+
+
+# The runtime calls traced as a Node@launch at Level1 (user/discovery/probes.c).
+NODE_CALLS = {"rtKernelLaunch", "rtKernelLaunchWithFlagV2", "rtKernelLaunchWithHandleV2",
+              "rtCpuKernelLaunchWithFlag", "rtAicpuKernelLaunchExWithArgs"}
 
 
 def main():

@@ -5,3 +5,10 @@
 .PHONY: check-kernels
 check-kernels: all
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) nice -n 19 tools/vm/check-kernels.sh
+
+# `make check-arm64`: the aarch64 cross build (make ARCH=arm64 into build-arm64/),
+# then its unit tests under qemu-user (tools/vm/check-arm64.sh); README "aarch64".
+.PHONY: check-arm64
+check-arm64: deps
+	$(Q)nice -n 19 $(MAKE) --no-print-directory ARCH=arm64 OUTPUT=build-arm64 all
+	$(Q)ARM64_OUTPUT=$(abspath build-arm64) tools/vm/check-arm64.sh

@@ -5,8 +5,10 @@
 #
 # Runs the kernel-sensitive integration tests inside x86-64 VMs booted with
 # Debian's own kernels, under TCG emulation, niced:
-#   bullseye  5.10: below the floor (no bpf_get_attach_cookie for uprobes):
-#                   ascbpf must refuse with exit 2, naming what is missing
+#   bullseye  5.10: no bpf_get_attach_cookie for uprobes, no task storage, no
+#                   bpf_get_current_task_btf in uprobes: the fallback paths
+#                   (user/trace/features.h): version, attach -p, npu_train
+#                   against the journal, signals
 #   bookworm  6.1:  no uprobe_multi (perf-event uprobes), the full subset:
 #                   attach -p and -- CMD, every level on npu_train, drops,
 #                   signals (SIGKILL of ascbpf), convert of the capture
@@ -23,7 +25,8 @@ OUTPUT=${OUTPUT:-$top/build}
 export OUTPUT
 cd "$top" || exit 2
 
-tests_bullseye="test_trace_kernel_floor.py"
+tests_bullseye="test_trace_kernel_floor.py test_trace_version.py test_trace_attach.py
+	test_trace_fallbacks.py test_trace_signals.py"
 tests_bookworm="test_trace_kernel_floor.py test_trace_version.py test_trace_attach.py
 	test_trace_npu_train.py test_trace_levels.py test_trace_drops.py test_trace_signals.py
 	test_convert_npu_train.py"

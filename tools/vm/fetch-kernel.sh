@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# tools/vm/fetch-kernel.sh SUITE DIR
+# tools/vm/fetch-kernel.sh SUITE DIR [DEBARCH]
 #
-# Puts Debian SUITE's (bullseye, bookworm) amd64 kernel into DIR:
+# Puts Debian SUITE's (bullseye, bookworm) DEBARCH (amd64, the default, or
+# arm64) kernel into DIR:
 #   DIR/vmlinuz            the kernel image
 #   DIR/modules/           the modules the guest loads (fuse.ko), uncompressed
 #   DIR/release            the kernel release (uname -r)
+#   DIR/config             its configuration
 # from Debian's archive, through a private apt configuration under DIR/apt
 # (its own sources list, lists and cache: the host's apt state is untouched).
 # A DIR that already holds them is left as it is: a second run downloads
@@ -14,25 +16,26 @@
 set -eu
 suite=$1
 dir=$2
+arch=${3:-amd64}
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/release" ] && [ -d "$dir/modules" ] && exit 0
 
 mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs"
 dir=$(cd "$dir" && pwd)
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+echo "deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
 	"http://deb.debian.org/debian $suite main" >"$dir/apt/sources.list"
 : >"$dir/apt/status"
 apt_opts=(-o "Dir::Etc::sourcelist=$dir/apt/sources.list" -o "Dir::Etc::sourceparts=-"
 	  -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::State::status=$dir/apt/status"
-	  -o "Dir::Cache=$dir/apt/cache" -o "APT::Architecture=amd64"
-	  -o "APT::Architectures::=amd64" -o "APT::Sandbox::User=root")
+	  -o "Dir::Cache=$dir/apt/cache" -o "APT::Architecture=$arch"
+	  -o "APT::Architectures::=$arch" -o "APT::Sandbox::User=root")
 if ! ls "$dir"/apt/lists/*_Packages >/dev/null 2>&1; then
 	apt-get "${apt_opts[@]}" -qq update
 fi
-# linux-image-amd64 is the metapackage: its Depends names the versioned image.
-image=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 |
+# linux-image-$arch is the metapackage: its Depends names the versioned image.
+image=$(apt-cache "${apt_opts[@]}" depends "linux-image-$arch" |
 	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)
 if [ -z "$image" ]; then
-	echo "fetch-kernel: no linux-image-amd64 in $suite" >&2
+	echo "fetch-kernel: no linux-image-$arch in $suite" >&2
 	exit 2
 fi
 if ! ls "$dir"/debs/"${image}"_*.deb >/dev/null 2>&1; then

@@ -120,14 +120,28 @@ for f in $(find "$OUTPUT" \( -name vm -o -name test-logs \) -prune -o -name '*.s
 	copy_elf "$f"
 done
 
-for t in "$@"; do
-	cp "$top/tests/integration/$t" "$stage/vm/tests/"
+# The chosen tests (found in their room, tests/ROOM/NAME) in /vm/tests, which
+# init runs one by one; /vm/lib (their ../lib) holds links to tests/lib's
+# helpers in the tree and copies of other tests a chosen one imports.
+mkdir -p "$stage/vm/lib"
+for f in "$top"/tests/lib/*; do
+	ln -s "$f" "$stage/vm/lib/"
 done
-cp "$top"/tests/integration/trace_check.py "$top"/tests/integration/trace_lib.sh "$stage/vm/tests/"
+for t in "$@"; do
+	src=$(ls "$top"/tests/*/"$t" 2>/dev/null | head -n 1)
+	if [ -z "$src" ]; then
+		echo "mkinitramfs: no test $t in tests/*/" >&2
+		exit 2
+	fi
+	cp "$src" "$stage/vm/tests/"
+	for m in $(sed -n 's/^import \(test_[a-z0-9_]*\).*/\1/p' "$src"); do
+		cp "$(dirname "$src")/$m.py" "$stage/vm/lib/"
+	done
+done
 cp "$mods"/*.ko "$stage/vm/modules/"
 
 # trace_check.build()'s three target programs, built here with its own flags
-src=$top/tests/integration/test_trace_target.c
+src=$top/tests/lib/trace_target.c
 pre=$stage/vm/prebuilt
 gcc -O2 -g -Wall -Werror -shared -fPIC -DTT_ACL -o "$pre/libascendcl.so" "$src" -lpthread
 gcc -O2 -g -Wall -Werror -shared -fPIC -DTT_STEP -o "$pre/libtorch_npu.so" "$src" -lpthread

@@ -138,7 +138,8 @@ void corr_flush_tensors(struct asc_corr *c, struct priv *p, struct tstate *t)
 			put_str(types, cap, &tl, "TensorList");
 		} else if (j > i) {
 			const char *tn = t->pend[i].kind == ASC_TENSOR_DEFINED ?
-					 asc_scalar_type_name(t->pend[i].dtype) : NULL;
+						 asc_scalar_type_name(t->pend[i].dtype) :
+						 NULL;
 
 			/* an empty optional is torch's None; an unreadable dtype stays empty */
 			if (t->pend[i].kind == ASC_TENSOR_UNDEFINED)
@@ -244,7 +245,8 @@ int corr_on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 	case ASC_PK_MEM_REPORT:
 		return 0;
 	default:
-		kind = pi->layer == ASC_LAYER_CANN ? FR_CALL : FR_OTHER;
+		kind = pi->layer == ASC_LAYER_CANN || pi->layer == ASC_LAYER_HCCL ? FR_CALL :
+										    FR_OTHER;
 		break;
 	}
 	t = corr_thread_of(p, h->tid);
@@ -260,8 +262,9 @@ int corr_on_enter(struct asc_corr *c, struct priv *p, const struct asc_hdr *h)
 	f->kind = kind;
 	f->item = -1;
 	f->start = h->ts_ns;
+	/* the handle: arg0, arg1 for the AI CPU calls (probe_info.handle_arg) */
 	if (h->size >= sizeof(struct asc_enter))
-		f->arg0 = ((const struct asc_enter *)h)->args[0];
+		f->arg0 = ((const struct asc_enter *)h)->args[pi->handle_arg & (ASC_MAX_ARGS - 1)];
 	if (kind == FR_OP) {
 		struct asc_corr_op *o;
 
@@ -321,7 +324,7 @@ void corr_on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exit 
 		if (t->frames[i].probe_id == h->probe_id)
 			break;
 	if (i == (uint32_t)-1)
-		return;		/* exit without a captured entry */
+		return; /* exit without a captured entry */
 	/* frames above i lost their exits: they keep end = start and NO_EXIT */
 	{
 		struct frame *f = &t->frames[i];
@@ -360,7 +363,7 @@ void corr_on_exit_rec(struct asc_corr *c, struct priv *p, const struct asc_exit 
 				c->queues[f->item].deq_end_ns = h->ts_ns;
 			}
 			break;
-		case FR_OTHER:	/* a backward node's apply(): the node's own range */
+		case FR_OTHER: /* a backward node's apply(): the node's own range */
 			if (f->twin) {
 				c->ops[f->twin - 1].end_ns = h->ts_ns;
 				c->ops[f->twin - 1].flags &= ~ASC_CORR_O_NO_EXIT;
@@ -391,7 +394,7 @@ void corr_on_opname(struct asc_corr *c, struct priv *p, const struct asc_opname 
 		else if (f->kind == FR_OP && id)
 			c->ops[f->item].name = id;
 		else if (f->kind == FR_ENQ && f->item >= 0 && id)
-			c->queues[f->item].name = id;	/* slot's op name, after its QUEUE */
+			c->queues[f->item].name = id; /* slot's op name, after its QUEUE */
 		return;
 	}
 	/* an Enqueue probe without ENTER/EXIT: the OPNAME follows its QUEUE (same probe, ts) */
@@ -411,7 +414,7 @@ int corr_on_seqnr(struct asc_corr *c, struct priv *p, const struct asc_seqnr *r)
 	const char *node = NULL;
 	struct asc_corr_op *o;
 	struct frame *f;
-	char buf[320];
+	char buf[320], nodename[256];
 	uint32_t i;
 
 	if (!t)
@@ -431,15 +434,17 @@ int corr_on_seqnr(struct asc_corr *c, struct priv *p, const struct asc_seqnr *r)
 	if (!node)
 		node = ASC_NODE_UNKNOWN;
 	f = &t->frames[i];
-	snprintf(buf, sizeof(buf), "%s%s", ASC_EVAL_PREFIX, node);
+	/* node may point into p->strs, which strtab_cstr() can move: copy it first */
+	snprintf(nodename, sizeof(nodename), "%s", node);
+	snprintf(buf, sizeof(buf), "%s%s", ASC_EVAL_PREFIX, nodename);
 	c->ops[f->item].name = strtab_cstr(&p->strs, buf);
 	if (PUSH(c->ops, c->nr_ops, p->ops_cap, o))
 		return -ENOMEM;
-	*o = c->ops[f->item];		/* start, tid, step, NO_EXIT until the EXIT */
-	o->name = strtab_cstr(&p->strs, node);
+	*o = c->ops[f->item]; /* start, tid, step, NO_EXIT until the EXIT */
+	o->name = strtab_cstr(&p->strs, nodename);
 	o->seq = r->seq;
 	o->fwd_tid = r->fwd_tid;
-	f->twin = c->nr_ops;		/* after it in ops[]: sorted inside it */
+	f->twin = c->nr_ops; /* after it in ops[]: sorted inside it */
 	return 0;
 }
 

@@ -59,7 +59,7 @@ static int32_t *sort_remap(void *arr, size_t n, size_t elem,
 		memcpy(tmp + i * elem, (char *)arr + k[i].idx * elem, elem);
 		map[k[i].idx] = (int32_t)i;
 	}
-	if (n)	/* arr is NULL when empty (every Level0 capture's ops) */
+	if (n) /* arr is NULL when empty (every Level0 capture's ops) */
 		memcpy(arr, tmp, n * elem);
 	free(tmp);
 	free(k);
@@ -76,7 +76,7 @@ static void key_op(const void *e, int64_t *a, int64_t *b)
 	const struct asc_corr_op *o = e;
 
 	*a = o->start_ns;
-	*b = ~o->end_ns;	/* enclosing ops first (~x = -x - 1: no overflow at INT64_MIN) */
+	*b = ~o->end_ns; /* enclosing ops first (~x = -x - 1: no overflow at INT64_MIN) */
 }
 
 static void key_call(const void *e, int64_t *a, int64_t *b)
@@ -144,8 +144,8 @@ static int cmp_step(const void *x, const void *y)
 }
 
 /* The probed library whose file name is base, or NULL. */
-static const char *probe_lib_path(const struct asc_corr *c, const struct priv *p,
-				  const char *base, size_t blen)
+static const char *probe_lib_path(const struct asc_corr *c, const struct priv *p, const char *base,
+				  size_t blen)
 {
 	size_t i;
 
@@ -203,10 +203,11 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 			int n;
 
 			s = asc_u64map_get(&p->symbols, sr->ips[k], &sid) ?
-			    asc_corr_str(c, native_frame(c, p, &cache, (uint32_t)sid)) : NULL;
+				    asc_corr_str(c, native_frame(c, p, &cache, (uint32_t)sid)) :
+				    NULL;
 			/* demangled C++ names are long: up to 500 bytes a native frame */
-			n = s ? snprintf(buf + len, 512, "%s%.500s", k ? ";\r\n" : "", s)
-			      : snprintf(buf + len, 512, "%s0x%llx", k ? ";\r\n" : "",
+			n = s ? snprintf(buf + len, 512, "%s%.500s", k ? ";\r\n" : "", s) :
+				snprintf(buf + len, 512, "%s0x%llx", k ? ";\r\n" : "",
 					 (unsigned long long)sr->ips[k]);
 			if (n > 0)
 				len += n < 512 ? n : 511;
@@ -226,7 +227,7 @@ static void resolve_stacks(struct asc_corr *c, struct priv *p, const int32_t *op
 
 			if (!asc_u64map_get(&p->pyframes, pyframe_key(ps->code[k], ps->lasti[k]),
 					    &sid))
-				continue;	/* unresolved frames are left out */
+				continue; /* unresolved frames are left out */
 			n = snprintf(buf + len, 160, "%s%.150s", any++ ? ";\r\n" : "",
 				     asc_corr_str(c, sid));
 			if (n > 0)
@@ -252,14 +253,15 @@ static int finish_steps(struct asc_corr *c, struct priv *p)
 {
 	size_t i;
 
-	if (c->nr_steps)	/* qsort(NULL, 0): undefined */
+	if (c->nr_steps) /* qsort(NULL, 0): undefined */
 		qsort(c->steps, c->nr_steps, sizeof(*c->steps), cmp_step);
 	for (i = 0; i < c->nr_steps; i++) {
 		struct asc_corr_op *o;
 		char name[40];
-		int64_t end = i + 1 < c->nr_steps ? c->steps[i + 1].start_ns :
-			      (c->info.end_mono_ns > p->max_mono ? c->info.end_mono_ns :
-							       p->max_mono);
+		int64_t end = i + 1 < c->nr_steps ?
+				      c->steps[i + 1].start_ns :
+				      (c->info.end_mono_ns > p->max_mono ? c->info.end_mono_ns :
+									   p->max_mono);
 
 		c->steps[i].end_ns = end > c->steps[i].start_ns ? end : c->steps[i].start_ns;
 		if (!asc_sched_recording(c->steps[i].state))
@@ -297,7 +299,7 @@ static int finish_cycles(struct asc_corr *c, struct priv *p)
 			end_cycle = 1;
 		else if (first >= 0 && (i == c->nr_steps || st == ASC_SCHED_NONE ||
 					(st == ASC_SCHED_WARMUP && last_rec >= first)))
-			end_cycle = 2;	/* cycle interrupted: keep it if it recorded */
+			end_cycle = 2; /* cycle interrupted: keep it if it recorded */
 		if (!end_cycle)
 			continue;
 		if (last_rec >= first && first >= 0) {
@@ -323,7 +325,7 @@ static int finish_cycles(struct asc_corr *c, struct priv *p)
 /* ops: sorted by (start, -end), then nesting per thread with a stack walk */
 static int finish_ops(struct asc_corr *c, struct remaps *m)
 {
-	struct asc_u64map last = { 0 };	/* tid -> innermost open op index */
+	struct asc_u64map last = { 0 }; /* tid -> innermost open op index */
 	size_t i;
 
 	m->op = sort_remap(c->ops, c->nr_ops, sizeof(*c->ops), key_op);
@@ -393,9 +395,13 @@ static void kernel_from_sub(struct asc_corr *c, struct priv *p, const struct rem
 			    const struct devt *d, const struct sub *sb, struct asc_corr_kernel *k)
 {
 	struct lctx x = {
-		.api = sb->api, .launch_call = sb->launch_call, .op = sb->op,
-		.queue = sb->queue, .node_call = sb->node_call,
-		.handle = sb->handle, .kname = sb->kname,
+		.api = sb->api,
+		.launch_call = sb->launch_call,
+		.op = sb->op,
+		.queue = sb->queue,
+		.node_call = sb->node_call,
+		.handle = sb->handle,
+		.kname = sb->kname,
 	};
 	uint64_t si;
 
@@ -419,8 +425,8 @@ static void kernel_from_sub(struct asc_corr *c, struct priv *p, const struct rem
 	if (d->type == 0 || d->type == 1 || d->type == 2)
 		k->node_call = remap(m->call, x.node_call);
 	k->queue = remap(m->queue, x.queue);
-	k->op = k->queue >= 0 && c->queues[k->queue].op >= 0 ?
-		c->queues[k->queue].op : remap(m->op, x.op);
+	k->op = k->queue >= 0 && c->queues[k->queue].op >= 0 ? c->queues[k->queue].op :
+							       remap(m->op, x.op);
 	if (k->queue >= 0)
 		k->correlation_id = c->queues[k->queue].correlation_id;
 	k->kernel_name = x.kname;
@@ -439,15 +445,14 @@ static void name_kernel(struct asc_corr *c, struct priv *p, const struct devt *d
 
 	if (k->api >= 0 && c->calls[k->api].opname)
 		k->name = c->calls[k->api].opname;
-	else if (k->api >= 0 &&
-		 !strncmp(asc_corr_str(c, c->calls[k->api].name), "aclnn", 5))
+	else if (k->api >= 0 && !strncmp(asc_corr_str(c, c->calls[k->api].name), "aclnn", 5))
 		k->name = c->calls[k->api].name;
 	else if (k->queue >= 0 && c->queues[k->queue].name)
 		k->name = c->queues[k->queue].name;
 	else if (k->api >= 0)
 		k->name = c->calls[k->api].name;
 	if (!(k->flags & ASC_CORR_K_COMPUTE))
-		k->name = 0;	/* event / copy tasks are named by kind, not by their API */
+		k->name = 0; /* event / copy tasks are named by kind, not by their API */
 	if (k->name)
 		nm = asc_corr_str(c, k->name);
 	else
@@ -494,7 +499,8 @@ static int finish_kernels(struct asc_corr *c, struct priv *p, const struct remap
 		name_kernel(c, p, d, k);
 	}
 	c->info.unmatched_sqes = p->nr_subs > c->nr_kernels - c->info.unmatched_kernels ?
-				 p->nr_subs - (c->nr_kernels - c->info.unmatched_kernels) : 0;
+					 p->nr_subs - (c->nr_kernels - c->info.unmatched_kernels) :
+					 0;
 	return 0;
 }
 
@@ -509,8 +515,8 @@ static void finish_step_ids(struct asc_corr *c, const struct remaps *m)
 		c->calls[i].step = step_id_at(c, c->calls[i].start_ns);
 	for (i = 0; i < c->nr_queues; i++)
 		c->queues[i].step = step_id_at(c, c->queues[i].enq_start_ns ?
-					       c->queues[i].enq_start_ns :
-					       c->queues[i].deq_start_ns);
+							  c->queues[i].enq_start_ns :
+							  c->queues[i].deq_start_ns);
 	for (i = 0; i < c->nr_mems; i++) {
 		c->mems[i].op = remap(m->op, c->mems[i].op);
 		c->mems[i].step = step_id_at(c, c->mems[i].ts_ns);
@@ -604,8 +610,9 @@ int corr_finish(struct asc_corr *c, struct priv *p)
 		err = finish_calls_queues(c, p, &m);
 	if (!err)
 		err = finish_kernels(c, p, &m);
-	if (!err) {
+	if (!err)
 		finish_step_ids(c, &m);
+	if (!err) {
 		finish_device_times(c);
 		resolve_stacks(c, p, m.op);
 		finish_wall_clock(c, p);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ascbpf_events.h"
+#include "ascend/rt_launch.h"
 #include "analysis/correlate.h"
 #include "analysis/corr_build.h"
 #include "capture/records.h"
@@ -31,8 +32,18 @@ static const struct {
 	{ "rtMemcpyAsync", PROD_COPY, 5 },
 	{ "aclrtMemsetAsync", PROD_COPY, 4 },
 	{ "rtMemsetAsync", PROD_COPY, 4 },
+	/* CANN 8.x/9.x launch paths (include/ascend/rt_launch.h) */
+	{ "rtKernelLaunchWithFlagV2", PROD_KERNEL, RT_STREAM_ARG_rtKernelLaunchWithFlagV2 },
+	{ "rtKernelLaunchWithHandleV2", PROD_KERNEL, RT_STREAM_ARG_rtKernelLaunchWithHandleV2 },
+	{ "rtLaunchKernelByFuncHandleV3", PROD_KERNEL, RT_STREAM_ARG_rtLaunchKernelByFuncHandleV3 },
+	{ "rtsLaunchKernelWithConfig", PROD_KERNEL, RT_STREAM_ARG_rtsLaunchKernelWithConfig },
+	{ "rtsLaunchKernelWithDevArgs", PROD_KERNEL, RT_STREAM_ARG_rtsLaunchKernelWithDevArgs },
+	{ "rtCpuKernelLaunchWithFlag", PROD_KERNEL, RT_STREAM_ARG_rtCpuKernelLaunchWithFlag },
+	{ "rtAicpuKernelLaunchExWithArgs", PROD_KERNEL,
+	  RT_STREAM_ARG_rtAicpuKernelLaunchExWithArgs },
+	{ "rtKernelLaunchEx", PROD_KERNEL, RT_STREAM_ARG_rtKernelLaunchEx },
+	{ "rtMemcpyAsyncEx", PROD_COPY, RT_STREAM_ARG_rtMemcpyAsyncEx },
 };
-
 
 /* ---- names ---- */
 
@@ -98,8 +109,8 @@ static size_t framework_op_name(const char *sym, char *out, size_t outlen)
 		last = end;
 		lastn = n;
 		if (!npu && len + n + 3 < outlen) {
-			len += snprintf(out + len, outlen - len, "%s%.*s", len ? "::" : "",
-					(int)n, end);
+			len += snprintf(out + len, outlen - len, "%s%.*s", len ? "::" : "", (int)n,
+					end);
 		}
 		p = end + n;
 	}
@@ -143,14 +154,16 @@ int corr_add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe *p
 	pi->named = pr->kind != ASC_PK_ATEN_OP;
 	if (pr->kind == ASC_PK_ATEN_OP)
 		p->have_aten_probes = 1;
-	if (pr->kind == ASC_PK_AUTOGRAD_EVAL)	/* each range is renamed by its SEQNR record */
+	if (pr->kind == ASC_PK_AUTOGRAD_EVAL) /* each range is renamed by its SEQNR record */
 		pi->name = strtab_cstr(&p->strs, "autograd::engine::evaluate_function");
 	else if (pr->kind == ASC_PK_ATEN_OP && aten_name(sym, buf, sizeof(buf)))
-		pi->name = strtab_cstr(&p->strs, buf);	/* refined on first use */
+		pi->name = strtab_cstr(&p->strs, buf); /* refined on first use */
 	else if (pr->kind == ASC_PK_ATEN_OP && framework_op_name(sym, buf, sizeof(buf)))
 		pi->name = strtab_cstr(&p->strs, buf);
 	else
 		pi->name = pi->sym;
+	if (pr->layer == ASC_LAYER_HCCL)
+		pi->level = ASC_CORR_LEVEL_HCCL; /* an API call, no kernel launch */
 	if (pr->layer == ASC_LAYER_CANN) {
 		pi->level = !strncmp(sym, "rt", 2) ? ASC_CORR_LEVEL_RUNTIME : ASC_CORR_LEVEL_ACL;
 		pi->is_launch_api = (!strncmp(sym, "aclnn", 5) &&
@@ -159,16 +172,26 @@ int corr_add_probe(struct asc_corr *c, struct priv *p, const struct asc_probe *p
 				    !strncmp(sym, "aclopExecute", 12);
 		pi->is_kernel_launch = !strncmp(sym, "aclrtLaunchKernel", 17) ||
 				       !strncmp(sym, "rtKernelLaunch", 14) ||
-				       !strncmp(sym, "rtsLaunchKernel", 15);
+				       !strncmp(sym, "rtsLaunchKernel", 15) ||
+				       !strncmp(sym, "rtLaunchKernel", 14) ||
+				       !strcmp(sym, "rtCpuKernelLaunchWithFlag") ||
+				       !strcmp(sym, "rtAicpuKernelLaunchExWithArgs");
+		if (!strcmp(sym, "rtCpuKernelLaunchWithFlag"))
+			pi->handle_arg = RT_NAME_ARG_rtCpuKernelLaunchWithFlag;
+		if (!strcmp(sym, "rtAicpuKernelLaunchExWithArgs"))
+			pi->handle_arg = RT_NAME_ARG_rtAicpuKernelLaunchExWithArgs;
 		pi->stream_arg = -1;
 		for (size_t i = 0; i < sizeof(producers) / sizeof(producers[0]); i++) {
 			if (strncmp(sym, producers[i].sym, strlen(producers[i].sym)))
 				continue;
-			pi->producer = producers[i].producer;
 			/* a variant not in the table (aclrtLaunchKernelV2) keeps no stream */
-			if (!strcmp(sym, producers[i].sym))
+			if (!pi->producer)
+				pi->producer = producers[i].producer;
+			if (!strcmp(sym, producers[i].sym)) { /* the exact entry wins */
+				pi->producer = producers[i].producer;
 				pi->stream_arg = producers[i].stream_arg;
-			break;
+				break;
+			}
 		}
 		if (pi->is_kernel_launch && !pi->producer)
 			pi->producer = PROD_KERNEL;
@@ -284,8 +307,8 @@ void asc_corr_native_frame(const char *sym, const char *libpath, char *out, size
 	if (bang) {
 		n = (size_t)(bang - sym);
 		plus = strrchr(bang + 1, '+');
-		snprintf(name, sizeof(name), "%.*s", (int)(plus ? (size_t)(plus - bang - 1) :
-							     strlen(bang + 1)), bang + 1);
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)(plus ? (size_t)(plus - bang - 1) : strlen(bang + 1)), bang + 1);
 		asc_corr_demangle(name, fn, sizeof(fn));
 	} else {
 		plus = strrchr(sym, '+');

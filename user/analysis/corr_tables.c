@@ -31,7 +31,6 @@ int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-
 /* ---- string table ---- */
 
 /* A string looked up: n bytes at s. */
@@ -45,7 +44,7 @@ static int str_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct strtab *t = ctx;
 	const struct strkey *k = key;
-	size_t end = idx + 1 < t->nr ? t->offs[idx + 1] : t->len;	/* past its NUL */
+	size_t end = idx + 1 < t->nr ? t->offs[idx + 1] : t->len; /* past its NUL */
 
 	return end - t->offs[idx] - 1 == k->n && !memcmp(t->arena + t->offs[idx], k->s, k->n);
 }
@@ -56,7 +55,7 @@ int strtab_init(struct strtab *t)
 	if (grow_array((void **)&t->arena, &t->cap, 1, 1) ||
 	    grow_array((void **)&t->offs, &t->ocap, 1, sizeof(*t->offs)))
 		return -ENOMEM;
-	t->arena[0] = '\0';	/* id 0 = "" */
+	t->arena[0] = '\0'; /* id 0 = "" */
 	t->len = 1;
 	t->offs[0] = 0;
 	t->nr = 1;

@@ -15,6 +15,8 @@
 
 static uint8_t sqe_class(uint8_t sqe_type)
 {
+	/* a table: one case a line */
+	// clang-format off
 	switch (sqe_type) {
 	case 0: case 1: case 2: return PROD_KERNEL;
 	case 4: return PROD_EVENT_RECORD;
@@ -22,8 +24,8 @@ static uint8_t sqe_class(uint8_t sqe_type)
 	case 11: return PROD_COPY;
 	default: return PROD_NONE;
 	}
+	// clang-format on
 }
-
 
 int32_t corr_queue_for(struct asc_corr *c, struct priv *p, uint64_t corr)
 {
@@ -50,7 +52,8 @@ uint32_t corr_count_wrap(struct priv *p, struct asc_u64map *m, uint32_t dev, uin
 
 	if (!asc_u64map_get(m, key, &idx)) {
 		if (grow_array((void **)&p->wraps, &p->wraps_cap, p->nr_wraps + 1,
-			       sizeof(*p->wraps)) || asc_u64map_put(m, key, p->nr_wraps))
+			       sizeof(*p->wraps)) ||
+		    asc_u64map_put(m, key, p->nr_wraps))
 			return 0;
 		idx = p->nr_wraps++;
 		memset(&p->wraps[idx], 0, sizeof(p->wraps[idx]));
@@ -89,7 +92,7 @@ static void ctx_from_stack(const struct priv *p, const struct tstate *t, struct 
 		if (f->kind == FR_CALL && p->probes[f->probe_id].is_kernel_launch) {
 			if (!x->handle)
 				x->handle = f->arg0;
-			x->node_call = f->item;		/* ends as the outermost */
+			x->node_call = f->item; /* ends as the outermost */
 		}
 	}
 	if (x->handle && asc_u64map_get(&p->funcnames, x->handle, &v))
@@ -166,7 +169,7 @@ int corr_on_producer_enter(struct priv *p, struct tstate *t, const struct asc_hd
 			return -ENOMEM;
 	}
 	if (t->nlaunches == MAX_PEND_LAUNCH)
-		corr_drop_pending(t, 0);	/* never sent (or sent unseen): the oldest goes */
+		corr_drop_pending(t, 0); /* never sent (or sent unseen): the oldest goes */
 	pl = &t->launches[t->nlaunches++];
 	ctx_from_stack(p, t, &pl->ctx);
 	pl->call = call;
@@ -240,7 +243,7 @@ static int batch_launches(struct priv *p, struct tstate *t, uint32_t n, const st
 			for (j = 0; j < i && o->launches[j].stream != o->launches[i].stream; j++)
 				;
 			if (j < i)
-				continue;	/* stream already tried */
+				continue; /* stream already tried */
 			if (take_pending(o, o->launches[i].stream, n, s, 1, NULL)) {
 				matches++;
 				found = o;
@@ -267,8 +270,7 @@ static uint32_t stream_pending(const struct tstate *t, uint64_t stream)
  * can be the last ones of the send: their classes agree with the headers
  * they would be (those kept in s; beyond them nothing is known).
  */
-static int tail_agrees(const struct tstate *t, uint64_t stream, uint32_t n,
-		       const struct asc_sqe *s)
+static int tail_agrees(const struct tstate *t, uint64_t stream, uint32_t n, const struct asc_sqe *s)
 {
 	uint32_t i, j = 0, cnt = stream_pending(t, stream);
 
@@ -331,7 +333,7 @@ static int mark_launches(struct priv *p, struct tstate *t, uint32_t n, const str
 			for (j = 0; j < i && o->launches[j].stream != st; j++)
 				;
 			if (j < i)
-				continue;	/* stream already seen */
+				continue; /* stream already seen */
 			if (asc_u64map_get(&p->mark_streams, st, &v)) {
 				if (v == sid) {
 					nknown++;
@@ -396,7 +398,7 @@ int corr_on_launch(struct asc_corr *c, struct priv *p, const struct asc_launch *
 			e.hdr = l->hdr;
 			e.hdr.type = ASC_REC_ENTER;
 			e.hdr.size = sizeof(e);
-			e.args[0] = l->handle;
+			e.args[pi->handle_arg & (ASC_MAX_ARGS - 1)] = l->handle;
 			if (pi->stream_arg >= 0 && pi->stream_arg < ASC_MAX_ARGS)
 				e.args[pi->stream_arg] = l->stream;
 			return corr_on_enter(c, p, &e.hdr);
@@ -581,7 +583,7 @@ int corr_on_sqe(struct asc_corr *c, struct priv *p, const struct asc_sqe *s)
 	for (i = 0; i < s->nr_kept; i++) {
 		const struct asc_sqe_hdr *q = &s->sqe[i];
 		uint32_t wrap = corr_count_wrap(p, &p->sub_wraps, s->dev_id, q->stream_id,
-						 q->task_id);
+						q->task_id);
 		uint32_t j = first + i;
 		struct sub *sb;
 

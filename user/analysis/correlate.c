@@ -66,6 +66,8 @@ const char *asc_corr_str(const struct asc_corr *c, uint32_t id)
 
 const char *asc_corr_task_type_name(uint32_t t)
 {
+	/* a lookup table: one task type a line */
+	// clang-format off
 	switch (t) {
 	case RT_STARS_SQE_TYPE_FFTS: return "AI_CORE";
 	case RT_STARS_SQE_TYPE_AICPU: return "AI_CPU";
@@ -77,11 +79,14 @@ const char *asc_corr_task_type_name(uint32_t t)
 	case RT_STARS_SQE_TYPE_SDMA: return "SDMA_SQE";
 	default: return "UNKNOWN";
 	}
+	// clang-format on
 }
 
 /* Name of a task that no API names, as msprof names such tasks. */
 const char *corr_task_default_name(uint32_t t)
 {
+	/* a lookup table: one task type a line */
+	// clang-format off
 	switch (t) {
 	case RT_STARS_SQE_TYPE_PLACE_HOLDER: return "PLACE_HOLDER";
 	case RT_STARS_SQE_TYPE_EVENT_RECORD: return "EVENT_RECORD";
@@ -90,6 +95,7 @@ const char *corr_task_default_name(uint32_t t)
 	case RT_STARS_SQE_TYPE_SDMA: return "MEMCPY_ASYNC";
 	default: return asc_corr_task_type_name(t);
 	}
+	// clang-format on
 }
 
 const char *asc_corr_thread_name(const struct asc_corr *c, uint32_t tid)
@@ -111,7 +117,6 @@ const char *asc_corr_config(const struct asc_corr *c, const char *key)
 			return c->config[i] + n + 1;
 	return NULL;
 }
-
 
 /* A kernel function handle -> name; a later record for the same handle wins. */
 static int on_funcname(struct priv *p, const struct asc_funcname *f)
@@ -246,7 +251,7 @@ static int on_aten_name(struct priv *p, const struct asc_text *tx)
 {
 	p->have_aten_names = 1;
 	if (!tx->text[0])
-		return 0;	/* no schema named it: the symbol heuristic stands */
+		return 0; /* no schema named it: the symbol heuristic stands */
 	return asc_u64map_put(&p->aten_names, tx->hdr.probe_id, strtab_cstr(&p->strs, tx->text));
 }
 
@@ -297,6 +302,8 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 		if (!p->min_mono || (int64_t)h->ts_ns < p->min_mono)
 			p->min_mono = h->ts_ns;
 	}
+	/* the dispatch table: one record type a line */
+	// clang-format off
 	switch (h->type) {
 	case ASC_REC_ENTER:	return corr_on_enter(c, p, h);
 	case ASC_REC_EXIT:	corr_on_exit_rec(c, p, rec); return 0;
@@ -324,10 +331,12 @@ static int on_record(struct asc_corr *c, struct priv *p, const void *rec, size_t
 	case ASC_REC_FUNCNAME:	return on_funcname(p, rec);
 	case ASC_REC_ATEN_NAME:	return on_aten_name(p, rec);
 	case ASC_REC_NODE_CLASS:	return on_node_class(p, rec);
+	case ASC_REC_HCCL_OP:
+	case ASC_REC_HCCL_COMM:	c->info.hccl_records++; return 0;	/* comm_build.c's */
 	default:		return 0;
 	}
+	// clang-format on
 }
-
 
 /* Drops the build-only state and keeps the string table. */
 static void priv_shrink(struct priv *p)
@@ -388,6 +397,11 @@ static void priv_free(struct priv *p)
 
 struct asc_corr *asc_corr_build(struct asc_capture_reader *r)
 {
+	return asc_corr_build_shifted(r, 0);
+}
+
+struct asc_corr *asc_corr_build_shifted(struct asc_capture_reader *r, int64_t shift_ns)
+{
 	struct asc_capture_info ci;
 	struct asc_corr *c;
 	struct priv *p;
@@ -435,6 +449,12 @@ struct asc_corr *asc_corr_build(struct asc_capture_reader *r)
 	memcpy(c->info.damage, ci.damage, sizeof(c->info.damage));
 	if (!c->info.have_clock)
 		p->wall_off = 0;
+	/* another host's clock (comm_align.h): every wall time moves, the clock pairs too */
+	p->wall_off += shift_ns;
+	if (c->info.start_wall_ns)
+		c->info.start_wall_ns = asc_ns_add(c->info.start_wall_ns, shift_ns);
+	if (c->info.end_wall_ns)
+		c->info.end_wall_ns = asc_ns_add(c->info.end_wall_ns, shift_ns);
 	ret = corr_finish(c, p);
 	if (ret) {
 		asc_corr_free(c);

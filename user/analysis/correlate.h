@@ -68,33 +68,33 @@ static inline int64_t asc_ns_add(int64_t a, int64_t b)
 struct asc_capture_reader;
 
 /* Backward nodes (SEQNR records): the evaluate_function range is renamed PREFIX + node name. */
-#define ASC_EVAL_PREFIX		"autograd::engine::evaluate_function: "
+#define ASC_EVAL_PREFIX	 "autograd::engine::evaluate_function: "
 /* A node whose class is unknown (no NODE_CLASS record holds its vptr): its base class. */
-#define ASC_NODE_UNKNOWN	"torch::autograd::Node"
+#define ASC_NODE_UNKNOWN "torch::autograd::Node"
 
 /* One device task (ASC_REC_DEVTASK) with what launched it. */
 struct asc_corr_kernel {
-	int64_t start_ns, end_ns;	/* on the NPU, wall clock */
+	int64_t start_ns, end_ns; /* on the NPU, wall clock */
 	uint32_t device;
-	uint32_t stream;		/* physical stream id (SQE header rtStreamId) */
-	uint32_t task_id;		/* 16-bit id as logged */
-	uint32_t wrap;			/* wraps of this (device, stream) before this task */
-	uint32_t task_type;		/* STARS SQE type as logged (devtask.task_type) */
-	uint32_t name;			/* string id: kernel name (see above) */
-	uint32_t type;			/* string id: op type ("Add" for aclnnAdd) */
-	uint32_t block_dim;		/* from the SQE header, 0 if unknown */
-	int32_t step;			/* step id (ASC_REC_STEP.step) or -1 */
-	int32_t api;			/* launching CANN call: the outermost aclnn / aclop call
+	uint32_t stream;	 /* physical stream id (SQE header rtStreamId) */
+	uint32_t task_id;	 /* 16-bit id as logged */
+	uint32_t wrap;		 /* wraps of this (device, stream) before this task */
+	uint32_t task_type;	 /* STARS SQE type as logged (devtask.task_type) */
+	uint32_t name;		 /* string id: kernel name (see above) */
+	uint32_t type;		 /* string id: op type ("Add" for aclnnAdd) */
+	uint32_t block_dim;	 /* from the SQE header, 0 if unknown */
+	int32_t step;		 /* step id (ASC_REC_STEP.step) or -1 */
+	int32_t api;		 /* launching CANN call: the outermost aclnn / aclop call
 					 * enclosing the submission, else the outermost acl*
 					 * call (aclrtMemcpyAsync ...), else the innermost CANN
 					 * call; index into calls[], -1 if unmatched */
-	int32_t launch_call;		/* innermost CANN call enclosing the submission, or -1 */
-	int32_t op;			/* aten op, index into ops[], or -1 */
-	int32_t queue;			/* index into queues[] or -1 */
-	uint64_t correlation_id;	/* queue correlation id, 0 if none */
-	int64_t submit_ns;		/* halSqTaskSend time, 0 if unmatched */
-	uint32_t submit_tid;		/* thread that submitted, 0 if unmatched */
-	uint32_t flags;			/* ASC_CORR_K_* */
+	int32_t launch_call;	 /* innermost CANN call enclosing the submission, or -1 */
+	int32_t op;		 /* aten op, index into ops[], or -1 */
+	int32_t queue;		 /* index into queues[] or -1 */
+	uint64_t correlation_id; /* queue correlation id, 0 if none */
+	int64_t submit_ns;	 /* halSqTaskSend time, 0 if unmatched */
+	uint32_t submit_tid;	 /* thread that submitted, 0 if unmatched */
+	uint32_t flags;		 /* ASC_CORR_K_* */
 	/*
 	 * String id of the kernel's real name (ASC_REC_FUNCNAME of the function
 	 * handle its enclosing launch call passed, aclrtLaunchKernel* /
@@ -112,28 +112,28 @@ struct asc_corr_kernel {
 	 * that made the task, not from the call around the halSqTaskSend.
 	 */
 	int32_t node_call;
-	uint32_t flags2;		/* reserved, 0 */
+	uint32_t flags2; /* reserved, 0 */
 };
-#define ASC_CORR_K_MATCHED	0x1	/* a submission (SQE) was found for it */
-#define ASC_CORR_K_COMPUTE	0x2	/* AI_CORE / AI_VECTOR_CORE / AI_CPU: kernel_details row */
-#define ASC_CORR_K_KERNEL_NAME	0x4	/* name is the real kernel name (kernel_name) */
+#define ASC_CORR_K_MATCHED     0x1 /* a submission (SQE) was found for it */
+#define ASC_CORR_K_COMPUTE     0x2 /* AI_CORE / AI_VECTOR_CORE / AI_CPU: kernel_details row */
+#define ASC_CORR_K_KERNEL_NAME 0x4 /* name is the real kernel name (kernel_name) */
 
 /* One framework op range (ASC_PK_ATEN_OP) or ProfilerStep#N. */
 struct asc_corr_op {
-	int64_t start_ns, end_ns;	/* end_ns = start_ns if the exit was not captured */
+	int64_t start_ns, end_ns; /* end_ns = start_ns if the exit was not captured */
 	uint32_t tid;
-	uint32_t name;			/* string id */
-	int64_t seq;			/* sequence number, -1 if unknown */
-	int32_t parent;			/* enclosing op on the same thread, or -1 */
-	int32_t step;			/* step id or -1 */
-	uint32_t stack;			/* string id: call stack ("frame;\r\nframe"), 0 none */
-	uint32_t depth;			/* nesting depth on its thread, 0 = outermost */
-	int64_t device_self_ns;		/* sum of kernel durations launched directly */
-	int64_t device_total_ns;	/* ... by this op and its children */
-	int64_t device_self_aicore_ns;	/* the same, AI_CORE kernels only */
+	uint32_t name;		       /* string id */
+	int64_t seq;		       /* sequence number, -1 if unknown */
+	int32_t parent;		       /* enclosing op on the same thread, or -1 */
+	int32_t step;		       /* step id or -1 */
+	uint32_t stack;		       /* string id: call stack ("frame;\r\nframe"), 0 none */
+	uint32_t depth;		       /* nesting depth on its thread, 0 = outermost */
+	int64_t device_self_ns;	       /* sum of kernel durations launched directly */
+	int64_t device_total_ns;       /* ... by this op and its children */
+	int64_t device_self_aicore_ns; /* the same, AI_CORE kernels only */
 	int64_t device_total_aicore_ns;
-	uint32_t flags;			/* ASC_CORR_O_* */
-	uint32_t fwd_tid;		/* torch's "Fwd thread id": 0 forward op, else the
+	uint32_t flags;	  /* ASC_CORR_O_* */
+	uint32_t fwd_tid; /* torch's "Fwd thread id": 0 forward op, else the
 					 * forward thread's index of a backward node */
 	/*
 	 * With --record-shapes (ASC_REC_TENSOR): torch's "Input Dims" and
@@ -146,39 +146,41 @@ struct asc_corr_op {
 	uint32_t input_dims;
 	uint32_t input_types;
 };
-#define ASC_CORR_O_STEP		0x1	/* a ProfilerStep#N range made from step records */
-#define ASC_CORR_O_NO_EXIT	0x2	/* exit not captured */
+#define ASC_CORR_O_STEP	   0x1 /* a ProfilerStep#N range made from step records */
+#define ASC_CORR_O_NO_EXIT 0x2 /* exit not captured */
 
 /* One CANN-layer call (aclnn*, aclop*, aclrt*, rt*) with entry and exit. */
 struct asc_corr_call {
 	int64_t start_ns, end_ns;
 	uint32_t tid;
-	uint32_t name;			/* string id: the symbol */
+	uint32_t name; /* string id: the symbol */
 	uint32_t probe_id;
-	uint32_t level;			/* ASC_CORR_LEVEL_* */
-	int64_t ret;			/* return register as a signed value */
-	int32_t parent;			/* enclosing CANN call on the same thread, or -1 */
-	int32_t op;			/* aten op it runs for (through the queue), or -1 */
+	uint32_t level; /* ASC_CORR_LEVEL_* */
+	int64_t ret;	/* return register as a signed value */
+	int32_t parent; /* enclosing CANN call on the same thread, or -1 */
+	int32_t op;	/* aten op it runs for (through the queue), or -1 */
 	int32_t step;
-	uint32_t opname;		/* string id: OPNAME captured inside it (aclop type), 0 */
+	uint32_t opname; /* string id: OPNAME captured inside it (aclop type), 0 */
 };
-#define ASC_CORR_LEVEL_ACL	1	/* acl*: "AscendCL@", api_statistic level "acl" */
-#define ASC_CORR_LEVEL_RUNTIME	2	/* rt*: "Runtime@", level "runtime" */
+#define ASC_CORR_LEVEL_ACL     1 /* acl*: "AscendCL@", api_statistic level "acl" */
+#define ASC_CORR_LEVEL_RUNTIME 2 /* rt*: "Runtime@", level "runtime" */
 /*
  * A launch traced only for its Node@launch (ASC_REC_LAUNCH of a Level1
  * rtKernelLaunch): no API event, no api_statistic row, at any level.
  */
-#define ASC_CORR_LEVEL_NODE	3
+#define ASC_CORR_LEVEL_NODE    3
+/* Hccl* (layer HCCL, Level1+): "Hccl@" events, msprof's communication API level */
+#define ASC_CORR_LEVEL_HCCL    4
 
 /* One task-queue slot: Enqueue on the producer, Dequeue on acl_thread. */
 struct asc_corr_queue {
 	uint64_t correlation_id;
-	int64_t enq_start_ns, enq_end_ns;	/* Enqueue call; 0 if not captured */
-	int64_t deq_start_ns, deq_end_ns;	/* Dequeue side (AsncExecFunc); 0 if not captured */
+	int64_t enq_start_ns, enq_end_ns; /* Enqueue call; 0 if not captured */
+	int64_t deq_start_ns, deq_end_ns; /* Dequeue side (AsncExecFunc); 0 if not captured */
 	uint32_t enq_tid, deq_tid;
-	uint32_t name;			/* string id: op name of the slot (RunOpApi OPNAME), 0 */
-	uint32_t param_type;		/* QueueParamType */
-	int32_t op;			/* aten op enclosing the Enqueue, or -1 */
+	uint32_t name;	     /* string id: op name of the slot (RunOpApi OPNAME), 0 */
+	uint32_t param_type; /* QueueParamType */
+	int32_t op;	     /* aten op enclosing the Enqueue, or -1 */
 	int32_t step;
 };
 
@@ -186,31 +188,31 @@ struct asc_corr_queue {
 struct asc_corr_mem {
 	int64_t ts_ns;
 	uint64_t ptr;
-	int64_t size;			/* bytes, negative for frees */
+	int64_t size; /* bytes, negative for frees */
 	uint64_t total_allocated, total_reserved, total_active;
 	uint64_t stream;
 	uint32_t tid;
 	uint16_t device;
-	uint8_t component;		/* ASC_MEM_PTA / GE / APP / WORKSPACE */
-	uint8_t data_type;		/* ASC_MEM_MALLOC / FREE / BLOCK_FREE */
-	int32_t op;			/* aten op open on tid at ts (the allocating op), or -1 */
+	uint8_t component; /* ASC_MEM_PTA / GE / APP / WORKSPACE */
+	uint8_t data_type; /* ASC_MEM_MALLOC / FREE / BLOCK_FREE */
+	int32_t op;	   /* aten op open on tid at ts (the allocating op), or -1 */
 	int32_t step;
 };
 
 /* One step (ASC_REC_STEP) and its time range [start_ns, end_ns). */
 struct asc_corr_step {
 	uint64_t step;
-	uint32_t state;			/* enum asc_sched_state */
-	int32_t cycle;			/* RECORD_AND_SAVE cycle it belongs to, -1 if none */
-	int64_t start_ns, end_ns;	/* end = next step's start, or the end of the trace */
+	uint32_t state;		  /* enum asc_sched_state */
+	int32_t cycle;		  /* RECORD_AND_SAVE cycle it belongs to, -1 if none */
+	int64_t start_ns, end_ns; /* end = next step's start, or the end of the trace */
 	uint32_t tid;
 	uint32_t reserved;
 };
 
 /* One RECORD_AND_SAVE cycle: one *_ascend_pt directory. */
 struct asc_corr_cycle {
-	int32_t first_step, last_step;	/* indices into steps[] */
-	int64_t start_ns, end_ns;	/* first recorded (or warmup) step start .. last step end */
+	int32_t first_step, last_step; /* indices into steps[] */
+	int64_t start_ns, end_ns;      /* first recorded (or warmup) step start .. last step end */
 };
 
 struct asc_corr_thread {
@@ -220,18 +222,18 @@ struct asc_corr_thread {
 
 struct asc_corr_info {
 	uint32_t pid;
-	int32_t rank, device;		/* -1 if unknown */
+	int32_t rank, device; /* -1 if unknown */
 	int have_clock, have_devclock;
-	int64_t start_wall_ns, end_wall_ns;	/* ASC_REC_CLOCK start/end (0 if none) */
+	int64_t start_wall_ns, end_wall_ns; /* ASC_REC_CLOCK start/end (0 if none) */
 	int64_t start_mono_ns, end_mono_ns;
 	int32_t utc_offset_s;
 	uint64_t devclock_counter, devclock_freq_hz;
 	int64_t devclock_mono_ns;
 	uint64_t records, bad_records, unknown_records;
-	uint64_t bpf_events, bpf_drops, devtask_drops, lost;	/* from STATS / LOST records */
-	uint64_t before_devchannel;	/* LOST ASC_LOST_BEFORE_DEVCHANNEL: no device record */
+	uint64_t bpf_events, bpf_drops, devtask_drops, lost; /* from STATS / LOST records */
+	uint64_t before_devchannel; /* LOST ASC_LOST_BEFORE_DEVCHANNEL: no device record */
 	uint64_t unmatched_kernels, unmatched_sqes;
-	int damaged;			/* the capture stopped at a bad frame */
+	int damaged; /* the capture stopped at a bad frame */
 	uint64_t bytes_unread;
 	char damage[128];
 	/*
@@ -248,20 +250,31 @@ struct asc_corr_info {
 	 * (at Level0 a name shared by every slot of the batch, if any).
 	 */
 	uint64_t batch_unattributed;
+	/* HCCL_OP / HCCL_COMM records read: 0 means no communication (analysis/comm.h) */
+	uint64_t hccl_records;
 };
 
 struct asc_corr {
 	struct asc_corr_info info;
-	struct asc_corr_kernel *kernels;	size_t nr_kernels;
-	struct asc_corr_op *ops;		size_t nr_ops;
-	struct asc_corr_call *calls;		size_t nr_calls;
-	struct asc_corr_queue *queues;		size_t nr_queues;
-	struct asc_corr_mem *mems;		size_t nr_mems;
-	struct asc_corr_step *steps;		size_t nr_steps;
-	struct asc_corr_cycle *cycles;		size_t nr_cycles;
-	struct asc_corr_thread *threads;	size_t nr_threads;
-	char **config;				size_t nr_config;	/* "key=value" */
-	void *priv;				/* string table and indexes */
+	struct asc_corr_kernel *kernels;
+	size_t nr_kernels;
+	struct asc_corr_op *ops;
+	size_t nr_ops;
+	struct asc_corr_call *calls;
+	size_t nr_calls;
+	struct asc_corr_queue *queues;
+	size_t nr_queues;
+	struct asc_corr_mem *mems;
+	size_t nr_mems;
+	struct asc_corr_step *steps;
+	size_t nr_steps;
+	struct asc_corr_cycle *cycles;
+	size_t nr_cycles;
+	struct asc_corr_thread *threads;
+	size_t nr_threads;
+	char **config;
+	size_t nr_config; /* "key=value" */
+	void *priv;	  /* string table and indexes */
 };
 
 /*
@@ -272,6 +285,11 @@ struct asc_corr {
  * skipped.
  */
 struct asc_corr *asc_corr_build(struct asc_capture_reader *r);
+/*
+ * The same with every wall time moved by shift_ns: the capture's host clock
+ * put on another host's (the job's reference rank, analysis/comm_align.h).
+ */
+struct asc_corr *asc_corr_build_shifted(struct asc_capture_reader *r, int64_t shift_ns);
 
 void asc_corr_free(struct asc_corr *c);
 

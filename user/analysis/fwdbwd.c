@@ -12,7 +12,7 @@
 /* One sequence number, in the order numbers first appear. */
 struct slot {
 	int64_t seq;
-	long fwd, bwd;		/* op indices, -1 none */
+	long fwd, bwd; /* op indices, -1 none */
 	int64_t fwd_ts, bwd_ts;
 	uint32_t fwd_os_tid, bwd_os_tid;
 };
@@ -43,7 +43,7 @@ static struct slot *slot_of(struct asc_u64map *index, struct slot **tab, size_t 
 long asc_fwdbwd_pairs(size_t nr_ops, const struct asc_fwdbwd_op *(*op)(size_t i, void *ctx),
 		      void *ctx, struct asc_fwdbwd **out)
 {
-	struct asc_u64map index = { 0 };	/* seq -> tab index */
+	struct asc_u64map index = { 0 }; /* seq -> tab index */
 	struct slot *tab = NULL;
 	size_t used = 0, cap = 0, i, n;
 	struct asc_fwdbwd *res;

@@ -19,9 +19,9 @@ struct asc_fwdbwd_op {
 };
 
 struct asc_fwdbwd {
-	int64_t seq;		/* the flow id */
-	size_t fwd;		/* index of the forward op ("s" end) */
-	size_t bwd;		/* index of the backward op ("f" end) */
+	int64_t seq; /* the flow id */
+	size_t fwd;  /* index of the forward op ("s" end) */
+	size_t bwd;  /* index of the backward op ("f" end) */
 };
 
 /*

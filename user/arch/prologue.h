@@ -26,13 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ASC_PROLOGUE_SCAN	4096	/* bytes of a function read for the analysis */
+#define ASC_PROLOGUE_SCAN 4096 /* bytes of a function read for the analysis */
 
 struct asc_prologue {
-	uint32_t skip;		/* bytes to add to the function's offset */
-	uint32_t flags;		/* ASC_PROBE_SKIPPED_ENDBR, ASC_PROBE_SINGLESTEP (ascbpf_events.h) */
-	uint32_t insn_len;	/* length of the probed instruction, 0 if not decoded */
-	char insn[24];		/* the probed instruction, e.g. "push %rbp", "endbr64", "lea" */
+	uint32_t skip;	   /* bytes to add to the function's offset */
+	uint32_t flags;	   /* ASC_PROBE_SKIPPED_ENDBR, ASC_PROBE_SINGLESTEP (ascbpf_events.h) */
+	uint32_t insn_len; /* length of the probed instruction, 0 if not decoded */
+	char insn[24];	   /* the probed instruction, e.g. "push %rbp", "endbr64", "lea" */
 };
 
 /*

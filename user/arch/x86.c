@@ -14,11 +14,14 @@
  * instructions that matter there (a truncated call still counts as one); it
  * is a classifier of first bytes, not a second decoder.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "ascbpf_events.h"
+#include "arch/arch.h"
+#include "arch/guard.h"
 #include "arch/prologue.h"
 #include "arch/x86.h"
 
@@ -89,7 +92,7 @@ static int modrm_len(const uint8_t *p, size_t avail, uint8_t rex, struct asc_ins
 
 static int64_t read_imm(const uint8_t *p, int size)
 {
-	uint64_t v = 0;	/* unsigned: an 8-byte immediate shifts into the sign bit */
+	uint64_t v = 0; /* unsigned: an 8-byte immediate shifts into the sign bit */
 	int i;
 
 	for (i = size - 1; i >= 0; i--)
@@ -108,8 +111,8 @@ struct x86_cursor {
 	const uint8_t *p;
 	size_t left;
 	uint8_t rex;
-	int opsize16;		/* 0x66 prefix */
-	int imm, rel;		/* bytes of immediate / relative displacement to read */
+	int opsize16; /* 0x66 prefix */
+	int imm, rel; /* bytes of immediate / relative displacement to read */
 };
 
 /* Decodes the ModRM (and SIB, displacement) at the cursor and steps over it. */
@@ -147,7 +150,7 @@ static int decode_0f(struct x86_cursor *c, uint8_t o2, struct asc_insn *in)
 		if (err)
 			return err;
 		if (o2 == 0xb6 || o2 == 0xbe)
-			in->opsize = 1;	/* source size */
+			in->opsize = 1; /* source size */
 		else if (o2 == 0xb7 || o2 == 0xbf)
 			in->opsize = 2;
 	} else if (o2 == 0xba) {
@@ -167,7 +170,7 @@ static int decode_modrm_op(struct x86_cursor *c, uint8_t op, struct asc_insn *in
 	int imm32 = c->opsize16 ? 2 : 4, err;
 
 	if (op < 0x40 && (op & 7) < 4) {
-		err = take_modrm(c, in);	/* ALU r/m, r and r, r/m */
+		err = take_modrm(c, in); /* ALU r/m, r and r, r/m */
 		if (!err && !(op & 1))
 			in->opsize = 1;
 	} else if (op == 0x63 || (op >= 0x84 && op <= 0x8b) || op == 0x8d || op == 0x8f ||
@@ -324,7 +327,7 @@ int asc_x86_decode_all(const uint8_t *code, size_t len, uint64_t pc, struct asc_
 
 static const char *const reg64[16] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+	"r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15",
 };
 
 /*
@@ -441,8 +444,7 @@ static bool x86_jumps_to(const uint8_t *code, size_t len, size_t from, size_t ta
 	return false;
 }
 
-int asc_x86_prologue(const uint8_t *code, size_t len, uint64_t func_size,
-		     struct asc_prologue *out)
+int asc_x86_prologue(const uint8_t *code, size_t len, uint64_t func_size, struct asc_prologue *out)
 {
 	uint32_t ilen;
 	int emulated = x86_classify(code, len, out->insn, sizeof(out->insn), &ilen);
@@ -462,3 +464,98 @@ int asc_x86_prologue(const uint8_t *code, size_t len, uint64_t func_size,
 		out->flags |= ASC_PROBE_SINGLESTEP;
 	return 0;
 }
+
+/* ---- static-initialisation guards (arch/guard.h) ---- */
+
+/* A read of one byte at a RIP-relative address: movzbl, cmpb $0, mov to an 8-bit register. */
+static bool x86_rip_byte_read(const struct asc_insn *in)
+{
+	if (!in->mem || in->base != ASC_X86_RIP)
+		return false;
+	if (in->op2 == 0x1b6) /* movzbl / movzbw */
+		return true;
+	if (in->opcode == 0x80 && (in->reg & 7) == 7 && in->imm == 0) /* cmpb $0 */
+		return true;
+	return in->opcode == 0x8a && !in->op2; /* mov m8,r8 */
+}
+
+/* Whether some lea X(%rip) among the first max instructions at code[off..) has X in cand[]. */
+static bool x86_lea_confirms(const uint8_t *code, size_t len, uint64_t pc, size_t off, int max,
+			     const uint64_t *cand, size_t nc, uint64_t *guard)
+{
+	struct asc_insn in;
+	size_t j;
+	int i;
+
+	for (i = 0; i < max && off < len; i++) {
+		int l = asc_x86_decode(code + off, len - off, pc + off, &in);
+
+		if (l < 0)
+			return false;
+		off += (size_t)l;
+		if (in.opcode == 0x8d && !in.op2 && in.mem && in.base == ASC_X86_RIP)
+			for (j = 0; j < nc; j++)
+				if (cand[j] == in.target) {
+					*guard = in.target;
+					return true;
+				}
+		if (!in.op2 && (in.opcode == 0xc3 || in.opcode == 0xc2 || in.opcode == 0xe9 ||
+				in.opcode == 0xeb))
+			return false; /* the straight-line code ends here */
+	}
+	return false;
+}
+
+/*
+ * The guard test comes first and the lea of the same address either follows
+ * in line or at the target of the branch taken when the guard is 0 (the
+ * cold path, laid out later in the function).
+ */
+int asc_x86_static_guard(const uint8_t *code, size_t len, uint64_t pc, uint64_t *guard)
+{
+	uint64_t cand[4], br[4];
+	size_t off = 0, nc = 0, nb = 0, j;
+	struct asc_insn in;
+	int i;
+
+	for (i = 0; i < ASC_GUARD_SCAN_INSNS && off < len; i++) {
+		int l = asc_x86_decode(code + off, len - off, pc + off, &in);
+
+		if (l < 0)
+			break;
+		if (x86_lea_confirms(code, len, pc, off, 1, cand, nc, guard))
+			return 0;
+		off += (size_t)l;
+		if (x86_rip_byte_read(&in) && nc < sizeof(cand) / sizeof(cand[0]))
+			cand[nc++] = in.target;
+		else if (nc && nb < sizeof(br) / sizeof(br[0]) &&
+			 ((!in.op2 && in.opcode >= 0x70 && in.opcode <= 0x7f) ||
+			  (in.op2 >= 0x180 && in.op2 <= 0x18f)))
+			br[nb++] = in.target;
+		if (!in.op2 && (in.opcode == 0xc3 || in.opcode == 0xc2 || in.opcode == 0xe9 ||
+				in.opcode == 0xeb))
+			break; /* the function's straight-line head ends here */
+	}
+	for (j = 0; j < nb; j++)
+		if (br[j] >= pc && br[j] < pc + len &&
+		    x86_lea_confirms(code, len, pc, (size_t)(br[j] - pc), 8, cand, nc, guard))
+			return 0;
+	return -ENOENT;
+}
+
+/* ---- calling convention (arch/arch.h) ---- */
+
+const struct asc_arch asc_arch_x86_64 = {
+	.name = "x86_64",
+	.elf_machine = EM_X86_64,
+	.nr_arg_regs = 6,
+	.arg_regs = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" },
+	.ret_reg = "rax",
+	.sret_reg = "rdi",
+	.sret_shifts_args = 1,
+	.ret_addr = "[sp]",
+	.tp_reg = "fs base",
+	.dtv_off = 8,
+	.prologue =
+		"endbr64 skipped when an instruction follows; emulated: nop, push, jmp/call/jcc",
+};

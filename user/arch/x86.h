@@ -15,18 +15,18 @@ struct asc_prologue;
 /* One decoded x86-64 instruction. */
 struct asc_insn {
 	uint8_t len;
-	uint8_t opcode;		/* primary opcode byte (0x0f for the escapes: see op2) */
-	uint16_t op2;		/* 0x100 | second opcode byte for 0x0f escapes, else 0 */
-	uint8_t opsize;		/* operand size in bytes: 1, 2, 4 or 8 */
+	uint8_t opcode; /* primary opcode byte (0x0f for the escapes: see op2) */
+	uint16_t op2;	/* 0x100 | second opcode byte for 0x0f escapes, else 0 */
+	uint8_t opsize; /* operand size in bytes: 1, 2, 4 or 8 */
 	uint8_t has_modrm;
-	uint8_t mem;		/* r/m is a memory operand */
-	int8_t reg;		/* ModRM.reg (with REX.R), or the register of push/pop/mov-imm */
-	int8_t base;		/* memory base register, -1 none, 16 = RIP */
-	int8_t index;		/* SIB index register, -1 none */
-	int8_t rm;		/* register operand when !mem */
+	uint8_t mem;  /* r/m is a memory operand */
+	int8_t reg;   /* ModRM.reg (with REX.R), or the register of push/pop/mov-imm */
+	int8_t base;  /* memory base register, -1 none, 16 = RIP */
+	int8_t index; /* SIB index register, -1 none */
+	int8_t rm;    /* register operand when !mem */
 	int64_t disp;
 	int64_t imm;
-	uint64_t target;	/* RIP-relative memory address or branch target (absolute) */
+	uint64_t target; /* RIP-relative memory address or branch target (absolute) */
 };
 #define ASC_X86_RAX 0
 #define ASC_X86_RCX 1
@@ -50,11 +50,13 @@ int asc_x86_decode(const uint8_t *code, size_t avail, uint64_t pc, struct asc_in
  */
 int asc_x86_decode_all(const uint8_t *code, size_t len, uint64_t pc, struct asc_insn *out, int max);
 
+/* asc_static_guard() for EM_X86_64 (arch/guard.h): 0 or -ENOENT. */
+int asc_x86_static_guard(const uint8_t *code, size_t len, uint64_t pc, uint64_t *guard);
+
 /*
  * asc_prologue_analyze() for EM_X86_64: code is len bytes of a function of
  * func_size bytes (0 if unknown), len already cut at func_size; out zeroed.
  */
-int asc_x86_prologue(const uint8_t *code, size_t len, uint64_t func_size,
-		     struct asc_prologue *out);
+int asc_x86_prologue(const uint8_t *code, size_t len, uint64_t func_size, struct asc_prologue *out);
 
 #endif /* __ASCBPF_ARCH_X86_H */

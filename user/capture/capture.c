@@ -31,11 +31,11 @@
 #include "lib/safeio.h"
 #include "lib/log.h"
 
-#define FILE_HDR_LEN	32
-#define FRAME_HDR_LEN	24
+#define FILE_HDR_LEN  32
+#define FRAME_HDR_LEN 24
 /* A frame larger than this is taken as corruption (the writer cuts at 1 MiB). */
-#define FRAME_RAW_MAX	(64u << 20)
-#define ZSTD_LEVEL	1	/* fast: the tracer compresses while the target runs */
+#define FRAME_RAW_MAX (64u << 20)
+#define ZSTD_LEVEL    1 /* fast: the tracer compresses while the target runs */
 
 /* ---- CRC-32C, slicing-by-1 table (headers only: speed is not critical) ---- */
 
@@ -67,7 +67,10 @@ uint32_t asc_crc32c(uint32_t crc, const void *buf, size_t len)
 
 static void put32(uint8_t *p, uint32_t v)
 {
-	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -90,12 +93,12 @@ static uint64_t get64(const uint8_t *p)
 
 struct asc_capture_writer {
 	int fd;
-	int err;		/* first error seen; sticky */
+	int err; /* first error seen; sticky */
 	uint32_t seq;
 	uint32_t nr_records;
-	size_t len;		/* bytes buffered */
-	uint8_t *buf;		/* ASC_FRAME_TARGET bytes */
-	uint8_t *out;		/* FRAME_HDR_LEN + ZSTD_compressBound(ASC_FRAME_TARGET) */
+	size_t len;   /* bytes buffered */
+	uint8_t *buf; /* ASC_FRAME_TARGET bytes */
+	uint8_t *out; /* FRAME_HDR_LEN + ZSTD_compressBound(ASC_FRAME_TARGET) */
 	size_t out_cap;
 	uint64_t bytes_written;
 	ZSTD_CCtx *cctx;
@@ -120,6 +123,29 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* The frame buffers and the compression context (again after asc_capture_idle); 0 or -ENOMEM. */
+static int alloc_buffers(struct asc_capture_writer *w)
+{
+	if (w->buf)
+		return 0;
+	w->out_cap = FRAME_HDR_LEN + ZSTD_compressBound(ASC_FRAME_TARGET);
+	w->buf = malloc(ASC_FRAME_TARGET);
+	w->out = malloc(w->out_cap);
+	w->cctx = ZSTD_createCCtx();
+	if (!w->buf || !w->out || !w->cctx) {
+		ZSTD_freeCCtx(w->cctx);
+		free(w->buf);
+		free(w->out);
+		w->buf = w->out = NULL;
+		w->cctx = NULL;
+		return -ENOMEM;
+	}
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
+	return 0;
+}
+
 struct asc_capture_writer *asc_capture_create(const char *path, int force)
 {
 	struct asc_capture_writer *w;
@@ -130,17 +156,9 @@ struct asc_capture_writer *asc_capture_create(const char *path, int force)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->out_cap = FRAME_HDR_LEN + ZSTD_compressBound(ASC_FRAME_TARGET);
-	w->buf = malloc(ASC_FRAME_TARGET);
-	w->out = malloc(w->out_cap);
-	w->cctx = ZSTD_createCCtx();
-	if (!w->buf || !w->out || !w->cctx) {
-		err = -ENOMEM;
+	err = alloc_buffers(w);
+	if (err)
 		goto fail;
-	}
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
 	pthread_mutex_init(&w->lock, NULL);
 
 	/*
@@ -191,8 +209,8 @@ static int flush_locked(struct asc_capture_writer *w)
 		return w->err;
 	if (!w->len)
 		return 0;
-	clen = ZSTD_compress2(w->cctx, w->out + FRAME_HDR_LEN, w->out_cap - FRAME_HDR_LEN,
-			      w->buf, w->len);
+	clen = ZSTD_compress2(w->cctx, w->out + FRAME_HDR_LEN, w->out_cap - FRAME_HDR_LEN, w->buf,
+			      w->len);
 	if (ZSTD_isError(clen)) {
 		asc_err("capture: zstd: %s\n", ZSTD_getErrorName(clen));
 		return w->err = -EIO;
@@ -234,6 +252,8 @@ int asc_capture_append(struct asc_capture_writer *w, const void *rec, size_t siz
 	pthread_mutex_lock(&w->lock);
 	if (w->len + size > ASC_FRAME_TARGET)
 		err = flush_locked(w);
+	if (!err && !w->err && !w->buf && alloc_buffers(w))
+		err = -ENOMEM; /* not sticky: the next record may find memory */
 	if (!err && !w->err) {
 		memcpy(w->buf + w->len, rec, size);
 		w->len += size;
@@ -252,6 +272,34 @@ int asc_capture_flush(struct asc_capture_writer *w)
 	err = flush_locked(w);
 	pthread_mutex_unlock(&w->lock);
 	return err;
+}
+
+int asc_capture_idle(struct asc_capture_writer *w)
+{
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	err = flush_locked(w);
+	if (!err) {
+		ZSTD_freeCCtx(w->cctx);
+		free(w->buf);
+		free(w->out);
+		w->buf = w->out = NULL;
+		w->cctx = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+size_t asc_capture_held_bytes(struct asc_capture_writer *w)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->buf)
+		n = ASC_FRAME_TARGET + w->out_cap + ZSTD_sizeof_CCtx(w->cctx);
+	pthread_mutex_unlock(&w->lock);
+	return n;
 }
 
 int asc_capture_close(struct asc_capture_writer *w)
@@ -295,9 +343,9 @@ int asc_capture_error(struct asc_capture_writer *w)
 struct asc_capture_reader {
 	int fd;
 	char *path;
-	uint64_t pos;		/* file offset of the next frame header */
-	uint32_t seq;		/* expected next frame sequence number */
-	uint8_t *raw;		/* decompressed frame */
+	uint64_t pos; /* file offset of the next frame header */
+	uint32_t seq; /* expected next frame sequence number */
+	uint8_t *raw; /* decompressed frame */
 	size_t raw_cap, raw_len, raw_pos;
 	uint8_t *comp;
 	size_t comp_cap;
@@ -462,17 +510,18 @@ static int load_frame(struct asc_capture_reader *r)
 	}
 	if (raw_len > FRAME_RAW_MAX || comp_len > ZSTD_compressBound(FRAME_RAW_MAX) ||
 	    raw_len % 8) {
-		mark_damaged(r, "frame %u: implausible sizes (raw %u, compressed %u)",
-			     r->seq, raw_len, comp_len);
+		mark_damaged(r, "frame %u: implausible sizes (raw %u, compressed %u)", r->seq,
+			     raw_len, comp_len);
 		return 0;
 	}
 	/* buffers sized by what the file holds, never by the header alone */
 	if (!fstat(r->fd, &st) && (uint64_t)st.st_size < r->pos + FRAME_HDR_LEN + comp_len) {
 		uint64_t start = r->pos + FRAME_HDR_LEN;
 
-		mark_damaged(r, "frame %u: truncated (%llu of %u compressed bytes present)",
-			     r->seq, (unsigned long long)((uint64_t)st.st_size > start ?
-							  (uint64_t)st.st_size - start : 0),
+		mark_damaged(r, "frame %u: truncated (%llu of %u compressed bytes present)", r->seq,
+			     (unsigned long long)((uint64_t)st.st_size > start ?
+							  (uint64_t)st.st_size - start :
+							  0),
 			     comp_len);
 		return 0;
 	}
@@ -482,17 +531,17 @@ static int load_frame(struct asc_capture_reader *r)
 	if (n < 0)
 		return n;
 	if (n < comp_len) {
-		mark_damaged(r, "frame %u: truncated (%zd of %u compressed bytes present)",
-			     r->seq, n, comp_len);
+		mark_damaged(r, "frame %u: truncated (%zd of %u compressed bytes present)", r->seq,
+			     n, comp_len);
 		return 0;
 	}
 	fcs = ZSTD_getFrameContentSize(r->comp, comp_len);
 	if (fcs != raw_len) {
-		mark_damaged(r, "frame %u: zstd frame does not hold the %u bytes announced",
-			     r->seq, raw_len);
+		mark_damaged(r, "frame %u: zstd frame does not hold the %u bytes announced", r->seq,
+			     raw_len);
 		return 0;
 	}
-	if (grow(&r->raw, &r->raw_cap, raw_len))	/* after zstd confirmed the size */
+	if (grow(&r->raw, &r->raw_cap, raw_len)) /* after zstd confirmed the size */
 		return -ENOMEM;
 	dlen = ZSTD_decompressDCtx(r->dctx, r->raw, raw_len, r->comp, comp_len);
 	if (ZSTD_isError(dlen) || dlen != raw_len) {

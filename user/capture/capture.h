@@ -38,9 +38,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ASC_FILE_MAGIC		"ASCBPF\0\1"
-#define ASC_FRAME_MAGIC		0x31524641u	/* "AFR1" */
-#define ASC_FRAME_TARGET	(1u << 20)	/* records buffered before a frame is cut */
+#define ASC_FILE_MAGIC	 "ASCBPF\0\1"
+#define ASC_FRAME_MAGIC	 0x31524641u /* "AFR1" */
+#define ASC_FRAME_TARGET (1u << 20)  /* records buffered before a frame is cut */
 
 struct asc_capture_writer;
 struct asc_capture_reader;
@@ -56,6 +56,16 @@ int asc_capture_append(struct asc_capture_writer *w, const void *rec, size_t siz
 
 /* Compresses and writes the buffered records as one frame now. */
 int asc_capture_flush(struct asc_capture_writer *w);
+
+/*
+ * Flushes and gives back the frame buffers and the compression context
+ * (about 3 MiB): for a capture that will get few records more (its process
+ * has exited).  The next append takes them again.  0, or the flush's error
+ * (then nothing is given back).
+ */
+int asc_capture_idle(struct asc_capture_writer *w);
+/* Bytes of buffers and compression context w holds now (0 while idle). */
+size_t asc_capture_held_bytes(struct asc_capture_writer *w);
 
 /* Flushes, fsyncs and closes; frees w.  Returns the first error seen. */
 int asc_capture_close(struct asc_capture_writer *w);
@@ -76,9 +86,9 @@ struct asc_capture_info {
 	uint64_t frames_read;
 	uint64_t records_read;
 	uint64_t file_bytes;
-	uint64_t bytes_unread;	/* bytes after the last good frame (truncation/corruption) */
-	int	 damaged;	/* 1 if reading stopped before the end of the file */
-	char	 damage[128];	/* what was wrong, for the error message */
+	uint64_t bytes_unread; /* bytes after the last good frame (truncation/corruption) */
+	int damaged;	       /* 1 if reading stopped before the end of the file */
+	char damage[128];      /* what was wrong, for the error message */
 };
 
 /*

@@ -62,30 +62,32 @@ static void fu(struct dumper *d, const char *key, uint64_t v)
 /* ---- record layouts: the fields of each record type, in output order ---- */
 
 enum field_fmt {
-	F_U,		/* unsigned decimal */
-	F_S,		/* signed decimal (sign of the member's width) */
-	F_X,		/* 0x hex in text, decimal in JSON */
-	F_CHARS,	/* char array, cut at its first NUL */
-	F_NSTR,		/* char array of count bytes (at most the array), cut at a NUL */
-	F_TAIL,		/* the rest of the record (a flexible char array), cut at a NUL */
-	F_XARR,		/* [count] integers, 0x hex in text */
-	F_SARR,		/* [count] signed integers */
-	F_HEX,		/* "hex digits" of count bytes */
-	F_NAME,		/* name(value) as a string */
-	F_FN,		/* print(): what fits none of the above */
+	F_U,	 /* unsigned decimal */
+	F_S,	 /* signed decimal (sign of the member's width) */
+	F_X,	 /* 0x hex in text, decimal in JSON */
+	F_CHARS, /* char array, cut at its first NUL */
+	F_NSTR,	 /* char array of count bytes (at most the array), cut at a NUL */
+	F_TAIL,	 /* the rest of the record (a flexible char array), cut at a NUL */
+	F_XARR,	 /* [count] integers, 0x hex in text */
+	F_SARR,	 /* [count] signed integers */
+	F_HEX,	 /* "hex digits" of count bytes */
+	F_NAME,	 /* name(value) as a string */
+	F_FN,	 /* print(): what fits none of the above */
 };
 
 struct field {
 	const char *key;
-	uint16_t off, width;	/* the member; arrays: the whole array */
+	uint16_t off, width; /* the member; arrays: the whole array */
 	uint8_t fmt;
-	uint8_t elem;		/* arrays: bytes per element */
-	uint16_t count_off;	/* F_NSTR/F_*ARR/F_HEX: the count member (0: the whole array) */
+	uint8_t elem;	    /* arrays: bytes per element */
+	uint16_t count_off; /* F_NSTR/F_*ARR/F_HEX: the count member (0: the whole array) */
 	uint8_t count_width;
 	const char *(*name)(unsigned int v);
 	void (*print)(struct dumper *d, const void *rec);
 };
 
+/* macros that expand to initializers: clang-format takes their braces for blocks */
+// clang-format off
 #define MSIZE(T, m)		sizeof(((const struct T *)0)->m)
 #define AT(T, m)		.key = #m, .off = offsetof(struct T, m)
 #define FIELD(T, m, f)		{ AT(T, m), .width = MSIZE(T, m), .fmt = f }
@@ -102,6 +104,7 @@ struct field {
 #define NAME(k, T, m, fn)	{ .key = k, .off = offsetof(struct T, m), .width = MSIZE(T, m),	\
 				  .fmt = F_NAME, .name = fn }
 #define FN(k, fn)		{ .key = k, .fmt = F_FN, .print = fn }
+// clang-format on
 
 /* An integer member of width 1, 2, 4 or 8 bytes (records are in host byte order). */
 static uint64_t get_u(const void *p, unsigned int width)
@@ -122,8 +125,10 @@ static int64_t get_s(const void *p, unsigned int width)
 
 static const char *tensor_kind_name(unsigned int kind)
 {
-	return kind == ASC_TENSOR_DEFINED ? "defined" : kind == ASC_TENSOR_UNDEFINED ? "undefined" :
-	       kind == ASC_TENSOR_UNREADABLE ? "unreadable" : "?";
+	return kind == ASC_TENSOR_DEFINED    ? "defined" :
+	       kind == ASC_TENSOR_UNDEFINED  ? "undefined" :
+	       kind == ASC_TENSOR_UNREADABLE ? "unreadable" :
+					       "?";
 }
 
 static const char *dtype_name(unsigned int dtype)
@@ -143,7 +148,8 @@ static void print_sqes(struct dumper *d, const void *rec)
 		const struct asc_sqe_hdr *q = &s->sqe[i];
 
 		if (d->json)
-			asc_out_printf(d->o, "%s{\"sqe_type\": %u, \"flags\": %u, "
+			asc_out_printf(d->o,
+				       "%s{\"sqe_type\": %u, \"flags\": %u, "
 				       "\"block_dim\": %u, \"stream_id\": %u, \"task_id\": %u}",
 				       i ? ", " : "", q->sqe_type, q->flags, q->block_dim,
 				       q->stream_id, q->task_id);
@@ -204,6 +210,8 @@ static void print_ioctl_args(struct dumper *d, const void *rec)
 	asc_json_cstr(d->o, buf);
 }
 
+/* the record layouts, packed: clang-format puts one field a line */
+// clang-format off
 static const struct field enter_fields[] = { ALL(asc_enter, args, F_XARR) };
 static const struct field exit_fields[] = { X(asc_exit, ret) };
 static const struct field opname_fields[] = {
@@ -293,8 +301,29 @@ static const struct field stats_fields[] = {
 	U(asc_stats, events), U(asc_stats, drops), U(asc_stats, devtask_records),
 	U(asc_stats, devtask_drops), U(asc_stats, bytes),
 };
+static const struct field hccl_op_fields[] = {
+	ALL(asc_hccl_op, args, F_XARR), U(asc_hccl_op, side), U(asc_hccl_op, ret),
+};
+static const struct field hccl_comm_fields[] = {
+	X(asc_hccl_comm, comm), U(asc_hccl_comm, enter_ns), U(asc_hccl_comm, nranks),
+	U(asc_hccl_comm, rank), U(asc_hccl_comm, ret), U(asc_hccl_comm, kind),
+	CHARS(asc_hccl_comm, group),
+};
+static const struct field hccl_task_fields[] = {
+	U(asc_hccl_task, report_ts), X(asc_hccl_task, item_id), X(asc_hccl_task, group_hash),
+	U(asc_hccl_task, notify_id), X(asc_hccl_task, src_addr), X(asc_hccl_task, dst_addr),
+	U(asc_hccl_task, data_size), U(asc_hccl_task, local_rank), U(asc_hccl_task, remote_rank),
+	U(asc_hccl_task, rank_size), U(asc_hccl_task, plane_id), U(asc_hccl_task, data_type),
+	U(asc_hccl_task, op_type), U(asc_hccl_task, link_type), U(asc_hccl_task, transport_type),
+	U(asc_hccl_task, role), U(asc_hccl_task, rdma_type), U(asc_hccl_task, stage),
+};
+static const struct field hccl_hash_fields[] = {
+	X(asc_hccl_hash, hash), U(asc_hccl_hash, len), U(asc_hccl_hash, flags),
+	CHARS(asc_hccl_hash, name),
+};
 static const struct field text_fields[] = { U(asc_text, value), TAIL(asc_text, text) };
 static const struct field symbol_fields[] = { X(asc_text, value), TAIL(asc_text, text) };
+// clang-format on
 
 /* F_TAIL strings run from the member to the end of the record */
 _Static_assert(offsetof(struct asc_pyframe, text) == sizeof(struct asc_pyframe), "pyframe text");
@@ -302,26 +331,43 @@ _Static_assert(offsetof(struct asc_node_class, name) == sizeof(struct asc_node_c
 	       "node_class name");
 _Static_assert(offsetof(struct asc_text, text) == sizeof(struct asc_text), "text record text");
 
-#define LAYOUT(type, f)		[type] = { f, sizeof(f) / sizeof(f[0]) }
+#define LAYOUT(type, f) [type] = { f, sizeof(f) / sizeof(f[0]) }
 static const struct {
 	const struct field *f;
 	size_t n;
 } layouts[] = {
-	LAYOUT(ASC_REC_ENTER, enter_fields),		LAYOUT(ASC_REC_EXIT, exit_fields),
-	LAYOUT(ASC_REC_OPNAME, opname_fields),		LAYOUT(ASC_REC_QUEUE, queue_fields),
-	LAYOUT(ASC_REC_SQE, sqe_fields),		LAYOUT(ASC_REC_MEM, mem_fields),
-	LAYOUT(ASC_REC_IOCTL, ioctl_fields),		LAYOUT(ASC_REC_STACK, stack_fields),
-	LAYOUT(ASC_REC_STEP, step_fields),		LAYOUT(ASC_REC_FDBIND, fdbind_fields),
-	LAYOUT(ASC_REC_PYSTACK, pystack_fields),	LAYOUT(ASC_REC_TENSOR, tensor_fields),
-	LAYOUT(ASC_REC_FUNCNAME, funcname_fields),	LAYOUT(ASC_REC_SEQNR, seqnr_fields),
-	LAYOUT(ASC_REC_DEVTASK, devtask_fields),	LAYOUT(ASC_REC_PROBE, probe_fields),
-	LAYOUT(ASC_REC_CLOCK, clock_fields),		LAYOUT(ASC_REC_DEVCLOCK, devclock_fields),
-	LAYOUT(ASC_REC_PROCESS, process_fields),	LAYOUT(ASC_REC_THREAD, thread_fields),
-	LAYOUT(ASC_REC_STATS, stats_fields),		LAYOUT(ASC_REC_CONFIG, text_fields),
-	LAYOUT(ASC_REC_SYMBOL, symbol_fields),		LAYOUT(ASC_REC_LOST, text_fields),
-	LAYOUT(ASC_REC_PYFRAME, pyframe_fields),	LAYOUT(ASC_REC_LAUNCH, launch_fields),
+	LAYOUT(ASC_REC_ENTER, enter_fields),
+	LAYOUT(ASC_REC_EXIT, exit_fields),
+	LAYOUT(ASC_REC_OPNAME, opname_fields),
+	LAYOUT(ASC_REC_QUEUE, queue_fields),
+	LAYOUT(ASC_REC_SQE, sqe_fields),
+	LAYOUT(ASC_REC_MEM, mem_fields),
+	LAYOUT(ASC_REC_IOCTL, ioctl_fields),
+	LAYOUT(ASC_REC_STACK, stack_fields),
+	LAYOUT(ASC_REC_STEP, step_fields),
+	LAYOUT(ASC_REC_FDBIND, fdbind_fields),
+	LAYOUT(ASC_REC_PYSTACK, pystack_fields),
+	LAYOUT(ASC_REC_TENSOR, tensor_fields),
+	LAYOUT(ASC_REC_FUNCNAME, funcname_fields),
+	LAYOUT(ASC_REC_SEQNR, seqnr_fields),
+	LAYOUT(ASC_REC_DEVTASK, devtask_fields),
+	LAYOUT(ASC_REC_PROBE, probe_fields),
+	LAYOUT(ASC_REC_CLOCK, clock_fields),
+	LAYOUT(ASC_REC_DEVCLOCK, devclock_fields),
+	LAYOUT(ASC_REC_PROCESS, process_fields),
+	LAYOUT(ASC_REC_THREAD, thread_fields),
+	LAYOUT(ASC_REC_STATS, stats_fields),
+	LAYOUT(ASC_REC_CONFIG, text_fields),
+	LAYOUT(ASC_REC_SYMBOL, symbol_fields),
+	LAYOUT(ASC_REC_LOST, text_fields),
+	LAYOUT(ASC_REC_PYFRAME, pyframe_fields),
+	LAYOUT(ASC_REC_LAUNCH, launch_fields),
 	LAYOUT(ASC_REC_ATEN_NAME, text_fields),
 	LAYOUT(ASC_REC_NODE_CLASS, node_class_fields),
+	LAYOUT(ASC_REC_HCCL_OP, hccl_op_fields),
+	LAYOUT(ASC_REC_HCCL_COMM, hccl_comm_fields),
+	LAYOUT(ASC_REC_HCCL_TASK, hccl_task_fields),
+	LAYOUT(ASC_REC_HCCL_HASH, hccl_hash_fields),
 };
 
 static void dump_array(struct dumper *d, const struct field *f, const uint8_t *p, size_t n)
@@ -502,8 +548,9 @@ int cmd_dump(int argc, char **argv)
 	asc_capture_info(r, &info);
 	if (info.damaged) {
 		asc_err("dump: %s is damaged: %s; %llu records in %llu frames read, "
-			"%llu bytes after them not read\n", argv[optind], info.damage,
-			(unsigned long long)info.records_read, (unsigned long long)info.frames_read,
+			"%llu bytes after them not read\n",
+			argv[optind], info.damage, (unsigned long long)info.records_read,
+			(unsigned long long)info.frames_read,
 			(unsigned long long)info.bytes_unread);
 		if (!err)
 			err = -EBADMSG;

@@ -9,10 +9,10 @@
 
 #define IOC(dir, type, nr, size) \
 	(((uint32_t)(dir) << 30) | ((uint32_t)(size) << 16) | ((uint32_t)(type) << 8) | (nr))
-#define IO_(t, nr)		IOC(0, t, nr, 0)
-#define IOW(t, nr, s)		IOC(1, t, nr, s)
-#define IOR(t, nr, s)		IOC(2, t, nr, s)
-#define IOWR(t, nr, s)		IOC(3, t, nr, s)
+#define IO_(t, nr)     IOC(0, t, nr, 0)
+#define IOW(t, nr, s)  IOC(1, t, nr, s)
+#define IOR(t, nr, s)  IOC(2, t, nr, s)
+#define IOWR(t, nr, s) IOC(3, t, nr, s)
 
 static const struct asc_ioctl_desc cmds[] = {
 	/* davinci interface, any fd on davinci_manager (module_name[256], int device_id) */
@@ -63,7 +63,7 @@ unsigned int asc_ioctl_guess_module(uint32_t cmd)
 {
 	switch (ASC_IOC_TYPE(cmd)) {
 	case 'Z':
-		return ASC_MOD_UNKNOWN;		/* the interface itself, any module */
+		return ASC_MOD_UNKNOWN; /* the interface itself, any module */
 	case 'X':
 		return ASC_MOD_TSDRV;
 	case 'M':
@@ -114,10 +114,13 @@ struct field {
 	uint8_t hex;
 };
 
+/* macros that expand to initializers: clang-format takes their braces for blocks */
+// clang-format off
 #define F32(n, o)	{ n, o, 4, 0 }
 #define F64(n, o)	{ n, o, 8, 0 }
 #define PTR(n, o)	{ n, o, 8, 1 }
 #define FEND		{ NULL, 0, 0, 0 }
+// clang-format on
 
 struct layout {
 	const char *cmd_name;
@@ -126,39 +129,46 @@ struct layout {
 
 /* Offsets from the argument structs (ascend_hal.h, trs_ioctl.h, svm_ioctl.h; LP64). */
 static const struct layout layouts[] = {
-	{ "TRS_RES_ID_ALLOC", { F32("tsid", 0), F32("res_type", 4), F32("id", 8),
-				F32("stream_pri", 12), F32("flag", 16), FEND } },
+	{ "TRS_RES_ID_ALLOC",
+	  { F32("tsid", 0), F32("res_type", 4), F32("id", 8), F32("stream_pri", 12),
+	    F32("flag", 16), FEND } },
 	{ "TRS_RES_ID_FREE", { F32("tsid", 0), F32("res_type", 4), F32("id", 8), FEND } },
-	{ "TRS_SQCQ_ALLOC", { F32("type", 0), F32("ts_id", 4), F32("sqe_size", 8),
-			      F32("cqe_size", 12), F32("sqe_depth", 16), F32("cqe_depth", 20),
-			      F32("cq_id", 32), F32("sq_id", 36) } },
-	{ "TRS_SQCQ_FREE", { F32("type", 0), F32("ts_id", 4), F32("sq_id", 8), F32("cq_id", 12),
-			     F32("flag", 16), FEND } },
-	{ "TRS_SQCQ_CONFIG", { F32("type", 0), F32("sq_id", 8), F32("cq_id", 12), F32("prop", 16),
-			       F32("value", 20), FEND } },
-	{ "TRS_SQCQ_QUERY", { F32("type", 0), F32("sq_id", 8), F32("cq_id", 12), F32("prop", 16),
-			      F32("value", 20), FEND } },
-	{ "TRS_SQCQ_SEND", { F32("type", 0), F32("ts_id", 4), F32("sq_id", 8), F32("timeout", 12),
-			     PTR("sqe_addr", 16), F32("sqe_num", 24), F32("pos", 28), FEND } },
-	{ "TRS_SQCQ_RECV", { F32("type", 0), F32("cq_id", 8), F32("timeout", 12),
-			     PTR("cqe_addr", 16), F32("cqe_num", 24), F32("report_cqe_num", 28),
-			     F32("stream_id", 32), F32("task_id", 36) } },
+	{ "TRS_SQCQ_ALLOC",
+	  { F32("type", 0), F32("ts_id", 4), F32("sqe_size", 8), F32("cqe_size", 12),
+	    F32("sqe_depth", 16), F32("cqe_depth", 20), F32("cq_id", 32), F32("sq_id", 36) } },
+	{ "TRS_SQCQ_FREE",
+	  { F32("type", 0), F32("ts_id", 4), F32("sq_id", 8), F32("cq_id", 12), F32("flag", 16),
+	    FEND } },
+	{ "TRS_SQCQ_CONFIG",
+	  { F32("type", 0), F32("sq_id", 8), F32("cq_id", 12), F32("prop", 16), F32("value", 20),
+	    FEND } },
+	{ "TRS_SQCQ_QUERY",
+	  { F32("type", 0), F32("sq_id", 8), F32("cq_id", 12), F32("prop", 16), F32("value", 20),
+	    FEND } },
+	{ "TRS_SQCQ_SEND",
+	  { F32("type", 0), F32("ts_id", 4), F32("sq_id", 8), F32("timeout", 12),
+	    PTR("sqe_addr", 16), F32("sqe_num", 24), F32("pos", 28), FEND } },
+	{ "TRS_SQCQ_RECV",
+	  { F32("type", 0), F32("cq_id", 8), F32("timeout", 12), PTR("cqe_addr", 16),
+	    F32("cqe_num", 24), F32("report_cqe_num", 28), F32("stream_id", 32),
+	    F32("task_id", 36) } },
 	/* SVM: devmm_devid head (logical_devid, devid, vfid) then the union at 16 */
 	{ "DEVMM_SVM_ALLOC", { F32("devid", 4), PTR("va", 16), F64("size", 24), FEND } },
 	{ "DEVMM_SVM_FREE_PAGES", { F32("devid", 4), PTR("va", 16), FEND } },
-	{ "DEVMM_SVM_MEMCPY", { F32("devid", 4), PTR("dst", 16), PTR("src", 24), F64("size", 32),
-				FEND } },
-	{ "DEVMM_SVM_ASYNC_MEMCPY", { F32("devid", 4), PTR("dst", 16), PTR("src", 24),
-				      F64("size", 32), FEND } },
-	{ "DEVMM_SVM_ADVISE", { F32("devid", 4), PTR("ptr", 16), F64("count", 24),
-				F32("advise", 32), FEND } },
-	{ "DEVMM_SVM_MEMSET8", { F32("devid", 4), PTR("dst", 16), F64("value", 24),
-				 F64("count", 32), FEND } },
-	{ "DEVMM_SVM_QUERY_MEM_USEDINFO", { F32("devid", 4), F64("total", 16), F64("used", 24),
-					    F64("used_by_caller", 32), F64("peak", 40), FEND } },
-	{ "DEVMM_SVM_UPDATE_HEAP", { F32("devid", 4), F32("op", 16), F32("heap_type", 20),
-				     F32("heap_sub_type", 24), F32("heap_idx", 28),
-				     F64("heap_size", 32), FEND } },
+	{ "DEVMM_SVM_MEMCPY",
+	  { F32("devid", 4), PTR("dst", 16), PTR("src", 24), F64("size", 32), FEND } },
+	{ "DEVMM_SVM_ASYNC_MEMCPY",
+	  { F32("devid", 4), PTR("dst", 16), PTR("src", 24), F64("size", 32), FEND } },
+	{ "DEVMM_SVM_ADVISE",
+	  { F32("devid", 4), PTR("ptr", 16), F64("count", 24), F32("advise", 32), FEND } },
+	{ "DEVMM_SVM_MEMSET8",
+	  { F32("devid", 4), PTR("dst", 16), F64("value", 24), F64("count", 32), FEND } },
+	{ "DEVMM_SVM_QUERY_MEM_USEDINFO",
+	  { F32("devid", 4), F64("total", 16), F64("used", 24), F64("used_by_caller", 32),
+	    F64("peak", 40), FEND } },
+	{ "DEVMM_SVM_UPDATE_HEAP",
+	  { F32("devid", 4), F32("op", 16), F32("heap_type", 20), F32("heap_sub_type", 24),
+	    F32("heap_idx", 28), F64("heap_size", 32), FEND } },
 };
 
 int asc_ioctl_format_args(uint32_t cmd, unsigned int module, const uint8_t *arg, size_t arg_len,
@@ -177,7 +187,7 @@ int asc_ioctl_format_args(uint32_t cmd, unsigned int module, const uint8_t *arg,
 	    !strcmp(d->name, "DAVINCI_INTF_IOCTL_CLOSE")) {
 		size_t n = strnlen((const char *)arg, arg_len);
 
-		if (n == 0 || n == arg_len)	/* absent, or cut before its NUL */
+		if (n == 0 || n == arg_len) /* absent, or cut before its NUL */
 			return 0;
 		snprintf(buf, len, "module=%.*s", (int)n, (const char *)arg);
 		return 1;

@@ -18,18 +18,18 @@
 #include <stdint.h>
 
 /* _IOC fields (asm-generic layout: nr 0-7, type 8-15, size 16-29, dir 30-31). */
-#define ASC_IOC_NR(cmd)		((cmd) & 0xffu)
-#define ASC_IOC_TYPE(cmd)	(((cmd) >> 8) & 0xffu)
-#define ASC_IOC_SIZE(cmd)	(((cmd) >> 16) & 0x3fffu)
-#define ASC_IOC_DIR(cmd)	(((cmd) >> 30) & 0x3u)
+#define ASC_IOC_NR(cmd)	  ((cmd)&0xffu)
+#define ASC_IOC_TYPE(cmd) (((cmd) >> 8) & 0xffu)
+#define ASC_IOC_SIZE(cmd) (((cmd) >> 16) & 0x3fffu)
+#define ASC_IOC_DIR(cmd)  (((cmd) >> 30) & 0x3u)
 
-#define ASC_SVM_ARG_SIZE	344	/* struct devmm_ioctl_arg */
+#define ASC_SVM_ARG_SIZE 344 /* struct devmm_ioctl_arg */
 
 struct asc_ioctl_desc {
 	uint32_t cmd;
-	uint8_t module;		/* ASC_MOD_* the command belongs to */
-	uint16_t arg_size;	/* bytes of the argument struct (260 for the 'Z' bind) */
-	const char *name;	/* driver macro name, "TRS_SQCQ_ALLOC" */
+	uint8_t module;	   /* ASC_MOD_* the command belongs to */
+	uint16_t arg_size; /* bytes of the argument struct (260 for the 'Z' bind) */
+	const char *name;  /* driver macro name, "TRS_SQCQ_ALLOC" */
 };
 
 /* The module a command belongs to judged by magic and size alone (ASC_MOD_*). */

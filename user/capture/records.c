@@ -37,6 +37,10 @@ _Static_assert(sizeof(struct asc_funcname) == 104, "asc_funcname");
 _Static_assert(sizeof(struct asc_seqnr) == 56, "asc_seqnr");
 _Static_assert(sizeof(struct asc_launch) == 48, "asc_launch");
 _Static_assert(sizeof(struct asc_node_class) == 40, "asc_node_class");
+_Static_assert(sizeof(struct asc_hccl_op) == 112, "asc_hccl_op");
+_Static_assert(sizeof(struct asc_hccl_comm) == 184, "asc_hccl_comm");
+_Static_assert(sizeof(struct asc_hccl_task) == 112, "asc_hccl_task");
+_Static_assert(sizeof(struct asc_hccl_hash) == 104, "asc_hccl_hash");
 
 struct rec_type {
 	const char *name;
@@ -44,6 +48,8 @@ struct rec_type {
 	unsigned char variable;
 };
 
+/* the record table, aligned on '=' as the enum of bpf/ascbpf_events.h */
+// clang-format off
 static const struct rec_type rec_types[] = {
 	[ASC_REC_ENTER]		= { "enter", sizeof(struct asc_enter), 0 },
 	[ASC_REC_EXIT]		= { "exit", sizeof(struct asc_exit), 0 },
@@ -60,6 +66,10 @@ static const struct rec_type rec_types[] = {
 	[ASC_REC_FUNCNAME]	= { "funcname", sizeof(struct asc_funcname), 0 },
 	[ASC_REC_SEQNR]		= { "seqnr", sizeof(struct asc_seqnr), 0 },
 	[ASC_REC_LAUNCH]	= { "launch", sizeof(struct asc_launch), 0 },
+	[ASC_REC_HCCL_OP]	= { "hccl_op", sizeof(struct asc_hccl_op), 0 },
+	[ASC_REC_HCCL_COMM]	= { "hccl_comm", sizeof(struct asc_hccl_comm), 0 },
+	[ASC_REC_HCCL_TASK]	= { "hccl_task", sizeof(struct asc_hccl_task), 0 },
+	[ASC_REC_HCCL_HASH]	= { "hccl_hash", sizeof(struct asc_hccl_hash), 0 },
 	[ASC_REC_DEVTASK]	= { "devtask", sizeof(struct asc_devtask), 0 },
 	[ASC_REC_PROBE]		= { "probe", sizeof(struct asc_probe), 1 },
 	[ASC_REC_CLOCK]		= { "clock", sizeof(struct asc_clock), 0 },
@@ -74,6 +84,7 @@ static const struct rec_type rec_types[] = {
 	[ASC_REC_ATEN_NAME]	= { "aten_name", sizeof(struct asc_text), 1 },
 	[ASC_REC_NODE_CLASS]	= { "node_class", sizeof(struct asc_node_class), 1 },
 };
+// clang-format on
 
 #define NR_TYPES (sizeof(rec_types) / sizeof(rec_types[0]))
 
@@ -117,7 +128,12 @@ size_t asc_process_rec_size(size_t cmdline_len)
 	return pad8(sizeof(struct asc_process) + cmdline_len);
 }
 
-#define BAD(...) do { if (msg) snprintf(msg, msglen, __VA_ARGS__); return -EBADMSG; } while (0)
+#define BAD(...)                                            \
+	do {                                                \
+		if (msg)                                    \
+			snprintf(msg, msglen, __VA_ARGS__); \
+		return -EBADMSG;                            \
+	} while (0)
 
 int asc_rec_check(const void *rec, size_t size, char *msg, size_t msglen)
 {
@@ -127,8 +143,8 @@ int asc_rec_check(const void *rec, size_t size, char *msg, size_t msglen)
 	if (size < sizeof(*h))
 		BAD("record of %zu bytes is shorter than its header", size);
 	if (h->size != size || size % 8)
-		BAD("record size %u does not match %zu bytes or is not a multiple of 8",
-		    h->size, size);
+		BAD("record size %u does not match %zu bytes or is not a multiple of 8", h->size,
+		    size);
 	base = asc_rec_base_size(h->type);
 	if (!base) {
 		if (h->type == ASC_REC_INVALID)
@@ -150,6 +166,20 @@ int asc_rec_check(const void *rec, size_t size, char *msg, size_t msglen)
 
 		if (o->len > ASC_NAME_LEN)
 			BAD("opname length %u exceeds %d", o->len, ASC_NAME_LEN);
+		break;
+	}
+	case ASC_REC_HCCL_HASH: {
+		const struct asc_hccl_hash *o = rec;
+
+		if (strnlen(o->name, ASC_NAME_LEN) == ASC_NAME_LEN)
+			BAD("hccl_hash name is not NUL-terminated");
+		break;
+	}
+	case ASC_REC_HCCL_COMM: {
+		const struct asc_hccl_comm *c = rec;
+
+		if (strnlen(c->group, ASC_HCCL_GROUP_LEN) == ASC_HCCL_GROUP_LEN)
+			BAD("hccl_comm group is not NUL-terminated");
 		break;
 	}
 	case ASC_REC_SQE: {
@@ -193,8 +223,8 @@ int asc_rec_check(const void *rec, size_t size, char *msg, size_t msglen)
 		const struct asc_probe *p = rec;
 
 		if ((size_t)p->lib_len + 1 + p->sym_len + 1 > tail)
-			BAD("probe record strings (%u + %u bytes) exceed the record",
-			    p->lib_len, p->sym_len);
+			BAD("probe record strings (%u + %u bytes) exceed the record", p->lib_len,
+			    p->sym_len);
 		if (p->strings[p->lib_len] || p->strings[p->lib_len + 1 + p->sym_len] ||
 		    memchr(p->strings, 0, p->lib_len) ||
 		    memchr(p->strings + p->lib_len + 1, 0, p->sym_len))
@@ -205,8 +235,7 @@ int asc_rec_check(const void *rec, size_t size, char *msg, size_t msglen)
 		const struct asc_process *p = rec;
 
 		if (p->cmdline_len > tail)
-			BAD("process record cmdline (%u bytes) exceeds the record",
-			    p->cmdline_len);
+			BAD("process record cmdline (%u bytes) exceeds the record", p->cmdline_len);
 		if (p->cmdline_len && p->strings[p->cmdline_len - 1])
 			BAD("process record cmdline is not NUL-terminated");
 		break;
@@ -238,8 +267,9 @@ const char *asc_layer_name(unsigned int layer)
 {
 	static const char *const names[] = {
 		[ASC_LAYER_FRAMEWORK] = "framework", [ASC_LAYER_CANN] = "cann",
-		[ASC_LAYER_DRIVER] = "driver", [ASC_LAYER_MEMORY] = "memory",
-		[ASC_LAYER_DEVICE] = "device", [ASC_LAYER_PYTHON] = "python",
+		[ASC_LAYER_DRIVER] = "driver",	     [ASC_LAYER_MEMORY] = "memory",
+		[ASC_LAYER_DEVICE] = "device",	     [ASC_LAYER_PYTHON] = "python",
+		[ASC_LAYER_HCCL] = "hccl",
 	};
 
 	return layer < sizeof(names) / sizeof(names[0]) && names[layer] ? names[layer] : "?";
@@ -248,8 +278,10 @@ const char *asc_layer_name(unsigned int layer)
 const char *asc_sched_state_name(unsigned int state)
 {
 	static const char *const names[] = {
-		[ASC_SCHED_NONE] = "none", [ASC_SCHED_WARMUP] = "warmup",
-		[ASC_SCHED_RECORD] = "record", [ASC_SCHED_RECORD_AND_SAVE] = "record_and_save",
+		[ASC_SCHED_NONE] = "none",
+		[ASC_SCHED_WARMUP] = "warmup",
+		[ASC_SCHED_RECORD] = "record",
+		[ASC_SCHED_RECORD_AND_SAVE] = "record_and_save",
 	};
 
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
@@ -258,7 +290,9 @@ const char *asc_sched_state_name(unsigned int state)
 const char *asc_mem_component_name(unsigned int component)
 {
 	static const char *const names[] = {
-		[ASC_MEM_PTA] = "PTA", [ASC_MEM_GE] = "GE", [ASC_MEM_APP] = "APP",
+		[ASC_MEM_PTA] = "PTA",
+		[ASC_MEM_GE] = "GE",
+		[ASC_MEM_APP] = "APP",
 		[ASC_MEM_WORKSPACE] = "WORKSPACE",
 	};
 
@@ -268,7 +302,8 @@ const char *asc_mem_component_name(unsigned int component)
 const char *asc_mem_data_type_name(unsigned int data_type)
 {
 	static const char *const names[] = {
-		[ASC_MEM_MALLOC] = "malloc", [ASC_MEM_FREE] = "free",
+		[ASC_MEM_MALLOC] = "malloc",
+		[ASC_MEM_FREE] = "free",
 		[ASC_MEM_BLOCK_FREE] = "block_free",
 	};
 
@@ -279,7 +314,7 @@ const char *asc_module_name(unsigned int module)
 {
 	static const char *const names[] = {
 		[ASC_MOD_UNKNOWN] = "unknown", [ASC_MOD_TSDRV] = "TSDRV", [ASC_MOD_SVM] = "SVM",
-		[ASC_MOD_DEVMNG] = "DEVMNG", [ASC_MOD_OTHER] = "other",
+		[ASC_MOD_DEVMNG] = "DEVMNG",   [ASC_MOD_OTHER] = "other",
 	};
 
 	return module < sizeof(names) / sizeof(names[0]) ? names[module] : "?";
@@ -289,12 +324,24 @@ const char *asc_module_name(unsigned int module)
 const char *asc_scalar_type_name(unsigned int st)
 {
 	static const char *const names[] = {
-		[0] = "unsigned char", [1] = "signed char", [2] = "short int", [3] = "int",
-		[4] = "long int", [5] = "c10::Half", [6] = "float", [7] = "double",
-		[8] = "c10::complex<c10::Half>", [9] = "c10::complex<float>",
-		[10] = "c10::complex<double>", [11] = "bool", [12] = "c10::qint8",
-		[13] = "c10::quint8", [14] = "c10::qint32", [15] = "c10::BFloat16",
-		[16] = "c10::quint4x2", [17] = "c10::quint2x4",
+		[0] = "unsigned char",
+		[1] = "signed char",
+		[2] = "short int",
+		[3] = "int",
+		[4] = "long int",
+		[5] = "c10::Half",
+		[6] = "float",
+		[7] = "double",
+		[8] = "c10::complex<c10::Half>",
+		[9] = "c10::complex<float>",
+		[10] = "c10::complex<double>",
+		[11] = "bool",
+		[12] = "c10::qint8",
+		[13] = "c10::quint8",
+		[14] = "c10::qint32",
+		[15] = "c10::BFloat16",
+		[16] = "c10::quint4x2",
+		[17] = "c10::quint2x4",
 	};
 
 	return st < sizeof(names) / sizeof(names[0]) ? names[st] : NULL;

@@ -37,6 +37,7 @@
 #include "convert/convert.h"
 #include "convert/conv.h"
 #include "convert/db_export.h"
+#include "analysis/comm_align.h"
 #include "analysis/correlate.h"
 #include "lib/csv_writer.h"
 #include "lib/json_writer.h"
@@ -163,7 +164,7 @@ static int copy_file(const char *src, const char *dst)
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	out = asc_file_create_path(dst, 1);	/* never through a link (lib/safeio.h) */
+	out = asc_file_create_path(dst, 1); /* never through a link (lib/safeio.h) */
 	if (out < 0) {
 		close(in);
 		return out;
@@ -195,8 +196,9 @@ static void run_name(struct conv *v, int64_t wall_ns, char *buf, size_t len)
 		ms = v->last_stamp_ms + 1;
 	v->last_stamp_ms = ms;
 	wall_ns = ms * 1000000;
-	const char *worker = v->opts->worker_name ? v->opts->worker_name :
-			     asc_corr_config(v->c, "worker_name");	/* as traced */
+	const char *worker = v->opts->worker_name ?
+				     v->opts->worker_name :
+				     asc_corr_config(v->c, "worker_name"); /* as traced */
 
 	if (!worker || !*worker || strchr(worker, '/') || strlen(worker) >= 226) {
 		gethostname(host, sizeof(host) - 1);
@@ -280,6 +282,7 @@ static int convert_cycle(struct conv *v, const char *capture)
 		conv_kernel_details(v);
 		conv_operator_details(v);
 		conv_step_trace_time(v);
+		conv_communication(v);
 		conv_memory_record(v);
 		conv_operator_memory(v);
 		if (v->level >= 1) {
@@ -288,7 +291,9 @@ static int convert_cycle(struct conv *v, const char *capture)
 		}
 	}
 	if (v->export_type & ASC_EXPORT_DB) {
-		struct asc_db_opts dbo = { .out = v->out, .cycle = v->cycle, .level = v->level };
+		struct asc_db_opts dbo = {
+			.out = v->out, .cycle = v->cycle, .level = v->level, .comm = v->comm
+		};
 
 		err = asc_db_export(v->c, &dbo);
 		if (err && !v->err)
@@ -333,8 +338,9 @@ static int gzip_file(const char *tmp, const char *path, int force)
 		return -errno;
 	/* never through a link: a new name O_EXCL, a replacement through a temporary name */
 	dirfd = asc_parent_open(path, name, sizeof(name));
-	out = dirfd < 0 ? dirfd : force ? asc_tmp_create(dirfd, name, tname, sizeof(tname)) :
-					  asc_file_create(dirfd, name, 0);
+	out = dirfd < 0 ? dirfd :
+	      force	? asc_tmp_create(dirfd, name, tname, sizeof(tname)) :
+			  asc_file_create(dirfd, name, 0);
 	if (out < 0) {
 		asc_err("cannot create %s: %s%s\n", path, strerror(-out), asc_safeio_hint(out));
 		if (dirfd >= 0)
@@ -410,7 +416,7 @@ static int export_chrome(struct conv *v)
 		size_t ol = strlen(out);
 		/* trace.json.gz -> trace_0.json.gz: the cycle before both extensions */
 		const char *dot = ol > 8 && !strcmp(out + ol - 8, ".json.gz") ? out + ol - 8 :
-				  strrchr(out, '.');
+										strrchr(out, '.');
 		int base = dot && !strchr(dot, '/') ? (int)(dot - out) : (int)strlen(out);
 
 		snprintf(path, sizeof(path), "%.*s_%d%s", base, out, v->cycle < 0 ? 0 : v->cycle,
@@ -428,8 +434,34 @@ static int export_chrome(struct conv *v)
 	return err ? err : v->err;
 }
 
+/*
+ * The communication view of the capture (analysis/comm.h): a second read of
+ * its records.  A capture that cannot be read again (or has no HCCL
+ * records) has an empty one; only memory exhaustion fails.
+ */
+static int conv_load_comm(struct conv *v, const char *capture, struct asc_comm *m)
+{
+	/* a second pass only for a capture with HCCL records */
+	struct asc_capture_reader *r = capture && v->c->info.hccl_records ?
+					       asc_capture_open(capture) :
+					       NULL;
+	int err = r ? asc_comm_build(r, v->c, m) : 0;
+
+	if (r)
+		asc_capture_free(r);
+	v->comm = m;
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		asc_warn("convert: the HCCL records of %s could not be read (%s): no "
+			 "communication output\n",
+			 capture, strerror(-err));
+	return 0;
+}
+
 int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_convert_opts *opts)
 {
+	struct asc_comm comm = { 0 };
 	struct conv v = { 0 };
 	const char *lv;
 	size_t i;
@@ -437,6 +469,7 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 
 	v.c = c;
 	v.opts = opts;
+	v.capture = capture;
 	v.export_type = opts->export_type ? opts->export_type : ASC_EXPORT_TEXT;
 	v.pid = c->info.pid;
 	v.has_steps = c->nr_steps > 0;
@@ -450,6 +483,8 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 			c->nr_steps);
 		return -ENODATA;
 	}
+	if (conv_load_comm(&v, capture, &comm))
+		return -ENOMEM;
 	for (i = 0; i < (v.has_steps ? c->nr_cycles : 1); i++) {
 		v.cycle = v.has_steps ? (int)i : -1;
 		v.err = 0;
@@ -459,6 +494,7 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 		if (ret == -EEXIST)
 			break;
 	}
+	asc_comm_free(&comm);
 	/* here, not in cmd_convert: `ascbpf trace` converts through this function too */
 	if (c->info.batch_unattributed)
 		asc_warn("convert: %llu kernels of batched submissions (several launches in "
@@ -466,6 +502,19 @@ int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_
 			 "they have no op or API\n",
 			 (unsigned long long)c->info.batch_unattributed);
 	return err;
+}
+
+/*
+ * With the job's other ranks (--peer), the shift that puts this capture's
+ * host clock on the lowest rank's (analysis/comm_align.h); 0 without.
+ */
+static int64_t job_shift(const char *capture, const struct asc_convert_opts *opts)
+{
+	int64_t shift = 0;
+
+	if (opts->nr_peers && asc_comm_capture_shift(capture, opts->peers, opts->nr_peers, &shift))
+		shift = 0;
+	return shift;
 }
 
 int asc_convert_file(const char *capture, const struct asc_convert_opts *opts, const char *who)
@@ -480,7 +529,7 @@ int asc_convert_file(const char *capture, const struct asc_convert_opts *opts, c
 		asc_err("%s: cannot read back %s: %s\n", who, capture, strerror(-err));
 		return err;
 	}
-	c = asc_corr_build(r);
+	c = asc_corr_build_shifted(r, job_shift(capture, opts));
 	if (!c) {
 		err = -errno;
 		asc_err("%s: cannot correlate %s: %s\n", who, capture, strerror(-err));
@@ -495,20 +544,23 @@ int asc_convert_file(const char *capture, const struct asc_convert_opts *opts, c
 
 static void convert_usage(FILE *f)
 {
-	fprintf(f, "Usage: ascbpf convert CAPTURE [-o DIR] [--level 0|1|2] [--worker-name NAME]\n"
-		   "                      [--export text|chrome] [--export-type text|db|text,db]\n"
-		   "                      [--force]\n"
-		   "  Writes DIR/{worker}_{pid}_{YYYYmmddHHMMSSmmm}_ascend_pt/ (default DIR ./result)\n"
-		   "  as torch_npu.profiler does, one per RECORD_AND_SAVE cycle.\n"
-		   "  -o DIR            output directory (with --export chrome: the output file)\n"
-		   "  --level N         profiler level of the output (default: as traced, else 0)\n"
-		   "  --worker-name S   worker name instead of the host name\n"
-		   "  --export chrome   one Chrome trace JSON file (as export_chrome_trace;\n"
-		   "                    gzip-compressed when the -o name ends in .gz)\n"
-		   "  --export-type T   text (default), db (ascend_pytorch_profiler[_RANK].db and\n"
-		   "                    analysis.db, as torch_npu's export_type db) or text,db\n"
-		   "  --force           overwrite an existing output directory\n"
-		   "  --gzip            refused: the TensorBoard plugin does not read trace_view.json.gz\n");
+	fprintf(f,
+		"Usage: ascbpf convert CAPTURE [-o DIR] [--level 0|1|2] [--worker-name NAME]\n"
+		"                      [--export text|chrome] [--export-type text|db|text,db]\n"
+		"                      [--force]\n"
+		"  Writes DIR/{worker}_{pid}_{YYYYmmddHHMMSSmmm}_ascend_pt/ (default DIR ./result)\n"
+		"  as torch_npu.profiler does, one per RECORD_AND_SAVE cycle.\n"
+		"  -o DIR            output directory (with --export chrome: the output file)\n"
+		"  --level N         profiler level of the output (default: as traced, else 0)\n"
+		"  --worker-name S   worker name instead of the host name\n"
+		"  --export chrome   one Chrome trace JSON file (as export_chrome_trace;\n"
+		"                    gzip-compressed when the -o name ends in .gz)\n"
+		"  --export-type T   text (default), db (ascend_pytorch_profiler[_RANK].db and\n"
+		"                    analysis.db, as torch_npu's export_type db) or text,db\n"
+		"  --force           overwrite an existing output directory\n"
+		"  --peer CAPTURE    a capture of another rank of the job (repeatable): the\n"
+		"                    global ranks of its communicators (parallel_group_info)\n"
+		"  --gzip            refused: the TensorBoard plugin does not read trace_view.json.gz\n");
 }
 
 int cmd_convert(int argc, char **argv)
@@ -521,10 +573,12 @@ int cmd_convert(int argc, char **argv)
 		{ "export-type", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "gzip", no_argument, NULL, 'z' },
+		{ "peer", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct asc_convert_opts o = { .out_dir = NULL, .level = -1 };
+	static const char *peers[256];
 	struct asc_capture_reader *r;
 	struct asc_corr *c;
 	char *end;
@@ -563,12 +617,21 @@ int cmd_convert(int argc, char **argv)
 			o.export_type = asc_export_type_parse(optarg);
 			if (o.export_type < 0) {
 				asc_err("convert: --export-type must be text, db or text,db "
-					"(got '%s')\n", optarg);
+					"(got '%s')\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'f':
 			o.force = 1;
+			break;
+		case 'p':
+			if (o.nr_peers == sizeof(peers) / sizeof(peers[0])) {
+				asc_err("convert: at most %zu --peer captures\n", o.nr_peers);
+				return -EINVAL;
+			}
+			peers[o.nr_peers++] = optarg;
+			o.peers = peers;
 			break;
 		case 'z':
 			asc_err("convert: --gzip is not supported: torch-tb-profiler-ascend only "
@@ -596,15 +659,15 @@ int cmd_convert(int argc, char **argv)
 	r = asc_capture_open(argv[optind]);
 	if (!r)
 		return -errno;
-	c = asc_corr_build(r);
+	c = asc_corr_build_shifted(r, job_shift(argv[optind], &o));
 	asc_capture_free(r);
 	if (!c)
 		return -errno;
 	if (!c->info.pid && c->info.damaged) {
 		/* the damage hid the process record: say what happened, as dump and report do */
 		asc_err("convert: %s is damaged (%s; %llu bytes not read): nothing to convert "
-			"before the damage\n", argv[optind], c->info.damage,
-			(unsigned long long)c->info.bytes_unread);
+			"before the damage\n",
+			argv[optind], c->info.damage, (unsigned long long)c->info.bytes_unread);
 		asc_corr_free(c);
 		return -EIO;
 	}
@@ -630,8 +693,8 @@ int cmd_convert(int argc, char **argv)
 			 (unsigned long long)c->info.before_devchannel);
 	if (c->info.damaged) {
 		asc_err("convert: %s is damaged (%s): converted up to the last good frame, "
-			"%llu bytes after it were lost\n", argv[optind], c->info.damage,
-			(unsigned long long)c->info.bytes_unread);
+			"%llu bytes after it were lost\n",
+			argv[optind], c->info.damage, (unsigned long long)c->info.bytes_unread);
 		if (!err)
 			err = -EBADMSG;
 	} else if (!c->info.ended) {

@@ -11,12 +11,18 @@
 struct asc_corr;
 
 struct asc_convert_opts {
-	const char *out_dir;		/* DIR of DIR/{run}_ascend_pt; with chrome: the file */
-	const char *worker_name;	/* NULL: the host name */
-	int level;			/* 0..2, or -1: the capture's "level" config, else 0 */
-	int chrome;			/* --export chrome */
-	int force;			/* overwrite existing output */
-	int export_type;		/* ASC_EXPORT_* (convert/db_export.h), 0 = text */
+	const char *out_dir;	 /* DIR of DIR/{run}_ascend_pt; with chrome: the file */
+	const char *worker_name; /* NULL: the host name */
+	int level;		 /* 0..2, or -1: the capture's "level" config, else 0 */
+	int chrome;		 /* --export chrome */
+	int force;		 /* overwrite existing output */
+	int export_type;	 /* ASC_EXPORT_* (convert/db_export.h), 0 = text */
+	/*
+	 * The captures of the job's other ranks (NULL: none known): they give
+	 * parallel_group_info the global ranks of each communicator.
+	 */
+	const char *const *peers;
+	size_t nr_peers;
 };
 
 /*
@@ -25,8 +31,7 @@ struct asc_convert_opts {
  * ascbpf/capture.ascb.  Returns 0, -EEXIST (output exists, no force),
  * -ENODATA (no step was recorded) or another -errno.
  */
-int asc_convert(const struct asc_corr *c, const char *capture,
-		const struct asc_convert_opts *opts);
+int asc_convert(const struct asc_corr *c, const char *capture, const struct asc_convert_opts *opts);
 
 /*
  * Reads the capture file, joins it (analysis/correlate.h) and converts it as

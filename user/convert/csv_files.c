@@ -32,7 +32,7 @@ static const char kd_pmu[] =
 	"aiv_total_cycles,aiv_vec_time(us),aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,"
 	"aiv_mte2_time(us),aiv_mte2_ratio,aiv_mte3_time(us),aiv_mte3_ratio,aiv_icache_miss_rate,"
 	"cube_utilization(%)";
-#define KD_PMU_COLS	25
+#define KD_PMU_COLS 25
 static const char kd_header_l0[] =
 	"Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim";
 static const char od_header[] =
@@ -52,9 +52,7 @@ static const char om_header[] =
 	"Release Total Active(MB),Stream Ptr,Device Type";
 static const char os_header[] =
 	"OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)";
-static const char as_header[] =
-	"Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance";
-
+static const char as_header[] = "Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance";
 
 /* ---- CSV files ---- */
 
@@ -63,7 +61,7 @@ void conv_kernel_details(struct conv *v)
 	const struct asc_corr *c = v->c;
 	struct asc_out o;
 	struct asc_csv csv;
-	int64_t *last_end = NULL;	/* per (device, stream): previous task end, for Wait Time */
+	int64_t *last_end = NULL; /* per (device, stream): previous task end, for Wait Time */
 	uint64_t *keys = NULL;
 	size_t nkeys = 0, i, j, rows = 0;
 
@@ -71,7 +69,7 @@ void conv_kernel_details(struct conv *v)
 		if ((c->kernels[i].flags & ASC_CORR_K_COMPUTE) && conv_kernel_in(v, &c->kernels[i]))
 			rows++;
 	if (!rows)
-		return;		/* torch_npu writes no CSV without rows */
+		return; /* torch_npu writes no CSV without rows */
 	if (conv_open_out(v, &o, v->out, "kernel_details.csv")) {
 		v->err = -EIO;
 		return;
@@ -104,7 +102,7 @@ void conv_kernel_details(struct conv *v)
 			;
 		if (j < nkeys) {
 			if (k->start_ns > last_end[j])
-				wait = k->start_ns - last_end[j];
+				wait = asc_ns_sub(k->start_ns, last_end[j]);
 		} else {
 			keys[nkeys++] = key;
 		}
@@ -125,7 +123,7 @@ void conv_kernel_details(struct conv *v)
 		asc_csv_cstr(&csv, asc_corr_str(c, k->name));
 		asc_csv_cstr(&csv, asc_corr_str(c, k->type));
 		if (v->level > 0)
-			asc_csv_cstr(&csv, "N/A");	/* OP State: dynamic/static unknown */
+			asc_csv_cstr(&csv, "N/A"); /* OP State: dynamic/static unknown */
 		asc_csv_cstr(&csv, asc_corr_task_type_name(k->task_type));
 		asc_csv_ts(&csv, k->start_ns);
 		conv_csv_3ns(&csv, asc_ns_sub(k->end_ns, k->start_ns));
@@ -183,12 +181,17 @@ void conv_operator_details(struct conv *v)
 		if ((op->flags & ASC_CORR_O_STEP) || !conv_in_cycle(v, op->step))
 			continue;
 		asc_csv_cstr(&csv, asc_corr_str(c, op->name));
-		asc_csv_cstr(&csv, asc_corr_str(c, op->input_dims));	/* empty without shapes */
+		asc_csv_cstr(&csv, asc_corr_str(c, op->input_dims)); /* empty without shapes */
 		asc_csv_cstr(&csv, asc_corr_str(c, op->stack));
 		asc_csv_us_float(&csv, asc_ns_sub(dur, child[i]));
 		asc_csv_us_float(&csv, dur);
-#define DEV(x) do { if (x) asc_csv_us_float(&csv, (x)); \
-		    else asc_csv_cstr(&csv, "0"); } while (0)
+#define DEV(x)                                       \
+	do {                                         \
+		if (x)                               \
+			asc_csv_us_float(&csv, (x)); \
+		else                                 \
+			asc_csv_cstr(&csv, "0");     \
+	} while (0)
 		DEV(op->device_self_ns);
 		DEV(op->device_total_ns);
 		DEV(op->device_self_aicore_ns);
@@ -200,28 +203,141 @@ void conv_operator_details(struct conv *v)
 	conv_close_out(v, &o, "operator_details.csv");
 }
 
+/* Sum of the spans starting in [s0, s1); *first / *last: earliest start, latest end. */
+static int64_t step_sum(const struct span *sp, size_t n, int64_t s0, int64_t s1, int64_t *first,
+			int64_t *last)
+{
+	int64_t sum = 0;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		if (sp[j].s < s0 || sp[j].s >= s1)
+			continue;
+		sum = asc_ns_add(sum, asc_ns_sub(sp[j].e, sp[j].s));
+		if (*first < 0 || sp[j].s < *first)
+			*first = sp[j].s;
+		if (sp[j].e > *last)
+			*last = sp[j].e;
+	}
+	return sum;
+}
+
+/* The framework start of the row: the step's start, else the first op of the cycle. */
+static int64_t step_fwk_start(struct conv *v, size_t i, int64_t first)
+{
+	const struct asc_corr *c = v->c;
+	size_t j;
+
+	if (v->has_steps)
+		return c->steps[i].start_ns;
+	for (j = 0; j < c->nr_ops; j++)
+		if (conv_in_cycle(v, c->ops[j].step))
+			return c->ops[j].start_ns;
+	return first;
+}
+
+/* Did a task of device dev come from a submission in step id step? (only for empty steps) */
+static int step_submitted(const struct asc_corr *c, uint32_t dev, uint64_t step)
+{
+	for (size_t j = 0; j < c->nr_kernels; j++)
+		if (c->kernels[j].device == dev && c->kernels[j].step >= 0 &&
+		    (uint64_t)c->kernels[j].step == step)
+			return 1;
+	return 0;
+}
+
+/*
+ * One row per device and recorded step (torch_npu _trace_step_time_parser.py):
+ * the Overlap Analysis events starting in the step summed per row name,
+ * Overlapped = Communication - Not Overlapped, Bubble = the hcom_receive ops,
+ * Stage = the events' span less Bubble, Not Overlapped and Exclude Receive =
+ * max(Not Overlapped - Bubble, 0), Preparing = first Computing / Communication
+ * start less the step's start.  0: no row (a capture without steps and without events).
+ * A recorded step in which no event starts (npu_train baseline's ~1 ms steps, whose
+ * tasks run after the next step began) still has its row, all 0, when it submitted a task
+ * to dev: torch_npu writes one per step with launches (fwk_cann_relation_parser.py
+ * get_step_range(); docs/known-issues.md), and its tasks are counted in the step they
+ * start in. A step without any submission (oom's refused step 0) has none.
+ */
+int conv_step_values(struct conv *v, const struct conv_overlap *o, uint32_t d, size_t i,
+		     struct conv_step_row *row)
+{
+	const struct asc_corr *c = v->c;
+	int64_t s0 = INT64_MIN, s1 = INT64_MAX, first = -1, last = -1, f2, l2;
+
+	memset(row, 0, sizeof(*row));
+	if (v->has_steps) {
+		if (c->steps[i].cycle != v->cycle || !asc_sched_recording(c->steps[i].state))
+			return 0;
+		s0 = c->steps[i].start_ns;
+		s1 = c->steps[i].end_ns;
+	}
+	row->comp = step_sum(o->comp, o->ncomp, s0, s1, &first, &last);
+	row->comm = step_sum(o->comm, o->ncomm, s0, s1, &first, &last);
+	f2 = first;
+	l2 = last;
+	row->nov = step_sum(o->nov, o->nnov, s0, s1, &f2, &l2);
+	row->freet = step_sum(o->freet, o->nfree, s0, s1, &f2, &l2);
+	if (first < 0)
+		return v->has_steps && step_submitted(c, d, c->steps[i].step);
+	row->bubble = conv_receive_ns(v, d, s0, s1);
+	row->stage = (l2 - f2) - row->bubble;
+	row->nov_excl = row->nov > row->bubble ? row->nov - row->bubble : 0;
+	row->preparing = first - step_fwk_start(v, i, first);
+	return 1;
+}
+
+static void step_row(struct conv *v, struct asc_csv *csv, const struct conv_overlap *o, uint32_t d,
+		     size_t i)
+{
+	struct conv_step_row r;
+
+	if (!conv_step_values(v, o, d, i, &r))
+		return;
+	if (v->has_steps)
+		asc_csv_printf(csv, "%llu", (unsigned long long)v->c->steps[i].step);
+	else
+		asc_csv_empty(csv);
+	asc_csv_us_float(csv, r.comp);
+	asc_csv_us_float(csv, r.nov);	       /* Communication(Not Overlapped) */
+	asc_csv_us_float(csv, r.comm - r.nov); /* Overlapped */
+	asc_csv_us_float(csv, r.comm);	       /* Communication */
+	asc_csv_us_float(csv, r.freet);
+	asc_csv_us_float(csv, r.stage);
+	if (r.bubble)
+		asc_csv_us_float(csv, r.bubble);
+	else
+		asc_csv_cstr(csv, "0"); /* Bubble: torch_npu's int 0 */
+	asc_csv_us_float(csv, r.nov_excl);
+	asc_csv_us_float(csv, r.preparing);
+	asc_csv_end(csv);
+}
+
 void conv_step_trace_time(struct conv *v)
 {
 	const struct asc_corr *c = v->c;
 	uint32_t devs = conv_devices_of(v), d;
 	struct asc_out o;
 	struct asc_csv csv;
-	size_t i, j, nspan;
+	size_t i;
 	int opened = 0;
 
 	for (d = 0; d < 32; d++) {
-		struct span *sp;
+		struct conv_overlap ov;
 
 		if (!(devs & (1u << d)))
 			continue;
-		sp = conv_computing_spans(v, d, &nspan);
-		if (!nspan) {
-			free(sp);
+		if (conv_overlap(v, d, &ov)) {
+			v->err = -ENOMEM;
+			break;
+		}
+		if (!ov.ncomp && !ov.ncomm) {
+			conv_overlap_free(&ov);
 			continue;
 		}
 		if (!opened++) {
 			if (conv_open_out(v, &o, v->out, "step_trace_time.csv")) {
-				free(sp);
+				conv_overlap_free(&ov);
 				v->err = -EIO;
 				return;
 			}
@@ -229,58 +345,9 @@ void conv_step_trace_time(struct conv *v)
 			asc_csv_header(&csv, st_header);
 		}
 		/* one row per recorded step, or one row for a capture without steps */
-		for (i = 0; i < (v->has_steps ? c->nr_steps : 1); i++) {
-			int64_t s0 = INT64_MIN, s1 = INT64_MAX, comp = 0, freet = 0;
-			int64_t first = -1, last = -1, fwk_start;
-
-			if (v->has_steps) {
-				if (c->steps[i].cycle != v->cycle ||
-				    !asc_sched_recording(c->steps[i].state))
-					continue;
-				s0 = c->steps[i].start_ns;
-				s1 = c->steps[i].end_ns;
-			}
-			for (j = 0; j < nspan; j++) {
-				if (sp[j].s < s0 || sp[j].s >= s1)
-					continue;
-				comp += sp[j].e - sp[j].s;
-				if (first < 0)
-					first = sp[j].s;
-				last = sp[j].e;
-				if (j + 1 < nspan) {
-					freet += sp[j + 1].s - sp[j].e;
-					if (sp[j + 1].s > last)
-						last = sp[j + 1].s;
-				}
-			}
-			if (first < 0)
-				continue;
-			if (v->has_steps)
-				asc_csv_printf(&csv, "%llu", (unsigned long long)c->steps[i].step);
-			else
-				asc_csv_empty(&csv);
-			asc_csv_us_float(&csv, comp);
-			asc_csv_pyfloat(&csv, 0.0);	/* Communication(Not Overlapped) */
-			asc_csv_pyfloat(&csv, 0.0);	/* Overlapped */
-			asc_csv_pyfloat(&csv, 0.0);	/* Communication */
-			asc_csv_us_float(&csv, freet);
-			asc_csv_us_float(&csv, (last - first));	/* Stage (Bubble 0) */
-			asc_csv_cstr(&csv, "0");			/* Bubble */
-			asc_csv_pyfloat(&csv, 0.0);
-			if (v->has_steps) {
-				fwk_start = c->steps[i].start_ns;
-			} else {
-				fwk_start = first;
-				for (j = 0; j < c->nr_ops; j++)
-					if (conv_in_cycle(v, c->ops[j].step)) {
-						fwk_start = c->ops[j].start_ns;
-						break;
-					}
-			}
-			asc_csv_us_float(&csv, (first - fwk_start));	/* Preparing */
-			asc_csv_end(&csv);
-		}
-		free(sp);
+		for (i = 0; i < (v->has_steps ? c->nr_steps : 1); i++)
+			step_row(v, &csv, &ov, d, i);
+		conv_overlap_free(&ov);
 	}
 	if (opened)
 		conv_close_out(v, &o, "step_trace_time.csv");
@@ -387,10 +454,9 @@ void conv_memory_record(struct conv *v)
  * OP_MEMORY table both read it.  *al is malloc'ed (NULL when *nal is 0);
  * -ENOMEM.
  */
-int conv_op_allocations(const struct asc_corr *c, int cycle, struct conv_alloc **al,
-			size_t *nal)
+int conv_op_allocations(const struct asc_corr *c, int cycle, struct conv_alloc **al, size_t *nal)
 {
-	struct asc_u64map open = { 0 };	/* ptr -> a index of its newest allocation */
+	struct asc_u64map open = { 0 }; /* ptr -> a index of its newest allocation */
 	struct conv_alloc *a;
 	size_t i, n = 0, rows = 0;
 	uint64_t j;
@@ -479,11 +545,11 @@ void conv_operator_memory(struct conv *v)
 		else
 			asc_csv_empty(&csv);
 		if (f)
-			asc_csv_ts(&csv, f->ts_ns - m->ts_ns);
+			asc_csv_ts(&csv, asc_ns_sub(f->ts_ns, m->ts_ns));
 		else
 			asc_csv_empty(&csv);
 		if (b)
-			asc_csv_ts(&csv, b->ts_ns - m->ts_ns);
+			asc_csv_ts(&csv, asc_ns_sub(b->ts_ns, m->ts_ns));
 		else
 			asc_csv_empty(&csv);
 		mb(&csv, m->total_allocated);
@@ -509,7 +575,7 @@ out_free:
 
 /* Aggregation for op_statistic / api_statistic. */
 struct agg {
-	uint32_t name, type;	/* string ids */
+	uint32_t name, type; /* string ids */
 	uint32_t level;
 	uint64_t count;
 	double total, min, max, sumsq;
@@ -673,7 +739,9 @@ void conv_api_statistic(struct conv *v)
 		double avg = a[i].total / a[i].count;
 		double var = a[i].sumsq / a[i].count - avg * avg;
 
-		asc_csv_cstr(&csv, a[i].level == ASC_CORR_LEVEL_RUNTIME ? "runtime" : "acl");
+		asc_csv_cstr(&csv, a[i].level == ASC_CORR_LEVEL_RUNTIME ? "runtime" :
+				   a[i].level == ASC_CORR_LEVEL_HCCL	? "hccl" :
+									  "acl");
 		asc_csv_cstr(&csv, asc_corr_str(c, a[i].name));
 		conv_csv_3(&csv, a[i].total);
 		asc_csv_printf(&csv, "%llu", (unsigned long long)a[i].count);

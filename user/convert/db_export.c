@@ -24,11 +24,12 @@
 #include "analysis/correlate.h"
 #include "convert/conv.h"
 #include "convert/db_export.h"
+#include "convert/db_int.h"
 #include "convert/db_schema.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 
-#define DB_BATCH	65536
+#define DB_BATCH 65536
 
 int asc_export_type_parse(const char *s)
 {
@@ -49,17 +50,17 @@ struct strent {
 
 struct strpool {
 	uint32_t base, next;
-	struct strent *ents;		/* interned strings in id order (ids base + index) */
+	struct strent *ents; /* interned strings in id order (ids base + index) */
 	size_t n, ecap;
-	struct asc_idxmap index;	/* string bytes -> ents[] */
+	struct asc_idxmap index; /* string bytes -> ents[] */
 	char *arena;
 	size_t alen, acap;
-	uint32_t empty_id;		/* id of "" once interned, else 0 */
+	uint32_t empty_id; /* id of "" once interned, else 0 */
 	int has_empty;
-	uint32_t *cache_key, *cache_id;	/* direct-mapped: view string id -> db id */
+	uint32_t *cache_key, *cache_id; /* direct-mapped: view string id -> db id */
 };
 
-#define CACHE_SLOTS	8192
+#define CACHE_SLOTS 8192
 
 static int pool_init(struct strpool *p, uint32_t base)
 {
@@ -170,7 +171,7 @@ struct dbw {
 	sqlite3_stmt *st;
 	const char *table;
 	enum asc_db_table_id id;
-	int nopk;			/* torch_npu's own CREATE TABLE: no primary keys */
+	int nopk; /* torch_npu's own CREATE TABLE: no primary keys */
 	size_t in_batch;
 	int col;
 	int err;
@@ -311,8 +312,9 @@ static int db_open(struct dbw *w, const char *path)
 		return -EEXIST;
 	}
 	/* NOFOLLOW: never through a link (the directory was made by this convert) */
-	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &w->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+			    NULL) != SQLITE_OK) {
 		asc_err("convert: cannot create %s: %s\n", path,
 			w->db ? sqlite3_errmsg(w->db) : "out of memory");
 		sqlite3_close(w->db);
@@ -342,17 +344,37 @@ struct dbx {
 	const struct asc_db_opts *o;
 	struct dbw w;
 	struct strpool cann, fwk, mem;
-	uint64_t gpid;			/* pid << 32, globalTid / globalPid base */
-	uint32_t na;			/* msprof "N/A" */
-	int32_t *op_conn;		/* per op: its CONNECTION_IDS id, -1 none */
-	int32_t *node_first;		/* per call: the first task it launched (its Node@launch) */
-	int fwk_only;			/* framework only (no npu activity): no msprof tables */
+	uint64_t gpid;	     /* pid << 32, globalTid / globalPid base */
+	uint32_t na;	     /* msprof "N/A" */
+	int32_t *op_conn;    /* per op: its CONNECTION_IDS id, -1 none */
+	int32_t *node_first; /* per call: the first task it launched (its Node@launch) */
+	int fwk_only;	     /* framework only (no npu activity): no msprof tables */
 };
 
 /* The same cycle filter as the text files: recorded steps of this cycle. */
 static int in_cycle(const struct dbx *x, int32_t step)
 {
 	return conv_step_in_cycle(x->c, x->o->cycle, step);
+}
+
+/*
+ * A table of one row per kept element: row(x, i) for i in [0, n) either binds
+ * every column of row i and returns 1, or binds nothing and returns 0 (not a
+ * row).  The table is created at its first row (tab_begin), so none is left
+ * where no element is kept.  The shape of most tables: a new table whose rows
+ * come from one array needs only its row function.
+ */
+static void tab_rows(struct dbx *x, const char *name, enum asc_db_table_id id, size_t n,
+		     int (*row)(struct dbx *x, size_t i))
+{
+	struct dbw *w = &x->w;
+	size_t i;
+
+	tab_begin(w, name, id, 0);
+	for (i = 0; i < n && !w->err; i++)
+		if (row(x, i))
+			row_end(w);
+	tab_end(w);
 }
 
 /* TASK.connectionId of a kernel: the text's connection_id (index + 1). */
@@ -419,13 +441,13 @@ static void tasks(struct dbx *x)
 		b_int(w, k->end_ns);
 		b_int(w, k->device);
 		b_int(w, tconn(x, k));
-		b_int(w, gtid++);	/* globalTaskId: dense, as msprof's IdPool */
+		b_int(w, gtid++); /* globalTaskId: dense, as msprof's IdPool */
 		b_int(w, c->info.pid);
 		b_int(w, pool_id(&x->cann, asc_corr_task_type_name(k->task_type)));
-		b_int(w, ASC_DB_INVALID);		/* contextId: no FFTS sub-task */
+		b_int(w, ASC_DB_INVALID); /* contextId: no FFTS sub-task */
 		b_int(w, k->stream);
 		b_int(w, k->task_id);
-		b_int(w, ASC_DB_INVALID);		/* modelId: not a graph */
+		b_int(w, ASC_DB_INVALID); /* modelId: not a graph */
 		row_end(w);
 	}
 	tab_end(w);
@@ -443,7 +465,7 @@ static void tasks(struct dbx *x)
 		b_int(w, pool_sid(&x->cann, c, k->name));
 		b_int(w, gtid - 1);
 		b_int(w, k->block_dim);
-		b_int(w, ASC_DB_INVALID);		/* mixBlockNum: unknown */
+		b_int(w, ASC_DB_INVALID); /* mixBlockNum: unknown */
 		b_int(w, pool_id(&x->cann, asc_corr_task_type_name(k->task_type)));
 		b_int(w, pool_sid(&x->cann, c, k->type));
 		/* formats, types, shapes, attrInfo, opState, hf32Eligible, gridDim, blockDim:
@@ -474,7 +496,9 @@ static void cann_api(struct dbx *x)
 			continue;
 		b_int(w, k->start_ns);
 		b_int(w, k->end_ns);
-		b_int(w, k->level == ASC_CORR_LEVEL_ACL ? ASC_DB_API_ACL : ASC_DB_API_RUNTIME);
+		b_int(w, k->level == ASC_CORR_LEVEL_ACL	 ? ASC_DB_API_ACL :
+			 k->level == ASC_CORR_LEVEL_HCCL ? 5500 /* communication */ :
+							   ASC_DB_API_RUNTIME);
 		b_int(w, (int64_t)(x->gpid | k->tid));
 		b_int(w, cconn(c, i));
 		b_int(w, pool_sid(&x->cann, c, k->name));
@@ -485,8 +509,7 @@ static void cann_api(struct dbx *x)
 		const struct asc_corr_kernel *k = &c->kernels[i];
 		const struct asc_corr_call *a;
 
-		if (!x->node_first || k->node_call < 0 ||
-		    x->node_first[k->node_call] != (int32_t)i)
+		if (!x->node_first || k->node_call < 0 || x->node_first[k->node_call] != (int32_t)i)
 			continue;
 		a = &c->calls[k->node_call];
 		b_int(w, a->start_ns);
@@ -533,8 +556,9 @@ static void pytorch_queue_api(struct dbx *x, int side, int64_t *next_id)
 		const struct asc_corr_queue *q = &c->queues[i];
 		int64_t s = side ? q->deq_start_ns : q->enq_start_ns;
 		int64_t e = side ? q->deq_end_ns : q->enq_end_ns;
-		const char *nm = q->name ? asc_corr_str(c, q->name) :
-				 q->op >= 0 ? asc_corr_str(c, c->ops[q->op].name) : "";
+		const char *nm = q->name    ? asc_corr_str(c, q->name) :
+				 q->op >= 0 ? asc_corr_str(c, c->ops[q->op].name) :
+					      "";
 		int matched = q->enq_start_ns && q->deq_start_ns;
 
 		if (!s || !in_cycle(x, q->step))
@@ -689,7 +713,7 @@ static void memory_record(struct dbx *x)
 		if (c->mems[i].component != ASC_MEM_APP && in_cycle(x, c->mems[i].step))
 			rows++;
 	if (!rows)
-		return;		/* torch_npu creates it with its first row */
+		return; /* torch_npu creates it with its first row */
 	tab_begin(w, "MEMORY_RECORD", ASC_DBT_MEMORY_RECORD, 0);
 	for (i = 0; i < c->nr_mems && !w->err; i++) {
 		const struct asc_corr_mem *m = &c->mems[i], *other;
@@ -724,8 +748,9 @@ static void memory_record(struct dbx *x)
 		b_int(w, m->ts_ns);
 		b_int(w, (int64_t)(m->total_allocated + (other ? other->total_allocated : 0)));
 		b_int(w, (int64_t)(m->total_reserved + (other ? other->total_reserved : 0)));
-		b_int(w, (int64_t)((is_ge ? 0 : m->total_active) +
-				   (other && !is_ge ? 0 : other ? other->total_active : 0)));
+		b_int(w, (int64_t)((is_ge ? 0 : m->total_active) + (other && !is_ge ? 0 :
+								    other ? other->total_active :
+									    0)));
 		if (!is_ge && (!other || m->stream))
 			b_int(w, (int64_t)m->stream);
 		else if (is_ge && other)
@@ -766,8 +791,8 @@ static void op_memory(struct dbx *x)
 		b_int(w, m->ts_ns);
 		f ? b_int(w, f->ts_ns) : b_null(w);
 		b ? b_int(w, b->ts_ns) : b_null(w);
-		f ? b_int(w, f->ts_ns - m->ts_ns) : b_null(w);
-		b ? b_int(w, b->ts_ns - m->ts_ns) : b_null(w);
+		f ? b_int(w, asc_ns_sub(f->ts_ns, m->ts_ns)) : b_null(w);
+		b ? b_int(w, asc_ns_sub(b->ts_ns, m->ts_ns)) : b_null(w);
 		b_int(w, (int64_t)m->total_allocated);
 		b_int(w, (int64_t)m->total_reserved);
 		b_int(w, (int64_t)m->total_active);
@@ -783,56 +808,33 @@ static void op_memory(struct dbx *x)
 }
 
 /* NPU_MEM: the APP records (the text's NPU MEM "APP/HBM" counter), bytes. */
-static void npu_mem(struct dbx *x)
+static int npu_mem_row(struct dbx *x, size_t i)
 {
-	const struct asc_corr *c = x->c;
+	const struct asc_corr_mem *m = &x->c->mems[i];
 	struct dbw *w = &x->w;
-	uint32_t app = 0;
-	size_t i;
-	int open = 0;
 
-	for (i = 0; i < c->nr_mems && !w->err; i++) {
-		const struct asc_corr_mem *m = &c->mems[i];
-
-		if (m->component != ASC_MEM_APP || !in_cycle(x, m->step))
-			continue;
-		if (!open++) {
-			app = pool_id(&x->cann, "app");
-			tab_begin(w, "NPU_MEM", ASC_DBT_NPU_MEM, 0);
-		}
-		b_int(w, app);
-		b_int(w, 0);		/* ddr: the card's memory is HBM */
-		b_int(w, (int64_t)m->total_reserved);
-		b_int(w, m->ts_ns);
-		b_int(w, m->device);
-		row_end(w);
-	}
-	if (open)
-		tab_end(w);
+	if (m->component != ASC_MEM_APP || !in_cycle(x, m->step))
+		return 0;
+	b_int(w, pool_id(&x->cann, "app")); /* a string id from the first row on */
+	b_int(w, 0);			    /* ddr: the card's memory is HBM */
+	b_int(w, (int64_t)m->total_reserved);
+	b_int(w, m->ts_ns);
+	b_int(w, m->device);
+	return 1;
 }
 
 /* STEP_TIME: the recorded ProfilerStep#N ranges. */
-static void step_time(struct dbx *x)
+static int step_time_row(struct dbx *x, size_t i)
 {
-	const struct asc_corr *c = x->c;
+	const struct asc_corr_op *op = &x->c->ops[i];
 	struct dbw *w = &x->w;
-	size_t i;
-	int open = 0;
 
-	for (i = 0; i < c->nr_ops && !w->err; i++) {
-		const struct asc_corr_op *op = &c->ops[i];
-
-		if (!(op->flags & ASC_CORR_O_STEP) || !in_cycle(x, op->step))
-			continue;
-		if (!open++)
-			tab_begin(w, "STEP_TIME", ASC_DBT_STEP_TIME, 0);
-		b_int(w, op->step);
-		b_int(w, op->start_ns);
-		b_int(w, op->end_ns);
-		row_end(w);
-	}
-	if (open)
-		tab_end(w);
+	if (!(op->flags & ASC_CORR_O_STEP) || !in_cycle(x, op->step))
+		return 0;
+	b_int(w, op->step);
+	b_int(w, op->start_ns);
+	b_int(w, op->end_ns);
+	return 1;
 }
 
 /* The small tables: META_DATA, SESSION_TIME_INFO, RANK_DEVICE_MAP, the enums. */
@@ -849,8 +851,10 @@ static void small_tables(struct dbx *x)
 	tab_begin(w, "META_DATA", ASC_DBT_META_DATA, 1);
 	for (k = 0; !x->fwk_only && k < 4; k++) {
 		static const char *const ver[4][2] = {
-			{ "SCHEMA_VERSION", "1.2.0" }, { "SCHEMA_VERSION_MAJOR", "1" },
-			{ "SCHEMA_VERSION_MINOR", "2" }, { "SCHEMA_VERSION_MICRO", "0" },
+			{ "SCHEMA_VERSION", "1.2.0" },
+			{ "SCHEMA_VERSION_MAJOR", "1" },
+			{ "SCHEMA_VERSION_MINOR", "2" },
+			{ "SCHEMA_VERSION_MICRO", "0" },
 		};
 
 		b_text(w, ver[k][0]);
@@ -950,129 +954,6 @@ static void string_rows(struct dbw *w, const struct strpool *p)
 	}
 }
 
-/*
- * analysis.db StepTraceTime: per device and recorded step, the numbers of
- * step_trace_time.csv (Computing = union of the compute tasks starting in the
- * step, Free = gaps between them, Stage = first start .. last end, Preparing
- * = first task - step start), in us.  No communication: those columns are 0.
- */
-struct stepacc {
-	int64_t comp, freet, first, last;
-};
-
-static void step_trace(struct dbx *x, struct dbw *w)
-{
-	const struct asc_corr *c = x->c;
-	size_t nst = c->nr_steps ? c->nr_steps : 1, i, j;
-	struct stepacc *acc = calloc(nst, sizeof(*acc));
-	int64_t fwk0 = INT64_MIN;
-	uint32_t devs = 0, d;
-	char step[32];
-
-	if (!acc) {
-		w->err = -ENOMEM;
-		return;
-	}
-	for (i = 0; i < c->nr_kernels; i++)
-		if ((c->kernels[i].flags & ASC_CORR_K_COMPUTE) && in_cycle(x, c->kernels[i].step))
-			devs |= 1u << (c->kernels[i].device & 31);
-	for (i = 0; i < c->nr_ops; i++)
-		if (in_cycle(x, c->ops[i].step)) {
-			fwk0 = c->ops[i].start_ns;
-			break;
-		}
-	tab_begin(w, "StepTraceTime", ASC_DBT_STEP_TRACE_TIME, 1);
-	for (d = 0; d < 32 && !w->err; d++) {
-		int64_t s = 0, e = 0;
-		int have = 0;
-
-		if (!(devs & (1u << d)))
-			continue;
-		memset(acc, 0, nst * sizeof(*acc));
-		for (j = 0; j < nst; j++)
-			acc[j].first = -1;
-		/* merged spans, closed one at a time into the step holding their start */
-		for (i = 0; i <= c->nr_kernels; i++) {
-			const struct asc_corr_kernel *k = i < c->nr_kernels ? &c->kernels[i] : NULL;
-			struct stepacc *a;
-			size_t lo = 0, hi;
-
-			if (k && (k->device != d || !(k->flags & ASC_CORR_K_COMPUTE) ||
-				  !in_cycle(x, k->step)))
-				continue;
-			if (k && have && k->start_ns <= e) {
-				if (k->end_ns > e)
-					e = k->end_ns;
-				continue;
-			}
-			if (have) {
-				/* step of the span [s, e): steps are sorted by start */
-				if (c->nr_steps) {
-					for (hi = c->nr_steps; lo < hi;) {
-						size_t mid = (lo + hi) / 2;
-
-						if (c->steps[mid].start_ns <= s)
-							lo = mid + 1;
-						else
-							hi = mid;
-					}
-					lo = lo ? lo - 1 : SIZE_MAX;
-				}
-				if (lo != SIZE_MAX && (!c->nr_steps ||
-						       (s < c->steps[lo].end_ns &&
-							c->steps[lo].cycle == x->o->cycle &&
-							asc_sched_recording(c->steps[lo].state)))) {
-					a = &acc[lo];
-					a->comp += e - s;
-					if (a->first < 0)
-						a->first = s;
-					if (e > a->last)
-						a->last = e;
-					if (k) {
-						a->freet += k->start_ns - e;
-						if (k->start_ns > a->last)
-							a->last = k->start_ns;
-					}
-				}
-			}
-			if (!k)
-				break;
-			s = k->start_ns;
-			e = k->end_ns;
-			have = 1;
-		}
-		for (j = 0; j < nst && !w->err; j++) {
-			const struct stepacc *a = &acc[j];
-			int64_t f0;
-
-			if (a->first < 0)
-				continue;
-			b_int(w, d);
-			if (c->nr_steps) {
-				snprintf(step, sizeof(step), "%llu",
-					 (unsigned long long)c->steps[j].step);
-				b_text(w, step);
-				f0 = c->steps[j].start_ns;
-			} else {
-				b_null(w);
-				f0 = fwk0 == INT64_MIN ? a->first : fwk0;
-			}
-			b_real(w, a->comp / 1000.0);
-			b_real(w, 0.0);
-			b_real(w, 0.0);
-			b_real(w, 0.0);
-			b_real(w, a->freet / 1000.0);
-			b_real(w, (a->last - a->first) / 1000.0);
-			b_real(w, 0.0);
-			b_real(w, 0.0);
-			b_real(w, (a->first - f0) / 1000.0);
-			row_end(w);
-		}
-	}
-	tab_end(w);
-	free(acc);
-}
-
 /* path + ".tmp" -> path once complete; removes the temporary on failure. */
 static int finish(const char *tmp, const char *path, int err)
 {
@@ -1113,10 +994,11 @@ static int torch_db(struct dbx *x, const char *path)
 	pytorch_api(x);
 	memory_record(x);
 	op_memory(x);
-	npu_mem(x);
-	step_time(x);
+	tab_rows(x, "NPU_MEM", ASC_DBT_NPU_MEM, x->c->nr_mems, npu_mem_row);
+	tab_rows(x, "STEP_TIME", ASC_DBT_STEP_TIME, x->c->nr_ops, step_time_row);
 	/* COMMUNICATION_OP / COMMUNICATION_TASK_INFO: msprof creates a table with its
-	 * first row; a job without HCCL has neither (issue 16 fills them) */
+	 * first row; a job without HCCL has neither (db_comm.c) */
+	db_comm_tables(x);
 	tab_begin(w, "STRING_IDS", ASC_DBT_STRING_IDS, 1);
 	string_rows(w, &x->cann);
 	string_rows(w, &x->fwk);
@@ -1144,8 +1026,9 @@ static int analysis_db(struct dbx *x, const char *path)
 	if (err)
 		return err;
 	/* CommAnalyzerTime/Bandwidth/Matrix come from CANN's communication analysis:
-	 * without communication torch_npu writes none of them (issue 16) */
-	step_trace(x, &w);
+	 * without communication torch_npu writes none of them (db_comm.c) */
+	db_step_trace(x, &w);
+	db_comm_analysis(x, &w);
 	err = db_close(&w);
 	return finish(tmp, path, err);
 }
@@ -1185,4 +1068,71 @@ out:
 	pool_free(&x.fwk);
 	pool_free(&x.mem);
 	return err;
+}
+
+/* ---- lent to db_comm.c (db_int.h) ---- */
+
+const struct asc_corr *dbx_corr(const struct dbx *x)
+{
+	return x->c;
+}
+
+const struct asc_comm *dbx_comm(const struct dbx *x)
+{
+	return x->o->comm;
+}
+
+int dbx_cycle(const struct dbx *x)
+{
+	return x->o->cycle;
+}
+
+int dbx_in_cycle(const struct dbx *x, int32_t step)
+{
+	return in_cycle(x, step);
+}
+
+struct dbw *dbx_writer(struct dbx *x)
+{
+	return &x->w;
+}
+
+uint32_t dbx_str(struct dbx *x, const char *s)
+{
+	return pool_id(&x->cann, s);
+}
+
+void dbw_table(struct dbw *w, const char *name, enum asc_db_table_id id)
+{
+	tab_begin(w, name, id, 0);
+}
+
+void dbw_int(struct dbw *w, int64_t v)
+{
+	b_int(w, v);
+}
+
+void dbw_real(struct dbw *w, double v)
+{
+	b_real(w, v);
+}
+
+void dbw_text(struct dbw *w, const char *s)
+{
+	b_text(w, s);
+}
+
+void dbw_null(struct dbw *w)
+{
+	b_null(w);
+}
+
+void dbw_row(struct dbw *w)
+{
+	row_end(w);
+}
+
+int dbw_table_end(struct dbw *w)
+{
+	return tab_end(w);
 }

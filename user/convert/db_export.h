@@ -9,15 +9,17 @@
 #define __ASCBPF_DB_EXPORT_H
 
 struct asc_corr;
+struct asc_comm;
 
 /* asc_convert_opts.export_type bits; 0 means text (torch_npu's default) */
-#define ASC_EXPORT_TEXT		0x1
-#define ASC_EXPORT_DB		0x2
+#define ASC_EXPORT_TEXT 0x1
+#define ASC_EXPORT_DB	0x2
 
 struct asc_db_opts {
-	const char *out;	/* the ASCEND_PROFILER_OUTPUT directory (exists) */
-	int cycle;		/* RECORD_AND_SAVE cycle written, -1 = whole capture */
-	int level;		/* 0..2: which CANN_API rows exist (as the text's events) */
+	const char *out;	     /* the ASCEND_PROFILER_OUTPUT directory (exists) */
+	int cycle;		     /* RECORD_AND_SAVE cycle written, -1 = whole capture */
+	int level;		     /* 0..2: which CANN_API rows exist (as the text's events) */
+	const struct asc_comm *comm; /* communication view (analysis/comm.h), NULL none */
 };
 
 /*

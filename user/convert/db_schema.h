@@ -13,7 +13,7 @@
 
 struct asc_db_col {
 	const char *name;
-	const char *type;	/* "INTEGER", "TEXT", "NUMERIC" */
+	const char *type; /* "INTEGER", "TEXT", "NUMERIC" */
 	int pk;
 };
 
@@ -46,7 +46,7 @@ enum asc_db_table_id {
 	ASC_DBT_COMMUNICATION_OP,
 	ASC_DBT_CANN_API,
 	ASC_DBT_NPU_MEM,
-	ASC_DBT_ENUM,			/* the column set shared by every ENUM_* table */
+	ASC_DBT_ENUM, /* the column set shared by every ENUM_* table */
 	ASC_DBT_PYTORCH_API,
 	ASC_DBT_CONNECTION_IDS,
 	ASC_DBT_PYTORCH_CALLCHAINS,
@@ -66,17 +66,17 @@ extern const struct asc_db_enum_table asc_db_enums[];
 extern const int asc_db_nr_enums;
 
 /* Unknown integer (torch_npu DbConstant.DB_INVALID_VALUE, msprof UINT32_MAX). */
-#define ASC_DB_INVALID		4294967295ull
+#define ASC_DB_INVALID	      4294967295ull
 /* String id bases: msprof's ids from 0, torch_npu's framework and memory strings. */
-#define ASC_DB_STR_FWK		(1u << 28)
-#define ASC_DB_STR_MEM		(2u << 28)
+#define ASC_DB_STR_FWK	      (1u << 28)
+#define ASC_DB_STR_MEM	      (2u << 28)
 /* Connection ids of the task queue in PYTORCH_API (torch_npu START_CONNECTION_ID_FWK_API). */
-#define ASC_DB_CONN_FWK		(5ull << 28)
+#define ASC_DB_CONN_FWK	      (5ull << 28)
 /* ENUM_API_TYPE ids: msprof's levels and torch_npu's ApiType. */
-#define ASC_DB_API_NODE		10000
-#define ASC_DB_API_ACL		20000
-#define ASC_DB_API_RUNTIME	5000
-#define ASC_DB_API_TORCH_OP	50001
-#define ASC_DB_API_TASK_QUEUE	50002
+#define ASC_DB_API_NODE	      10000
+#define ASC_DB_API_ACL	      20000
+#define ASC_DB_API_RUNTIME    5000
+#define ASC_DB_API_TORCH_OP   50001
+#define ASC_DB_API_TASK_QUEUE 50002
 
 #endif /* __ASCBPF_DB_SCHEMA_H */

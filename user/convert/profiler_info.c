@@ -19,11 +19,10 @@
 
 /* The env variables profiler_metadata.json and META_DATA's ENV_VARIABLES list, NULL-ended. */
 const char *const conv_env_names[] = {
-	"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT",
-	"HOST_CACHE_CAPACITY", "ASCEND_ENHANCE_ENABLE", "PYTORCH_NPU_ALLOC_CONF",
-	"ASCEND_LAUNCH_BLOCKING", NULL,
+	"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC",	     "HCCL_RDMA_SL",
+	"ACLNN_CACHE_LIMIT",	   "HOST_CACHE_CAPACITY",    "ASCEND_ENHANCE_ENABLE",
+	"PYTORCH_NPU_ALLOC_CONF",  "ASCEND_LAUNCH_BLOCKING", NULL,
 };
-
 
 /* ---- profiler_info / metadata ---- */
 
@@ -61,7 +60,7 @@ void conv_profiler_info(struct conv *v)
 		return;
 	}
 	asc_out_puts(&o, "{\n    \"config\": {\n        \"common_config\": {\n"
-		     "            \"activities\": [");
+			 "            \"activities\": [");
 	{
 		int n = 0;
 
@@ -75,8 +74,8 @@ void conv_profiler_info(struct conv *v)
 	}
 	/* schedule: "wait=W,warmup=U,active=A,repeat=R,skip_first=S" as traced */
 	if (sched && *sched) {
-		static const char *const keys[] = { "wait", "active", "warmup", "repeat",
-						    "skip_first", NULL };
+		static const char *const keys[] = { "wait",   "active",	    "warmup",
+						    "repeat", "skip_first", NULL };
 		int k;
 
 		asc_out_puts(&o, "            \"schedule\": {");
@@ -95,31 +94,38 @@ void conv_profiler_info(struct conv *v)
 	} else {
 		asc_out_puts(&o, "            \"schedule\": {},\n");
 	}
-	asc_out_printf(&o, "            \"record_shapes\": %s,\n"
+	asc_out_printf(&o,
+		       "            \"record_shapes\": %s,\n"
 		       "            \"profile_memory\": %s,\n"
 		       "            \"with_stack\": %s,\n            \"with_flops\": false,\n"
 		       "            \"with_modules\": %s\n        },\n",
 		       jbool(v, "record_shapes"), jbool(v, "profile_memory"),
 		       jbool(v, "with_stack"), jbool(v, "with_modules"));
-	asc_out_printf(&o, "        \"experimental_config\": {\n"
-		       "            \"_profiler_level\": \"Level%d\",\n"
-		       "            \"_aic_metrics\": \"%s\",\n"
-		       "            \"_l2_cache\": false,\n            \"_msprof_tx\": false,\n"
-		       "            \"_data_simplification\": true,\n"
-		       "            \"record_op_args\": false,\n"
-		       "            \"_export_type\": %s,\n            \"_op_attr\": false,\n"
-		       "            \"_gc_detect_threshold\": null\n        }\n    },\n",
-		       v->level, v->level == 0 ? "ACL_AICORE_NONE" : "ACL_AICORE_PIPE_UTILIZATION",
-		       v->export_type == ASC_EXPORT_DB ? "\"db\"" :
-		       v->export_type == ASC_EXPORT_TEXT ? "\"text\"" :
-		       "[\n                \"text\",\n                \"db\"\n            ]");
-	asc_out_printf(&o, "    \"start_info\": {\n        \"syscnt_enable\": %s,\n"
+	asc_out_printf(
+		&o,
+		"        \"experimental_config\": {\n"
+		"            \"_profiler_level\": \"Level%d\",\n"
+		"            \"_aic_metrics\": \"%s\",\n"
+		"            \"_l2_cache\": false,\n            \"_msprof_tx\": false,\n"
+		"            \"_data_simplification\": true,\n"
+		"            \"record_op_args\": false,\n"
+		"            \"_export_type\": %s,\n            \"_op_attr\": false,\n"
+		"            \"_gc_detect_threshold\": null\n        }\n    },\n",
+		v->level, v->level == 0 ? "ACL_AICORE_NONE" : "ACL_AICORE_PIPE_UTILIZATION",
+		v->export_type == ASC_EXPORT_DB ?
+			"\"db\"" :
+		v->export_type == ASC_EXPORT_TEXT ?
+			"\"text\"" :
+			"[\n                \"text\",\n                \"db\"\n            ]");
+	asc_out_printf(&o,
+		       "    \"start_info\": {\n        \"syscnt_enable\": %s,\n"
 		       "        \"freq\": %llu,\n        \"start_cnt\": %llu,\n"
 		       "        \"start_monotonic\": %lld\n    },\n",
 		       in->have_devclock ? "true" : "false",
 		       (unsigned long long)(in->devclock_freq_hz / 1000000),
 		       (unsigned long long)in->devclock_counter, (long long)in->devclock_mono_ns);
-	asc_out_printf(&o, "    \"end_info\": {\n        \"collectionTimeEnd\": %lld,\n"
+	asc_out_printf(&o,
+		       "    \"end_info\": {\n        \"collectionTimeEnd\": %lld,\n"
 		       "        \"MonotonicTimeEnd\": %lld\n    }",
 		       (long long)in->end_wall_ns, (long long)in->end_mono_ns);
 	if (rank >= 0)
@@ -128,7 +134,11 @@ void conv_profiler_info(struct conv *v)
 	conv_close_out(v, &o, name);
 }
 
-/* profiler_metadata.json: only when the capture carries the env (config "env.NAME=value"). */
+/*
+ * profiler_metadata.json: when the capture carries the env (config
+ * "env.NAME=value") or joined a communicator (parallel_group_info,
+ * comm_files.c).
+ */
 void conv_profiler_metadata(struct conv *v)
 {
 	struct asc_out o;
@@ -140,7 +150,7 @@ void conv_profiler_metadata(struct conv *v)
 		if (asc_corr_config(v->c, key))
 			any = 1;
 	}
-	if (!any)
+	if (!any && !(v->comm && v->comm->nr_groups))
 		return;
 	if (conv_open_out(v, &o, v->dir, "profiler_metadata.json")) {
 		v->err = -EIO;
@@ -152,6 +162,8 @@ void conv_profiler_metadata(struct conv *v)
 		asc_out_printf(&o, "%s\"%s\": ", i ? ", " : "", conv_env_names[i]);
 		asc_json_cstr(&o, cfg(v, key, ""));
 	}
-	asc_out_puts(&o, "}}");
+	asc_out_putc(&o, '}');
+	conv_parallel_group_info(v, &o);
+	asc_out_putc(&o, '}');
 	conv_close_out(v, &o, "profiler_metadata.json");
 }

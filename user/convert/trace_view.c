@@ -23,7 +23,7 @@
 
 struct trace {
 	struct asc_out *o;
-	int n;		/* events written in the current half */
+	int n; /* events written in the current half */
 };
 
 static void ev_begin(struct trace *t)
@@ -63,11 +63,15 @@ static void meta(struct trace *t, const char *name, uint32_t pid, uint32_t tid, 
 {
 	ev_begin(t);
 	if (fwk)
-		asc_out_printf(t->o, "\"ph\": \"M\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, "
-			       "\"args\": {\"%s\": ", name, pid, tid, key);
+		asc_out_printf(t->o,
+			       "\"ph\": \"M\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, "
+			       "\"args\": {\"%s\": ",
+			       name, pid, tid, key);
 	else
-		asc_out_printf(t->o, "\"name\": \"%s\", \"pid\": %u, \"tid\": %u, "
-			       "\"args\": {\"%s\": ", name, pid, tid, key);
+		asc_out_printf(t->o,
+			       "\"name\": \"%s\", \"pid\": %u, \"tid\": %u, "
+			       "\"args\": {\"%s\": ",
+			       name, pid, tid, key);
 	if (sval)
 		asc_json_cstr(t->o, sval);
 	else
@@ -135,10 +139,12 @@ static void h2d_start(struct trace *t, const struct asc_corr *c, const struct as
 		      uint32_t cann)
 {
 	ev_begin(t);
-	asc_out_printf(t->o, "\"name\": \"HostToDevice%llu\", \"ph\": \"s\", "
+	asc_out_printf(t->o,
+		       "\"name\": \"HostToDevice%llu\", \"ph\": \"s\", "
 		       "\"cat\": \"HostToDevice\", \"id\": \"%llu\", \"pid\": %u, "
-		       "\"tid\": %u, ", (unsigned long long)conn_id(c, k),
-		       (unsigned long long)conn_id(c, k), cann, h2d_tid(c, k));
+		       "\"tid\": %u, ",
+		       (unsigned long long)conn_id(c, k), (unsigned long long)conn_id(c, k), cann,
+		       h2d_tid(c, k));
 	put_ts(t->o, "ts", h2d_start_ns(c, k));
 	asc_out_putc(t->o, '}');
 }
@@ -158,8 +164,10 @@ static void node_launch(struct trace *t, const struct asc_corr *c, const struct 
 	put_ts(t->o, "ts", a->start_ns);
 	asc_out_puts(t->o, ", ");
 	put_dur(t->o, asc_ns_sub(a->end_ns, a->start_ns));
-	asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"launch\", "
-		       "\"level\": \"node\", \"id\": \"0\", \"item_id\": ", a->tid);
+	asc_out_printf(t->o,
+		       ", \"args\": {\"Thread Id\": %u, \"Mode\": \"launch\", "
+		       "\"level\": \"node\", \"id\": \"0\", \"item_id\": ",
+		       a->tid);
 	asc_json_cstr(t->o, asc_corr_str(c, k->name));
 	put_u(t->o, ", \"connection_id\": ", conn_id(c, k));
 	asc_out_puts(t->o, "}, \"ph\": \"X\"}");
@@ -169,8 +177,8 @@ static void node_launch(struct trace *t, const struct asc_corr *c, const struct 
 int conv_call_level_shown(int level, const struct asc_corr_call *k)
 {
 	if (level == 0 || k->level == ASC_CORR_LEVEL_NODE)
-		return 0;	/* Level0 prunes every CANN event; a node launch: its Node only */
-	return k->level == ASC_CORR_LEVEL_ACL || level >= 2;
+		return 0; /* Level0 prunes every CANN event; a node launch: its Node only */
+	return k->level == ASC_CORR_LEVEL_ACL || k->level == ASC_CORR_LEVEL_HCCL || level >= 2;
 }
 
 static const char *call_mode(const char *name)
@@ -181,6 +189,8 @@ static const char *call_mode(const char *name)
 		return "ACL_OP";
 	if (!strncmp(name, "rt", 2))
 		return "RUNTIME";
+	if (!strncmp(name, "Hccl", 4))
+		return "HCCL";
 	return "ACL_OTHERS";
 }
 
@@ -256,7 +266,7 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 		asc_out_s64(t->o, o->seq);
 		asc_out_puts(t->o, ", \"Fwd thread id\": ");
 		asc_out_u64(t->o, o->fwd_tid);
-		if (o->input_dims || o->input_types) {	/* --record-shapes */
+		if (o->input_dims || o->input_types) { /* --record-shapes */
 			asc_out_puts(t->o, ", \"Input Dims\": ");
 			asc_json_cstr(t->o, asc_corr_str(c, o->input_dims));
 			asc_out_puts(t->o, ", \"Input type\": ");
@@ -276,8 +286,9 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 			int64_t s = side ? q->deq_start_ns : q->enq_start_ns;
 			int64_t e = side ? q->deq_end_ns : q->enq_end_ns;
 			uint32_t tid = side ? q->deq_tid : q->enq_tid;
-			const char *nm = q->name ? asc_corr_str(c, q->name) :
-					 q->op >= 0 ? asc_corr_str(c, c->ops[q->op].name) : "";
+			const char *nm = q->name    ? asc_corr_str(c, q->name) :
+					 q->op >= 0 ? asc_corr_str(c, c->ops[q->op].name) :
+						      "";
 			int matched = q->enq_start_ns && q->deq_start_ns;
 
 			if (!s || !conv_in_cycle(v, q->step))
@@ -295,7 +306,8 @@ static void write_fwk_half(struct conv *v, struct trace *t)
 			put_ts(t->o, "ts", s);
 			asc_out_puts(t->o, ", ");
 			put_dur(t->o, asc_ns_sub(e, s));
-			asc_out_printf(t->o, ", \"cat\": \"%s\", "
+			asc_out_printf(t->o,
+				       ", \"cat\": \"%s\", "
 				       "\"args\": {\"correlation_id\": %llu}}",
 				       side ? "dequeue" : "enqueue",
 				       (unsigned long long)q->correlation_id);
@@ -442,7 +454,10 @@ static void cann_call(struct trace *t, const struct asc_corr *c, size_t i, uint3
 	char full[160];
 
 	snprintf(full, sizeof(full), "%s@%s",
-		 k->level == ASC_CORR_LEVEL_RUNTIME ? "Runtime" : "AscendCL", nm);
+		 k->level == ASC_CORR_LEVEL_RUNTIME ? "Runtime" :
+		 k->level == ASC_CORR_LEVEL_HCCL    ? "Hccl" :
+						      "AscendCL",
+		 nm);
 	ev_begin(t);
 	asc_out_puts(t->o, "\"name\": ");
 	asc_json_cstr(t->o, full);
@@ -450,9 +465,13 @@ static void cann_call(struct trace *t, const struct asc_corr *c, size_t i, uint3
 	put_ts(t->o, "ts", k->start_ns);
 	asc_out_puts(t->o, ", ");
 	put_dur(t->o, asc_ns_sub(k->end_ns, k->start_ns));
-	asc_out_printf(t->o, ", \"args\": {\"Thread Id\": %u, \"Mode\": \"%s\", "
-		       "\"level\": \"%s\", \"id\": ", k->tid, call_mode(nm),
-		       k->level == ASC_CORR_LEVEL_RUNTIME ? "runtime" : "acl");
+	asc_out_printf(t->o,
+		       ", \"args\": {\"Thread Id\": %u, \"Mode\": \"%s\", "
+		       "\"level\": \"%s\", \"id\": ",
+		       k->tid, call_mode(nm),
+		       k->level == ASC_CORR_LEVEL_RUNTIME ? "runtime" :
+		       k->level == ASC_CORR_LEVEL_HCCL	  ? "hccl" :
+							    "acl");
 	asc_json_cstr(t->o, nm);
 	asc_out_printf(t->o, ", \"item_id\": \"0\", \"connection_id\": %zu}, \"ph\": \"X\"}",
 		       i + 1);
@@ -491,7 +510,7 @@ static int write_cann(struct conv *v, struct trace *t, uint32_t cann)
 		if (k->api < 0 || !conv_kernel_in(v, k))
 			continue;
 		if (node_kernel && k->node_call >= 0 && node_kernel[k->node_call] == (int32_t)i)
-			continue;	/* written after its Node@launch */
+			continue; /* written after its Node@launch */
 		h2d_start(t, c, k, cann);
 	}
 	free(node_kernel);
@@ -516,8 +535,8 @@ static void hw_kernel(struct trace *t, const struct asc_corr *c, const struct as
 	put_u(t->o, "\", \"Physic Stream Id\": ", k->stream);
 	put_u(t->o, ", \"Stream Id\": ", k->stream);
 	put_u(t->o, ", \"Task Id\": ", k->task_id);
-	put_u(t->o, ", \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": ",
-	      conn_id(c, k));
+	put_u(t->o,
+	      ", \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": ", conn_id(c, k));
 	asc_out_puts(t->o, "}, \"ph\": \"X\"}");
 	if (k->api >= 0) {
 		ev_begin(t);
@@ -552,8 +571,7 @@ static void write_hardware(struct conv *v, struct trace *t, uint32_t d)
 
 		snprintf(name, sizeof(name), "Stream %u", streams[j]);
 		meta(t, "thread_name", hw, streams[j], "name", name, 0, 0);
-		meta(t, "thread_sort_index", hw, streams[j], "sort_index", NULL,
-		     streams[j], 0);
+		meta(t, "thread_sort_index", hw, streams[j], "sort_index", NULL, streams[j], 0);
 	}
 	meta(t, "process_labels", hw, 0, "labels", "NPU", 0, 0);
 	meta(t, "process_sort_index", hw, 0, "sort_index", NULL, SORT_HARDWARE, 0);
@@ -565,12 +583,191 @@ static void write_hardware(struct conv *v, struct trace *t, uint32_t d)
 	}
 }
 
-/* Overlap Analysis of device d: Computing = union of compute kernels, Free = the gaps. */
+/* The groups of device d's ops in this cycle, first seen first; returns their count. */
+static size_t hccl_groups(const struct conv *v, uint32_t d, int32_t *gs, size_t max)
+{
+	const struct asc_comm *m = v->comm;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < m->nr_ops; i++) {
+		const struct asc_comm_op *o = &m->ops[i];
+
+		if (o->device != d || !o->ntasks || !conv_in_cycle(v, o->step))
+			continue;
+		for (j = 0; j < n && gs[j] != o->group; j++)
+			;
+		if (j == n && n < max)
+			gs[n++] = o->group;
+	}
+	return n;
+}
+
+static void hccl_task(struct trace *t, const struct asc_comm *m, size_t ti, uint32_t pid,
+		      uint32_t tid)
+{
+	const struct asc_comm_task *k = &m->tasks[ti];
+	int64_t dur = asc_ns_sub(k->end_ns, k->start_ns);
+	char bw[40];
+
+	ev_begin(t);
+	asc_out_printf(t->o, "\"name\": \"%s\", \"pid\": %u, \"tid\": %u, ",
+		       asc_comm_kind_name(k->kind), pid, tid);
+	put_ts(t->o, "ts", k->start_ns);
+	asc_out_puts(t->o, ", ");
+	put_dur(t->o, dur);
+	/* bytes / ns = GB/s; "duration estimated(us)" is HCCL's model, not captured: 0 */
+	asc_fmt_pyfloat(bw, dur > 0 ? (double)k->size / (double)dur : 0.0);
+	asc_out_printf(t->o,
+		       ", \"args\": {\"notify_id\": \"%llu\", \"duration estimated(us)\": 0, "
+		       "\"stream id\": %u, \"task id\": %u, \"context id\": %zu, "
+		       "\"task type\": \"%s\", \"src rank\": %u, \"dst rank\": %u, "
+		       "\"transport type\": \"%s\", \"size(Byte)\": %llu, \"data type\": \"%s\", "
+		       "\"link type\": \"%s\", \"bandwidth(GB/s)\": %s, \"model id\": 4294967295}, "
+		       "\"ph\": \"X\"}",
+		       (unsigned long long)k->notify_id, k->stream, k->task_id,
+		       ti - m->ops[k->op].task0, asc_comm_kind_name(k->kind), k->src_rank,
+		       k->dst_rank, asc_comm_transport_name(k->transport),
+		       (unsigned long long)k->size, k->data_type, asc_comm_link_name(k->link), bw);
+}
+
+static void hccl_op(struct trace *t, const struct conv *v, size_t oi, uint32_t pid, uint32_t tid)
+{
+	const struct asc_comm_op *o = &v->comm->ops[oi];
+
+	ev_begin(t);
+	asc_out_puts(t->o, "\"name\": ");
+	asc_json_cstr(t->o, o->name);
+	asc_out_printf(t->o, ", \"pid\": %u, \"tid\": %u, ", pid, tid);
+	put_ts(t->o, "ts", o->start_ns);
+	asc_out_puts(t->o, ", ");
+	put_dur(t->o, asc_ns_sub(o->end_ns, o->start_ns));
+	/*
+	 * connection_id: its Hccl@ API event's (call index + 1) at Level1+, joined
+	 * by a HostToDevice flow; else one after every call's.  alg_type: not captured.
+	 */
+	asc_out_printf(t->o,
+		       ", \"args\": {\"connection_id\": %zu, \"model id\": 4294967295, "
+		       "\"data_type\": \"%s\", \"alg_type\": \"N/A\", \"count\": %llu}, "
+		       "\"ph\": \"X\"}",
+		       conv_comm_conn(v, oi), o->data_type[0] ? o->data_type : "INVALID_TYPE",
+		       (unsigned long long)o->count);
+	if (o->call >= 0 && conv_call_level_shown(v->level, &v->c->calls[o->call])) {
+		const struct asc_corr_call *k = &v->c->calls[o->call];
+		unsigned long long id = (unsigned long long)o->call + 1;
+
+		ev_begin(t);
+		asc_out_printf(t->o,
+			       "\"name\": \"HostToDevice%llu\", \"ph\": \"s\", "
+			       "\"cat\": \"HostToDevice\", \"id\": \"%llu\", \"pid\": %u, "
+			       "\"tid\": %u, ",
+			       id, id, conv_fmt_pid(v->pid, SORT_CANN, 0), k->tid);
+		put_ts(t->o, "ts", k->start_ns);
+		asc_out_putc(t->o, '}');
+		ev_begin(t);
+		asc_out_printf(t->o,
+			       "\"name\": \"HostToDevice%llu\", \"ph\": \"f\", "
+			       "\"id\": \"%llu\", ",
+			       id, id);
+		put_ts(t->o, "ts", o->start_ns);
+		asc_out_printf(t->o,
+			       ", \"cat\": \"HostToDevice\", \"pid\": %u, \"tid\": %u, "
+			       "\"bp\": \"e\"}",
+			       pid, tid);
+	}
+}
+
+/*
+ * The HCCL process of device d (msprof's hccl_assembler): per group a
+ * "Group N Communication" row with its ops, then one "Plane P" row per plane
+ * of its tasks at tid = the group's tid + P + 1; the next group's row after
+ * its last plane.
+ */
+static void write_hccl(struct conv *v, struct trace *t, uint32_t d)
+{
+	const struct asc_comm *m = v->comm;
+	uint32_t pid = conv_fmt_pid(v->pid, SORT_HCCL, d), base[64], maxp[64];
+	int32_t gs[64];
+	size_t ng, g, i, j;
+
+	if (!m || !(ng = hccl_groups(v, d, gs, 64)))
+		return;
+	meta(t, "process_name", pid, 0, "name", "HCCL", 0, 0);
+	for (g = 0; g < ng; g++) {
+		char name[48];
+		uint64_t planes = 0;
+
+		maxp[g] = 0;
+		base[g] = g ? base[g - 1] + maxp[g - 1] + 2 : 0;
+		for (i = 0; i < m->nr_ops; i++)
+			for (j = m->ops[i].task0;
+			     m->ops[i].group == gs[g] && m->ops[i].device == d &&
+			     j < m->ops[i].task0 + m->ops[i].ntasks;
+			     j++) {
+				if (m->tasks[j].plane < 64)
+					planes |= 1ull << m->tasks[j].plane;
+				if (m->tasks[j].plane < 64 && m->tasks[j].plane > maxp[g])
+					maxp[g] = m->tasks[j].plane;
+			}
+		snprintf(name, sizeof(name), "Group %zu Communication", g);
+		meta(t, "thread_name", pid, base[g], "name", name, 0, 0);
+		meta(t, "thread_sort_index", pid, base[g], "sort_index", NULL, base[g], 0);
+		for (i = 0; i < 64; i++)
+			if (planes & (1ull << i)) {
+				snprintf(name, sizeof(name), "Plane %zu", i);
+				meta(t, "thread_name", pid, base[g] + i + 1, "name", name, 0, 0);
+			}
+		for (i = 0; i < 64; i++)
+			if (planes & (1ull << i))
+				meta(t, "thread_sort_index", pid, base[g] + i + 1, "sort_index",
+				     NULL, base[g] + i + 1, 0);
+	}
+	meta(t, "process_labels", pid, 0, "labels", "NPU", 0, 0);
+	meta(t, "process_sort_index", pid, 0, "sort_index", NULL, SORT_HCCL, 0);
+	for (i = 0; i < m->nr_ops; i++) { /* tasks first, then ops, as msprof */
+		const struct asc_comm_op *o = &m->ops[i];
+
+		for (g = 0; g < ng && gs[g] != o->group; g++)
+			;
+		if (g == ng || o->device != d || !conv_in_cycle(v, o->step))
+			continue;
+		for (j = o->task0; j < o->task0 + o->ntasks; j++)
+			hccl_task(t, m, j, pid,
+				  base[g] + (m->tasks[j].plane < 64 ? m->tasks[j].plane : 0) + 1);
+	}
+	for (i = 0; i < m->nr_ops; i++) {
+		const struct asc_comm_op *o = &m->ops[i];
+
+		for (g = 0; g < ng && gs[g] != o->group; g++)
+			;
+		if (g < ng && o->device == d && o->ntasks && conv_in_cycle(v, o->step))
+			hccl_op(t, v, i, pid, base[g]);
+	}
+}
+
+/* One Overlap Analysis row's X events (no args, no cat, as msprof writes them). */
+static void overlap_row(struct trace *t, uint32_t ov, uint32_t tid, const char *name,
+			const struct span *sp, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		ev_begin(t);
+		asc_out_printf(t->o, "\"name\": \"%s\", \"pid\": %u, \"tid\": %u, ", name, ov, tid);
+		put_ts(t->o, "ts", sp[i].s);
+		asc_out_puts(t->o, ", ");
+		put_dur(t->o, asc_ns_sub(sp[i].e, sp[i].s));
+		asc_out_puts(t->o, ", \"ph\": \"X\"}");
+	}
+}
+
+/*
+ * Overlap Analysis of device d (conv_overlap()): Computing, Communication,
+ * Communication(Not Overlapped) and Free rows, tids 0..3.
+ */
 static void write_overlap(struct conv *v, struct trace *t, uint32_t d)
 {
 	uint32_t ov = conv_fmt_pid(v->pid, SORT_OVERLAP, d);
-	size_t i, nspan;
-	struct span *sp = conv_computing_spans(v, d, &nspan);
+	struct conv_overlap o;
 
 	meta(t, "process_name", ov, 0, "name", "Overlap Analysis", 0, 0);
 	meta(t, "thread_name", ov, 0, "name", "Computing", 0, 0);
@@ -579,23 +776,15 @@ static void write_overlap(struct conv *v, struct trace *t, uint32_t d)
 	meta(t, "thread_name", ov, 3, "name", "Free", 0, 0);
 	meta(t, "process_labels", ov, 0, "labels", "NPU", 0, 0);
 	meta(t, "process_sort_index", ov, 0, "sort_index", NULL, SORT_OVERLAP, 0);
-	for (i = 0; i < nspan; i++) {
-		ev_begin(t);
-		asc_out_printf(t->o, "\"name\": \"Computing\", \"pid\": %u, \"tid\": 0, ", ov);
-		put_ts(t->o, "ts", sp[i].s);
-		asc_out_puts(t->o, ", ");
-		put_dur(t->o, sp[i].e - sp[i].s);
-		asc_out_puts(t->o, ", \"ph\": \"X\"}");
-		if (i + 1 < nspan) {
-			ev_begin(t);
-			asc_out_printf(t->o, "\"name\": \"Free\", \"pid\": %u, \"tid\": 3, ", ov);
-			put_ts(t->o, "ts", sp[i].e);
-			asc_out_puts(t->o, ", ");
-			put_dur(t->o, sp[i + 1].s - sp[i].e);
-			asc_out_puts(t->o, ", \"ph\": \"X\"}");
-		}
+	if (conv_overlap(v, d, &o)) {
+		v->err = -ENOMEM;
+		return;
 	}
-	free(sp);
+	overlap_row(t, ov, 0, "Computing", o.comp, o.ncomp);
+	overlap_row(t, ov, 1, "Communication", o.comm, o.ncomm);
+	overlap_row(t, ov, 2, "Communication(Not Overlapped)", o.nov, o.nnov);
+	overlap_row(t, ov, 3, "Free", o.freet, o.nfree);
+	conv_overlap_free(&o);
 }
 
 /* NPU MEM counters of device d from the driver-level (APP) memory records. */
@@ -621,8 +810,10 @@ static void write_npu_mem(struct conv *v, struct trace *t, uint32_t d)
 		asc_out_puts(t->o, "\"name\": \"APP/HBM\", ");
 		put_ts(t->o, "ts", m->ts_ns);
 		asc_fmt_pyfloat(kb, (double)m->total_reserved / 1024.0);
-		asc_out_printf(t->o, ", \"pid\": %u, \"tid\": 0, \"args\": {\"KB\": %s}, "
-			       "\"ph\": \"C\"}", mp, kb);
+		asc_out_printf(t->o,
+			       ", \"pid\": %u, \"tid\": 0, \"args\": {\"KB\": %s}, "
+			       "\"ph\": \"C\"}",
+			       mp, kb);
 	}
 }
 
@@ -642,7 +833,7 @@ static void write_torch_to_npu(struct conv *v, struct trace *t)
 		o = &c->ops[k->op];
 		if (!conv_in_cycle(v, o->step))
 			continue;
-		id = (uint64_t)k->start_ns;	/* the kernel ts string without its dot */
+		id = (uint64_t)k->start_ns; /* the kernel ts string without its dot */
 		flow(t, "s", "torch_to_npu", id, v->pid, o->tid, o->start_ns, "async_npu");
 		flow(t, "f", "torch_to_npu", id, conv_fmt_pid(v->pid, SORT_HARDWARE, k->device),
 		     k->stream, k->start_ns, "async_npu");
@@ -660,6 +851,7 @@ static void write_npu_half(struct conv *v, struct trace *t)
 		if (!(devs & (1u << d)))
 			continue;
 		write_hardware(v, t, d);
+		write_hccl(v, t, d);
 		write_overlap(v, t, d);
 		write_npu_mem(v, t, d);
 	}
@@ -686,7 +878,7 @@ int conv_write_trace(struct conv *v, const char *path)
 		t.n = 0;
 		write_npu_half(v, &t);
 		if (!t.n && o.bytes + o.len == before + 1)
-			o.len--;	/* nothing followed the seam (still in the buffer) */
+			o.len--; /* nothing followed the seam (still in the buffer) */
 	}
 	asc_out_putc(&o, ']');
 	return conv_close_out(v, &o, path);

@@ -23,11 +23,11 @@ struct load_seg {
 	uint64_t offset;
 	uint64_t filesz;
 	uint64_t memsz;
-	uint32_t flags;		/* PF_X | PF_W | PF_R */
+	uint32_t flags; /* PF_X | PF_W | PF_R */
 };
 
 struct asc_elf {
-	struct asc_elf *next;		/* cache list */
+	struct asc_elf *next; /* cache list */
 	int refs;
 	dev_t dev;
 	ino_t ino;
@@ -45,10 +45,16 @@ struct asc_elf {
 	 * lock, so lazy lookups and a later full open of the same cached file can run at once.
 	 */
 	pthread_mutex_t lock;
-	bool syms_loaded;		/* syms/by_addr read (asc_elf_open) */
-	struct asc_elf_symbol *syms;	/* sorted by name */
+	bool syms_loaded;	     /* syms/by_addr read (asc_elf_open) */
+	struct asc_elf_symbol *syms; /* sorted by name */
 	size_t nr_syms;
-	struct asc_elf_symbol **by_addr;	/* sorted by vaddr */
+	struct asc_elf_symbol **by_addr; /* sorted by vaddr */
+	bool has_symtab;		 /* the file itself has a .symtab */
+	bool want_debug;		 /* look for a debug file when the symbols are read */
+	/* the separate debug file whose .symtab syms also hold (open_debug_file), or none */
+	char *debug_path;
+	int debug_fd;
+	Elf *debug_e;
 };
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -76,8 +82,8 @@ static int cmp_sym_name(const void *a, const void *b)
 
 static int cmp_sym_addr(const void *a, const void *b)
 {
-	const struct asc_elf_symbol *x = *(const struct asc_elf_symbol * const *)a;
-	const struct asc_elf_symbol *y = *(const struct asc_elf_symbol * const *)b;
+	const struct asc_elf_symbol *x = *(const struct asc_elf_symbol *const *)a;
+	const struct asc_elf_symbol *y = *(const struct asc_elf_symbol *const *)b;
 
 	if (x->vaddr != y->vaddr)
 		return x->vaddr < y->vaddr ? -1 : 1;
@@ -85,6 +91,30 @@ static int cmp_sym_addr(const void *a, const void *b)
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
 	return (x->bind == STB_GLOBAL) > (y->bind == STB_GLOBAL) ? -1 : 0;
+}
+
+/* The NT_GNU_BUILD_ID of a note block d as lower-case hex into out (2 * 64 + 1), if it has one. */
+static void note_build_id(Elf_Data *d, char *out)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		const unsigned char *desc = (const unsigned char *)d->d_buf + desc_off;
+		size_t k;
+
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) || nh.n_descsz > 64)
+			continue;
+		for (k = 0; k < nh.n_descsz; k++) {
+			static const char hex[] = "0123456789abcdef";
+
+			out[2 * k] = hex[desc[k] >> 4];
+			out[2 * k + 1] = hex[desc[k] & 15];
+		}
+		out[2 * nh.n_descsz] = '\0';
+		return;
+	}
 }
 
 static int load_segments(struct asc_elf *elf)
@@ -109,34 +139,16 @@ static int load_segments(struct asc_elf *elf)
 			s->memsz = ph.p_memsz;
 			s->flags = ph.p_flags;
 		} else if (ph.p_type == PT_NOTE && !elf->build_id[0]) {
-			Elf_Data *d = elf_getdata_rawchunk(elf->e, ph.p_offset, ph.p_filesz,
-							   ELF_T_NHDR);
-			size_t off = 0, name_off, desc_off;
-			GElf_Nhdr nh;
-
-			while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-				const unsigned char *desc = (const unsigned char *)d->d_buf + desc_off;
-				size_t k;
-
-				if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-				    memcmp((const char *)d->d_buf + name_off, "GNU", 4) ||
-				    nh.n_descsz > 64)
-					continue;
-				for (k = 0; k < nh.n_descsz; k++) {
-					static const char hex[] = "0123456789abcdef";
-
-					elf->build_id[2 * k] = hex[desc[k] >> 4];
-					elf->build_id[2 * k + 1] = hex[desc[k] & 15];
-				}
-				elf->build_id[2 * nh.n_descsz] = '\0';
-				break;
-			}
+			note_build_id(elf_getdata_rawchunk(elf->e, ph.p_offset, ph.p_filesz,
+							   ELF_T_NHDR),
+				      elf->build_id);
 		}
 	}
 	return 0;
 }
 
-static int load_symtab(struct asc_elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint8_t source,
+/* Appends the function symbols of table scn of e (elf->e or its debug file's) to elf->syms. */
+static int load_symtab(struct asc_elf *elf, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, uint8_t source,
 		       size_t *cap)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -157,7 +169,7 @@ static int load_symtab(struct asc_elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint8_t
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
 		    !s.st_value)
 			continue;
-		name = elf_strptr(elf->e, sh->sh_link, s.st_name);
+		name = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
 		if (elf->nr_syms == *cap) {
@@ -181,6 +193,183 @@ static int load_symtab(struct asc_elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint8_t
 	return 0;
 }
 
+/* ---- separate debug files (elfsym.h: "Debug symbols") ---- */
+
+static pthread_mutex_t debug_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **debug_dirs; /* --debug-dir, in the order given */
+static size_t nr_debug_dirs;
+static const char system_debug_dir[] = "/usr/lib/debug";
+
+int asc_elf_add_debug_dir(const char *dir)
+{
+	struct stat st;
+	char **tmp;
+	int err = 0;
+
+	if (!dir || !*dir)
+		return -EINVAL;
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	pthread_mutex_lock(&debug_dirs_lock);
+	tmp = realloc(debug_dirs, (nr_debug_dirs + 1) * sizeof(*debug_dirs));
+	if (tmp) {
+		debug_dirs = tmp;
+		debug_dirs[nr_debug_dirs] = strdup(dir);
+		if (debug_dirs[nr_debug_dirs])
+			nr_debug_dirs++;
+		else
+			err = -ENOMEM;
+	} else {
+		err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&debug_dirs_lock);
+	return err;
+}
+
+void asc_elf_clear_debug_dirs(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&debug_dirs_lock);
+	for (i = 0; i < nr_debug_dirs; i++)
+		free(debug_dirs[i]);
+	free(debug_dirs);
+	debug_dirs = NULL;
+	nr_debug_dirs = 0;
+	pthread_mutex_unlock(&debug_dirs_lock);
+}
+
+/* The build-id of a debug file: its SHT_NOTE sections (their segments may have no file part). */
+static void debug_build_id(Elf *e, char *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	out[0] = '\0';
+	while (!out[0] && (scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE)
+			note_build_id(elf_getdata(scn, NULL), out);
+}
+
+/*
+ * Opens path as elf's debug file if it is one: an ELF file of the same machine whose build-id
+ * equals elf's (a file without a build-id is never matched: nothing would tie the two).
+ */
+static int try_debug_file(struct asc_elf *elf, const char *path)
+{
+	char id[2 * 64 + 1];
+	GElf_Ehdr eh;
+	Elf *e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_machine != elf->machine)
+		goto mismatch;
+	debug_build_id(e, id);
+	if (strcmp(id, elf->build_id))
+		goto mismatch;
+	elf->debug_path = strdup(path);
+	if (!elf->debug_path) {
+		elf_end(e);
+		close(fd);
+		return -ENOMEM;
+	}
+	elf->debug_e = e;
+	elf->debug_fd = fd;
+	return 0;
+mismatch:
+	asc_dbg("%s: not the debug file of %s (build-id or machine differs)\n", path, elf->path);
+	if (e)
+		elf_end(e);
+	close(fd);
+	return -ENOENT;
+}
+
+/* The .gnu_debuglink file name of elf into name (len), or -ENOENT. */
+static int debuglink_name(struct asc_elf *elf, char *name, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf->e, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(elf->e, scn))) {
+		const char *nm;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		nm = elf_strptr(elf->e, shstrndx, sh.sh_name);
+		if (!nm || strcmp(nm, ".gnu_debuglink"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		/* a NUL-terminated base name, padding, a CRC-32 (not needed: build-ids match) */
+		if (!d || !d->d_size || !memchr(d->d_buf, '\0', d->d_size) ||
+		    strlen(d->d_buf) >= len || strchr(d->d_buf, '/') || !*(char *)d->d_buf)
+			return -ENOENT;
+		strcpy(name, d->d_buf);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The separate debug file of elf, looked up as gdb and perf do: DIR/.build-id/xx/rest.debug in
+ * each --debug-dir and /usr/lib/debug; then the .gnu_debuglink name in the library's directory,
+ * its .debug/ subdirectory, and DIR/<library's directory>/ of each debug dir.  0 with
+ * debug_path / debug_e set, or -ENOENT.
+ */
+static int open_debug_file(struct asc_elf *elf)
+{
+	char path[4096], dir[4096], link[256];
+	const char *slash, *libdir, *root;
+	size_t i, nd;
+	int err = -ENOENT;
+
+	if (!elf->build_id[0] || strlen(elf->build_id) < 3)
+		return -ENOENT;
+	pthread_mutex_lock(&debug_dirs_lock);
+	nd = nr_debug_dirs;
+	for (i = 0; i <= nd && err; i++) {
+		const char *d = i < nd ? debug_dirs[i] : system_debug_dir;
+
+		if (snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", d, elf->build_id,
+			     elf->build_id + 2) < (int)sizeof(path))
+			err = try_debug_file(elf, path);
+	}
+	if (err && !debuglink_name(elf, link, sizeof(link))) {
+		slash = strrchr(elf->path, '/');
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - elf->path) : 1,
+			 slash ? elf->path : ".");
+		/* a container's library (/proc/PID/root/usr/lib): its directory inside the root */
+		libdir = dir;
+		root = strncmp(dir, "/proc/", 6) ? NULL : strstr(dir + 6, "/root");
+		if (root && root[5] == '/')
+			libdir = root + 5;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, link) < (int)sizeof(path))
+			err = try_debug_file(elf, path);
+		if (err &&
+		    snprintf(path, sizeof(path), "%s/.debug/%s", dir, link) < (int)sizeof(path))
+			err = try_debug_file(elf, path);
+		for (i = 0; i <= nd && err; i++) {
+			const char *d = i < nd ? debug_dirs[i] : system_debug_dir;
+
+			if (snprintf(path, sizeof(path), "%s%s/%s", d, libdir, link) <
+			    (int)sizeof(path))
+				err = try_debug_file(elf, path);
+		}
+	}
+	pthread_mutex_unlock(&debug_dirs_lock);
+	if (!err)
+		asc_dbg("%s: debug symbols from %s\n", elf->path, elf->debug_path);
+	return err == -ENOMEM ? -ENOMEM : err ? -ENOENT : 0;
+}
+
 static int load_symbols(struct asc_elf *elf)
 {
 	Elf_Scn *scn = NULL;
@@ -191,14 +380,27 @@ static int load_symbols(struct asc_elf *elf)
 	while ((scn = elf_nextscn(elf->e, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		if (sh.sh_type == SHT_DYNSYM)
-			err = load_symtab(elf, scn, &sh, ASC_SYM_DYNSYM, &cap);
-		else if (sh.sh_type == SHT_SYMTAB)
-			err = load_symtab(elf, scn, &sh, ASC_SYM_SYMTAB, &cap);
-		else
+		if (sh.sh_type == SHT_DYNSYM) {
+			err = load_symtab(elf, elf->e, scn, &sh, ASC_SYM_DYNSYM, &cap);
+		} else if (sh.sh_type == SHT_SYMTAB) {
+			elf->has_symtab = true;
+			err = load_symtab(elf, elf->e, scn, &sh, ASC_SYM_SYMTAB, &cap);
+		} else {
 			continue;
+		}
 		if (err)
 			return err;
+	}
+	/* A stripped file: its hidden functions are named only by its separate debug file. */
+	if (!elf->has_symtab && elf->want_debug && (elf->debug_e || open_debug_file(elf) == 0)) {
+		scn = NULL;
+		while ((scn = elf_nextscn(elf->debug_e, scn))) {
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+				continue;
+			err = load_symtab(elf, elf->debug_e, scn, &sh, ASC_SYM_DEBUG, &cap);
+			if (err)
+				return err;
+		}
 	}
 	if (!elf->nr_syms)
 		return 0;
@@ -239,17 +441,27 @@ static void elf_destroy(struct asc_elf *elf)
 	free(elf->syms);
 	free(elf->segs);
 	free(elf->path);
+	if (elf->debug_e)
+		elf_end(elf->debug_e);
+	if (elf->debug_fd >= 0)
+		close(elf->debug_fd);
+	free(elf->debug_path);
 	pthread_mutex_destroy(&elf->lock);
 	free(elf);
 }
 
-/* Reads the symbol tables of an object opened lazily; 0 if they are there already. */
-static int elf_load_syms(struct asc_elf *elf)
+/*
+ * Reads the symbol tables of an object opened lazily (with its debug file's if want_debug);
+ * 0 if they are there already (read as they were first read: the table is never rebuilt
+ * under a caller that holds symbols of it).
+ */
+static int elf_load_syms(struct asc_elf *elf, bool want_debug)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&elf->lock);
 	if (!elf->syms_loaded) {
+		elf->want_debug = want_debug;
 		err = load_symbols(elf);
 		if (err) {
 			/* a later asc_elf_open may try again: nothing half-built stays */
@@ -258,6 +470,7 @@ static int elf_load_syms(struct asc_elf *elf)
 			elf->by_addr = NULL;
 			elf->syms = NULL;
 			elf->nr_syms = 0;
+			elf->has_symtab = false;
 		}
 		elf->syms_loaded = !err;
 	}
@@ -265,8 +478,12 @@ static int elf_load_syms(struct asc_elf *elf)
 	return err;
 }
 
-static int elf_open(const char *path, bool with_syms, struct asc_elf **out)
+#define OPEN_SYMS  0x1
+#define OPEN_DEBUG 0x2 /* with the separate debug file's symbols (stripped files) */
+
+static int elf_open(const char *path, unsigned int how, struct asc_elf **out)
 {
+	bool with_syms = how & OPEN_SYMS;
 	struct asc_elf *elf;
 	struct stat st;
 	GElf_Ehdr eh;
@@ -289,7 +506,7 @@ static int elf_open(const char *path, bool with_syms, struct asc_elf **out)
 			elf->refs++;
 			pthread_mutex_unlock(&cache_lock);
 			close(fd);
-			err = with_syms ? elf_load_syms(elf) : 0;
+			err = with_syms ? elf_load_syms(elf, how & OPEN_DEBUG) : 0;
 			if (err) {
 				asc_elf_close(elf);
 				return err;
@@ -311,6 +528,7 @@ static int elf_open(const char *path, bool with_syms, struct asc_elf **out)
 	}
 	pthread_mutex_init(&elf->lock, NULL);
 	elf->fd = fd;
+	elf->debug_fd = -1;
 	elf->refs = 1;
 	elf->dev = st.st_dev;
 	elf->ino = st.st_ino;
@@ -329,6 +547,7 @@ static int elf_open(const char *path, bool with_syms, struct asc_elf **out)
 	elf->machine = eh.e_machine;
 	err = load_segments(elf);
 	if (!err && with_syms) {
+		elf->want_debug = how & OPEN_DEBUG;
 		err = load_symbols(elf);
 		elf->syms_loaded = !err;
 	}
@@ -350,12 +569,17 @@ fail:
 
 int asc_elf_open(const char *path, struct asc_elf **out)
 {
-	return elf_open(path, true, out);
+	return elf_open(path, OPEN_SYMS, out);
+}
+
+int asc_elf_open_debug(const char *path, struct asc_elf **out)
+{
+	return elf_open(path, OPEN_SYMS | OPEN_DEBUG, out);
 }
 
 int asc_elf_open_lazy(const char *path, struct asc_elf **out)
 {
-	return elf_open(path, false, out);
+	return elf_open(path, 0, out);
 }
 
 void asc_elf_close(struct asc_elf *elf)
@@ -394,6 +618,16 @@ uint16_t asc_elf_machine(const struct asc_elf *elf)
 	return elf->machine;
 }
 
+const char *asc_elf_debug_file(const struct asc_elf *elf)
+{
+	return elf->debug_path;
+}
+
+bool asc_elf_has_symtab(const struct asc_elf *elf)
+{
+	return elf->has_symtab;
+}
+
 size_t asc_elf_nr_syms(const struct asc_elf *elf)
 {
 	return elf->nr_syms;
@@ -411,7 +645,8 @@ static size_t lower_bound(const struct asc_elf *elf, const char *key, size_t ple
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = plen ? strncmp(elf->syms[mid].name, key, plen) : strcmp(elf->syms[mid].name, key);
+		int c = plen ? strncmp(elf->syms[mid].name, key, plen) :
+			       strcmp(elf->syms[mid].name, key);
 
 		if (c < 0)
 			lo = mid + 1;
@@ -576,7 +811,7 @@ static int scan_table(struct asc_elf *elf, Elf64_Word type, const char *name,
 
 int asc_elf_scan_sym(const struct asc_elf *celf, const char *name, struct asc_elf_symbol *out)
 {
-	struct asc_elf *elf = (struct asc_elf *)celf;	/* libelf state, under elf->lock */
+	struct asc_elf *elf = (struct asc_elf *)celf; /* libelf state, under elf->lock */
 	int err;
 
 	pthread_mutex_lock(&elf->lock);
@@ -590,7 +825,7 @@ int asc_elf_scan_sym(const struct asc_elf *celf, const char *name, struct asc_el
 int asc_elf_section(const struct asc_elf *celf, const char *name, uint32_t type, uint64_t *off,
 		    uint64_t *size)
 {
-	struct asc_elf *elf = (struct asc_elf *)celf;	/* libelf state, under elf->lock */
+	struct asc_elf *elf = (struct asc_elf *)celf; /* libelf state, under elf->lock */
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	int err = -ENOENT;
@@ -618,7 +853,7 @@ out:
 }
 
 const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64_t vaddr,
-					    uint64_t *delta)
+					       uint64_t *delta)
 {
 	size_t lo = 0, hi = elf->nr_syms;
 	const struct asc_elf_symbol *s;
@@ -639,8 +874,9 @@ const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64
 		while (lo > 0 && elf->by_addr[lo - 1]->vaddr == s->vaddr)
 			s = elf->by_addr[--lo];
 		if (s->size ? vaddr - s->vaddr < s->size :
-		    (!asc_elf_vaddr_to_off(elf, s->vaddr, &o1) &&
-		     !asc_elf_vaddr_to_off(elf, vaddr, &o2) && o2 - o1 == vaddr - s->vaddr)) {
+			      (!asc_elf_vaddr_to_off(elf, s->vaddr, &o1) &&
+			       !asc_elf_vaddr_to_off(elf, vaddr, &o2) &&
+			       o2 - o1 == vaddr - s->vaddr)) {
 			if (delta)
 				*delta = vaddr - s->vaddr;
 			return s;

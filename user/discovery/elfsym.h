@@ -26,16 +26,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define ASC_SYM_DYNSYM	0x1	/* present in .dynsym */
-#define ASC_SYM_SYMTAB	0x2	/* present in .symtab */
+#define ASC_SYM_DYNSYM 0x1 /* present in .dynsym */
+#define ASC_SYM_SYMTAB 0x2 /* present in .symtab */
+#define ASC_SYM_DEBUG  0x4 /* present in the separate debug file's .symtab */
 
 struct asc_elf_symbol {
-	const char *name;	/* valid while the asc_elf is open */
-	uint64_t vaddr;		/* st_value */
-	uint64_t size;		/* st_size (0 if unknown) */
-	uint8_t type;		/* STT_FUNC or STT_GNU_IFUNC */
-	uint8_t bind;		/* STB_GLOBAL / STB_WEAK / STB_LOCAL */
-	uint8_t source;		/* ASC_SYM_* (both when the tables agree) */
+	const char *name; /* valid while the asc_elf is open */
+	uint64_t vaddr;	  /* st_value */
+	uint64_t size;	  /* st_size (0 if unknown) */
+	uint8_t type;	  /* STT_FUNC or STT_GNU_IFUNC */
+	uint8_t bind;	  /* STB_GLOBAL / STB_WEAK / STB_LOCAL */
+	uint8_t source;	  /* ASC_SYM_* (both when the tables agree) */
 	uint8_t reserved;
 };
 
@@ -43,6 +44,13 @@ struct asc_elf;
 
 /* Opens (or finds in the cache) path.  -ENOENT, -EACCES, -ENOEXEC (not ELF). */
 int asc_elf_open(const char *path, struct asc_elf **elf);
+/*
+ * The same, with the separate debug file's symbols when the file has no .symtab ("Debug
+ * symbols" below).  Only for the libraries a caller needs hidden functions of (the probe
+ * table's): looking for and reading the system's debug files of libc or ld.so costs time a
+ * trace's start cannot spare.  A file already open elsewhere keeps the symbols it was read with.
+ */
+int asc_elf_open_debug(const char *path, struct asc_elf **elf);
 /*
  * The same without reading the function symbol tables: asc_elf_nr_syms() is 0,
  * asc_elf_find/for_each_match/symbolize find nothing, until an asc_elf_open() of
@@ -55,9 +63,27 @@ void asc_elf_close(struct asc_elf *elf);
 const char *asc_elf_path(const struct asc_elf *elf);
 /* Lower-case hex build-id, "" if the file has none. */
 const char *asc_elf_build_id(const struct asc_elf *elf);
-uint16_t asc_elf_machine(const struct asc_elf *elf);	/* EM_X86_64, EM_AARCH64, ... */
+uint16_t asc_elf_machine(const struct asc_elf *elf); /* EM_X86_64, EM_AARCH64, ... */
 
-/* Function symbols (deduplicated across .dynsym and .symtab), sorted by name. */
+/*
+ * Debug symbols.  A file without a .symtab (a release build stripped as eu-strip leaves it) is
+ * read, by asc_elf_open_debug(), together with its separate debug file when one is found as gdb
+ * and perf find it: DIR/.build-id/xx/rest.debug for each asc_elf_add_debug_dir() DIR, then
+ * /usr/lib/debug; then the .gnu_debuglink name in the library's directory, in its .debug/, and
+ * in DIR/<library's directory>/.  The debug file must have the library's build-id.  Its .symtab
+ * functions (ASC_SYM_DEBUG; the hidden ones STB_LOCAL) join the symbols; their addresses are
+ * the library's, so offsets and code still come from the library.  Without one, only .dynsym.
+ * Add the directories before the first open of a file (the search runs once per cached file).
+ */
+/* Adds DIR (a directory, else -ENOTDIR / -ENOENT) to the debug-file search, after earlier ones. */
+int asc_elf_add_debug_dir(const char *dir);
+void asc_elf_clear_debug_dirs(void);
+/* The debug file whose symbols the file's were read with, or NULL (none found, or not needed). */
+const char *asc_elf_debug_file(const struct asc_elf *elf);
+/* Whether the file itself has a .symtab (not stripped). */
+bool asc_elf_has_symtab(const struct asc_elf *elf);
+
+/* Function symbols (deduplicated across .dynsym, .symtab, debug file), sorted by name. */
 size_t asc_elf_nr_syms(const struct asc_elf *elf);
 const struct asc_elf_symbol *asc_elf_sym(const struct asc_elf *elf, size_t i);
 
@@ -109,7 +135,7 @@ int asc_elf_read_exact(const struct asc_elf *elf, uint64_t vaddr, void *buf, siz
  * *delta = vaddr - sym->vaddr.  NULL + errno = ENOENT if none.
  */
 const struct asc_elf_symbol *asc_elf_symbolize(const struct asc_elf *elf, uint64_t vaddr,
-					    uint64_t *delta);
+					       uint64_t *delta);
 
 /*
  * Shell-style glob as fnmatch(3) without flags: '*', '?', '[...]' (with '!'
@@ -126,8 +152,8 @@ bool asc_glob_is_pattern(const char *s);
  * open meanwhile (HELD_OPEN in discovery/pytorch.c).
  */
 struct asc_elf_sym {
-	uint64_t vaddr;		/* st_value */
-	uint64_t size;		/* st_size */
+	uint64_t vaddr; /* st_value */
+	uint64_t size;	/* st_size */
 };
 
 /* Looks NAME up in .dynsym, then .symtab.  -ENOENT if absent, -ENOEXEC if not ELF. */

@@ -68,7 +68,8 @@ static int first_lea(const struct fn *f, int from, int base, uint32_t *disp)
 	for (i = from; i < f->n; i++) {
 		const struct asc_insn *in = &f->in[i];
 
-		if (in->opcode == 0x8d && in->mem && in->base == base && in->index < 0 && in->disp > 0) {
+		if (in->opcode == 0x8d && in->mem && in->base == base && in->index < 0 &&
+		    in->disp > 0) {
 			*disp = in->disp;
 			return 0;
 		}
@@ -206,8 +207,8 @@ struct member_def {
  * PyTypeObject offsets of tp_basicsize and tp_members: the public type
  * object layout (Include/cpython/object.h), unchanged since Python 3.0.
  */
-#define TP_BASICSIZE	32
-#define TP_MEMBERS	240
+#define TP_BASICSIZE 32
+#define TP_MEMBERS   240
 
 static int code_group(const char *path, struct asc_py_offsets *o)
 {
@@ -219,7 +220,7 @@ static int code_group(const char *path, struct asc_py_offsets *o)
 	if (asc_elf_lookup(path, "PyCode_Type", &ty) ||
 	    asc_elf_read_vaddr(path, ty.vaddr + TP_BASICSIZE, &basicsize, 8) ||
 	    asc_elf_read_vaddr(path, ty.vaddr + TP_MEMBERS, &members, 8) || !members)
-		return -ENOENT;	/* (a PIE interpreter keeps this pointer in a relocation) */
+		return -ENOENT; /* (a PIE interpreter keeps this pointer in a relocation) */
 	if (o->co_code_adaptive && basicsize != o->co_code_adaptive)
 		asc_warn("%s: PyCode_Type basicsize %llu != code offset %u\n", path,
 			 (unsigned long long)basicsize, o->co_code_adaptive);
@@ -263,11 +264,12 @@ static int code_group(const char *path, struct asc_py_offsets *o)
 	for (i = 0; i < f.n; i++) {
 		const struct asc_insn *in = &f.in[i];
 
-		if (in->op2 == (0x100 | 0xb6) && in->mem && in->base == ASC_X86_RDI && !o->str_state)
+		if (in->op2 == (0x100 | 0xb6) && in->mem && in->base == ASC_X86_RDI &&
+		    !o->str_state)
 			o->str_state = in->disp;
 		if (!o->str_length && is_load(in, ASC_X86_RDI) && in->disp > 8 && i + 1 < f.n &&
-		    f.in[i + 1].opcode == 0x89 && f.in[i + 1].mem && f.in[i + 1].base == ASC_X86_RSI &&
-		    f.in[i + 1].reg == in->reg)
+		    f.in[i + 1].opcode == 0x89 && f.in[i + 1].mem &&
+		    f.in[i + 1].base == ASC_X86_RSI && f.in[i + 1].reg == in->reg)
 			o->str_length = in->disp;
 	}
 	if (!o->str_state || !o->str_length || first_lea(&f, 0, ASC_X86_RDI, &o->str_ascii_data))
@@ -279,7 +281,8 @@ static int code_group(const char *path, struct asc_py_offsets *o)
 		return -ENOENT;
 	reg = -1;
 	for (i = 0; i < f.n; i++) {
-		if (is_load(&f.in[i], ASC_X86_RDI) && f.in[i].disp > 8 && f.in[i].reg == ASC_X86_RAX) {
+		if (is_load(&f.in[i], ASC_X86_RDI) && f.in[i].disp > 8 &&
+		    f.in[i].reg == ASC_X86_RAX) {
 			o->bytes_size = f.in[i].disp;
 			reg = 0;
 			break;
@@ -364,8 +367,9 @@ int asc_py_linetable_line(const uint8_t *t, size_t len, int firstlineno, int las
 		if (code == 15) {
 			has_line = 0;
 		} else if (code == 14) {
-			if (read_svarint(t, len, &pos, &delta) || read_varint(t, len, &pos, &skip) ||
-			    read_varint(t, len, &pos, &skip) || read_varint(t, len, &pos, &skip))
+			if (read_svarint(t, len, &pos, &delta) ||
+			    read_varint(t, len, &pos, &skip) || read_varint(t, len, &pos, &skip) ||
+			    read_varint(t, len, &pos, &skip))
 				return -EINVAL;
 		} else if (code == 13) {
 			if (read_svarint(t, len, &pos, &delta))
@@ -412,7 +416,7 @@ struct asc_pystack_resolver {
 	struct asc_py_offsets off;
 	struct code_info *codes;
 	size_t nr_codes, cap_codes;
-	struct seen *seen;		/* (code, lasti) pairs already emitted */
+	struct seen *seen; /* (code, lasti) pairs already emitted */
 	size_t nr_seen, cap_seen;
 };
 
@@ -471,7 +475,8 @@ static char *read_str(struct asc_pystack_resolver *r, uint64_t obj)
 	uint8_t state;
 	char *s;
 
-	if (!obj || rd(r, obj + r->off.str_length, &n, 8) || rd(r, obj + r->off.str_state, &state, 1))
+	if (!obj || rd(r, obj + r->off.str_length, &n, 8) ||
+	    rd(r, obj + r->off.str_state, &state, 1))
 		return NULL;
 	/* state bits (Include/cpython/unicodeobject.h): compact 0x20, ascii 0x40 */
 	if (n < 0 || n > 4096 || (state & 0x60) != 0x60)

@@ -27,35 +27,35 @@
 
 /* Offsets of one CPython 3.11 build; every field comes from its machine code or type tables. */
 struct asc_py_offsets {
-	uint64_t runtime_vaddr;		/* &_PyRuntime (link-time address in the binary) */
-	uint32_t rt_interp_head;	/* _PyRuntimeState.interpreters.head */
-	uint32_t is_threads_head;	/* PyInterpreterState.threads.head */
-	uint32_t ts_next;		/* PyThreadState.next */
-	uint32_t ts_thread_id;		/* PyThreadState.thread_id (pthread_t) */
-	uint32_t ts_cframe;		/* PyThreadState.cframe */
-	uint32_t cf_current_frame;	/* _PyCFrame.current_frame */
-	uint32_t fr_code;		/* _PyInterpreterFrame.f_code */
-	uint32_t fr_previous;		/* _PyInterpreterFrame.previous */
-	uint32_t fr_prev_instr;		/* _PyInterpreterFrame.prev_instr */
-	uint32_t fr_owner;		/* _PyInterpreterFrame.owner (char) */
-	uint32_t owned_by_generator;	/* the owner value of generator frames */
-	uint32_t co_code_adaptive;	/* PyCodeObject: first code unit (tp_basicsize) */
-	uint32_t co_filename;		/* from PyCode_Type.tp_members */
+	uint64_t runtime_vaddr;	     /* &_PyRuntime (link-time address in the binary) */
+	uint32_t rt_interp_head;     /* _PyRuntimeState.interpreters.head */
+	uint32_t is_threads_head;    /* PyInterpreterState.threads.head */
+	uint32_t ts_next;	     /* PyThreadState.next */
+	uint32_t ts_thread_id;	     /* PyThreadState.thread_id (pthread_t) */
+	uint32_t ts_cframe;	     /* PyThreadState.cframe */
+	uint32_t cf_current_frame;   /* _PyCFrame.current_frame */
+	uint32_t fr_code;	     /* _PyInterpreterFrame.f_code */
+	uint32_t fr_previous;	     /* _PyInterpreterFrame.previous */
+	uint32_t fr_prev_instr;	     /* _PyInterpreterFrame.prev_instr */
+	uint32_t fr_owner;	     /* _PyInterpreterFrame.owner (char) */
+	uint32_t owned_by_generator; /* the owner value of generator frames */
+	uint32_t co_code_adaptive;   /* PyCodeObject: first code unit (tp_basicsize) */
+	uint32_t co_filename;	     /* from PyCode_Type.tp_members */
 	uint32_t co_name;
 	uint32_t co_qualname;
 	uint32_t co_firstlineno;
 	uint32_t co_linetable;
-	uint32_t str_length;		/* PyASCIIObject.length */
-	uint32_t str_state;		/* PyASCIIObject.state (byte with compact/ascii bits) */
-	uint32_t str_ascii_data;	/* data of a compact ASCII string */
-	uint32_t bytes_size;		/* PyBytesObject.ob_size */
-	uint32_t bytes_data;		/* PyBytesObject.ob_sval */
-	uint32_t valid;			/* ASC_PYOFF_* groups found */
+	uint32_t str_length;	 /* PyASCIIObject.length */
+	uint32_t str_state;	 /* PyASCIIObject.state (byte with compact/ascii bits) */
+	uint32_t str_ascii_data; /* data of a compact ASCII string */
+	uint32_t bytes_size;	 /* PyBytesObject.ob_size */
+	uint32_t bytes_data;	 /* PyBytesObject.ob_sval */
+	uint32_t valid;		 /* ASC_PYOFF_* groups found */
 };
-#define ASC_PYOFF_THREADS	0x1	/* runtime .. ts_cframe, cf_current_frame: find the thread */
-#define ASC_PYOFF_FRAMES	0x2	/* fr_*, co_code_adaptive: walk frames */
-#define ASC_PYOFF_CODE		0x4	/* co_* members, str_*, bytes_*: resolve frames */
-#define ASC_PYOFF_ALL		0x7
+#define ASC_PYOFF_THREADS 0x1 /* runtime .. ts_cframe, cf_current_frame: find the thread */
+#define ASC_PYOFF_FRAMES  0x2 /* fr_*, co_code_adaptive: walk frames */
+#define ASC_PYOFF_CODE	  0x4 /* co_* members, str_*, bytes_*: resolve frames */
+#define ASC_PYOFF_ALL	  0x7
 
 /*
  * Finds the offsets in the interpreter binary at path (the executable, or
@@ -77,8 +77,7 @@ int asc_py_find_image(pid_t pid, char *path, size_t len, uint64_t *bias);
  * object whose first line is firstlineno.  -ENOENT if the instruction has no
  * line (or is outside the table), -EINVAL for a malformed table.
  */
-int asc_py_linetable_line(const uint8_t *table, size_t len, int firstlineno, int lasti,
-			  int *line);
+int asc_py_linetable_line(const uint8_t *table, size_t len, int firstlineno, int lasti, int *line);
 
 /* Resolves (code, lasti) pairs of one process, with a cache per code object. */
 struct asc_pystack_resolver;

@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "arch/arch.h"
 #include "arch/x86.h"
 #include "discovery/elfsym.h"
 #include "lib/hashmap.h"
@@ -41,8 +42,8 @@ static int is_load(const struct asc_insn *in, int base)
 
 /* ---- c10::TensorImpl ---- */
 
-#define SYM_DIM_CUSTOM		"_ZNK3c1010TensorImpl10dim_customEv"
-#define SYM_SIZES_CUSTOM	"_ZNK3c1010TensorImpl12sizes_customEv"
+#define SYM_DIM_CUSTOM	 "_ZNK3c1010TensorImpl10dim_customEv"
+#define SYM_SIZES_CUSTOM "_ZNK3c1010TensorImpl12sizes_customEv"
 #define SYM_CTOR_TYPEMETA \
 	"_ZN3c1010TensorImplC2EONS_7StorageENS_14DispatchKeySetEN6caffe28TypeMetaENS_8optionalINS_6DeviceEEE"
 #define SYM_CTOR_TYPEMETA_C1 \
@@ -157,17 +158,17 @@ int asc_tensor_layout_discover(const char *path, struct asc_tensor_layout *tl)
 /* ---- schemas ---- */
 
 struct schema_ent {
-	char *head;		/* "add.Tensor" (name[.overload]) */
-	const char *schema;	/* points into the library copy: "add.Tensor(...) -> ..." */
-	int full;		/* 1: head is a whole string, 0: a suffix of a longer one */
+	char *head;	    /* "add.Tensor" (name[.overload]) */
+	const char *schema; /* points into the library copy: "add.Tensor(...) -> ..." */
+	int full;	    /* 1: head is a whole string, 0: a suffix of a longer one */
 };
 
 struct asc_aten_schemas {
-	char *data;		/* .rodata copy */
+	char *data; /* .rodata copy */
 	size_t data_len;
 	struct schema_ent *ents;
 	size_t nr, cap;
-	struct asc_idxmap index;	/* head -> its entry in ents */
+	struct asc_idxmap index; /* head -> its entry in ents */
 };
 
 static int is_ident(char c)
@@ -418,17 +419,17 @@ static int type_regs(const char *t, uint8_t *kind)
 	if (!strcmp(base, "Tensor")) {
 		if (list) {
 			if (strstr(t, "?[]"))
-				return 1;	/* const List<optional<Tensor>> & */
+				return 1; /* const List<optional<Tensor>> & */
 			if (!opt)
 				*kind = ASC_ARGK_TENSOR_LIST;
-			return 2;		/* ArrayRef / optional<ArrayRef>: 16 bytes */
+			return 2; /* ArrayRef / optional<ArrayRef>: 16 bytes */
 		}
 		*kind = opt ? ASC_ARGK_OPT_TENSOR : ASC_ARGK_TENSOR;
 		return 1;
 	}
 	if (list) {
 		if (!strcmp(base, "bool"))
-			return opt ? -1 : 1;	/* std::array<bool, N> */
+			return opt ? -1 : 1; /* std::array<bool, N> */
 		if (!strcmp(base, "int") || !strcmp(base, "SymInt") || !strcmp(base, "float") ||
 		    !strcmp(base, "Dimname") || !strcmp(base, "Scalar"))
 			return 2;
@@ -447,7 +448,10 @@ static int type_regs(const char *t, uint8_t *kind)
 	return -1;
 }
 
-/* Returns are by hidden pointer (rdi) unless void, a reference or a small trivially copyable value. */
+/*
+ * Returns are by hidden pointer (arch/arch.h: rdi, x8) unless void, a reference or a small
+ * trivially copyable value.
+ */
 static int returns_sret(const char *rets)
 {
 	while (*rets == ' ')
@@ -458,7 +462,7 @@ static int returns_sret(const char *rets)
 		return 0;
 	if (!strncmp(rets, "Tensor(", 7) && strstr(rets, "!)") && !strchr(rets, ',') &&
 	    !strchr(rets, '['))
-		return 0;	/* Tensor & */
+		return 0; /* Tensor & */
 	if (rets[0] == '(') {
 		/* std::tuple<Tensor &, Tensor &> is trivially copyable: rax:rdx */
 		const char *c = strchr(rets, ',');
@@ -509,7 +513,7 @@ int asc_aten_parse_schema(const char *schema, struct asc_aten_op *op)
 		}
 	}
 	op->sret = returns_sret(arrow + 4);
-	reg = op->sret;
+	reg = op->sret && asc_arch_target()->sret_shifts_args; /* x86-64: rdi; aarch64: x8 */
 	p = paren + 1;
 	while (p < close) {
 		const char *end = p, *sp;
@@ -553,7 +557,7 @@ int asc_aten_parse_schema(const char *schema, struct asc_aten_op *op)
 		a->reg = -1;
 		nr = stop ? -1 : type_regs(a->type, &a->kind);
 		if (nr < 0) {
-			stop = 1;	/* unknown passing: later registers are unknown */
+			stop = 1; /* unknown passing: later registers are unknown */
 			a->kind = ASC_ARGK_OTHER;
 		} else if (nr > 0 && reg + nr <= 6) {
 			a->reg = reg;
@@ -562,7 +566,7 @@ int asc_aten_parse_schema(const char *schema, struct asc_aten_op *op)
 		} else if (nr == 0) {
 			a->kind = ASC_ARGK_OTHER;
 		} else {
-			a->kind = ASC_ARGK_OTHER;	/* on the stack */
+			a->kind = ASC_ARGK_OTHER; /* on the stack */
 			if (nr == 1)
 				reg = 6;
 		}
@@ -574,8 +578,9 @@ int asc_aten_parse_schema(const char *schema, struct asc_aten_op *op)
 /* Overload names that look like words of an op name: used only without schemas. */
 static int looks_like_overload(const char *s)
 {
-	static const char *const words[] = { "out", "int", "dim", "self", "names", "Tensor",
-		"Scalar", "input", "other", "grad_input", "values", "using_ints", "float", NULL };
+	static const char *const words[] = { "out",    "int",	     "dim",   "self",  "names",
+					     "Tensor", "Scalar",     "input", "other", "grad_input",
+					     "values", "using_ints", "float", NULL };
 	int i;
 
 	if (*s >= 'A' && *s <= 'Z')
@@ -623,7 +628,8 @@ int asc_aten_name(const struct asc_aten_schemas *s, const char *sym, struct asc_
 	}
 	/* No schema: split at the last '_' followed by an overload-looking word. */
 	for (i = n - 1; i > 0; i--) {
-		if (st[i] == '_' && i < n - 1 && st[i - 1] != '_' && looks_like_overload(st + i + 1))
+		if (st[i] == '_' && i < n - 1 && st[i - 1] != '_' &&
+		    looks_like_overload(st + i + 1))
 			break;
 	}
 	if (i > 0) {
@@ -648,8 +654,8 @@ struct asc_pytorch {
 	struct asc_py_offsets py;
 	char c10_path[4096], torch_path[4096], py_path[4096];
 	uint64_t c10_bias, py_bias;
-	int shapes, pystack, step_py;	/* what is switched on after discovery */
-	int seqnr;			/* SEQNR records (autograd sequence numbers) */
+	int shapes, pystack, step_py; /* what is switched on after discovery */
+	int seqnr;		      /* SEQNR records (autograd sequence numbers) */
 	struct asc_seqnr_tls tls;
 	uint64_t torch_bias;
 	struct bpf_link *mem_link;
@@ -683,7 +689,7 @@ static void discover_shapes(struct asc_pytorch *pt)
 		find_mapped(pt->pid, "libc10.so", pt->c10_path, sizeof(pt->c10_path),
 			    &pt->c10_bias);
 	}
-	asc_elf_open_lazy(c10, &held);		/* HELD_OPEN */
+	asc_elf_open_lazy(c10, &held); /* HELD_OPEN */
 	if (asc_tensor_layout_discover(c10, &pt->tl) || !(pt->tl.valid & ASC_TL_DIMS)) {
 		asc_warn("pytorch: no c10::TensorImpl layout found in %s; no tensor shapes\n", c10);
 		asc_elf_close(held);
@@ -715,7 +721,7 @@ static int discover_python(struct asc_pytorch *pt)
 	} else if (asc_py_find_image(pt->pid, pt->py_path, sizeof(pt->py_path), &pt->py_bias)) {
 		return -ENOENT;
 	}
-	asc_elf_open_lazy(pt->py_path, &held);	/* HELD_OPEN */
+	asc_elf_open_lazy(pt->py_path, &held); /* HELD_OPEN */
 	err = asc_py_offsets_discover(pt->py_path, &pt->py);
 	asc_elf_close(held);
 	return err;
@@ -738,6 +744,7 @@ static void set_frame_walk(struct asc_pytorch *pt)
 	c->fr_previous = o->fr_previous;
 	c->fr_prev_instr = o->fr_prev_instr;
 	c->co_code_adaptive = o->co_code_adaptive;
+	c->tp_self_off = (uint32_t)asc_arch_tp_self_off();
 }
 
 static void discover_stack(struct asc_pytorch *pt)
@@ -780,6 +787,7 @@ static void discover_step_py(struct asc_pytorch *pt)
 	c->str_state = o->str_state;
 	c->str_ascii_data = o->str_ascii_data;
 	c->step_name_len = n;
+	c->step_absent_only = pt->opts.step_py_default;
 	memcpy((char *)c->step_name, pt->opts.step_py, n + 1);
 	c->step_py = 1;
 	pt->step_py = 1;
@@ -800,7 +808,8 @@ static void discover_seqnr(struct asc_pytorch *pt)
 	err = asc_seqnr_discover(pt->pid, pt->opts.libtorch_cpu_path, pt->torch_bias, &pt->tls);
 	if (err) {
 		asc_warn("pytorch: no at::sequence_number counter in %s (%s); cpu_ops get "
-			 "Sequence number -1\n", pt->opts.libtorch_cpu_path, strerror(-err));
+			 "Sequence number -1\n",
+			 pt->opts.libtorch_cpu_path, strerror(-err));
 		return;
 	}
 	c->seq_tlsidx = pt->tls.tlsidx_vaddr + pt->torch_bias;
@@ -832,7 +841,8 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 	if (!opts->profile_memory)
 		bpf_program__set_autoload(pt->skel->progs.asc_c10_mem_enter, false);
 	if (opts->with_stack || opts->step_py) {
-		if (discover_python(pt))
+		/* the default step boundary is only tried: a C++ job has no interpreter */
+		if (discover_python(pt) && (opts->with_stack || !opts->step_py_default))
 			asc_warn("pytorch: pid %d runs no CPython 3.11 interpreter we can read\n",
 				 pid);
 	}
@@ -840,7 +850,7 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 		discover_stack(pt);
 	if (opts->step_py && pt->py.valid)
 		discover_step_py(pt);
-	else if (opts->step_py)
+	else if (opts->step_py && !opts->step_py_default)
 		asc_warn("pytorch: no --step-py boundary without a readable CPython 3.11\n");
 	if (!pt->opts.libtorch_cpu_path) {
 		if (!find_mapped(pid, "libtorch_cpu.so", pt->torch_path, sizeof(pt->torch_path),
@@ -853,7 +863,7 @@ struct asc_pytorch *asc_pytorch_open(pid_t pid, const struct asc_pytorch_opts *o
 			snprintf(pt->torch_path, sizeof(pt->torch_path), "%s", host);
 	}
 	if (pt->opts.libtorch_cpu_path)
-		asc_elf_open_lazy(pt->opts.libtorch_cpu_path, &held);	/* HELD_OPEN */
+		asc_elf_open_lazy(pt->opts.libtorch_cpu_path, &held); /* HELD_OPEN */
 	if (pt->opts.libtorch_cpu_path && pt->torch_path[0] && !opts->no_seqnr)
 		discover_seqnr(pt);
 	if (pt->shapes && pt->opts.libtorch_cpu_path) {
@@ -957,7 +967,7 @@ int asc_pytorch_add_site(struct asc_pytorch *pt, uint32_t probe_id, const char *
 
 		if (a->reg < 0 || a->reg > 5 || a->kind == ASC_ARGK_OTHER)
 			continue;
-		spec.kind[a->reg] = a->kind;	/* enum asc_aten_argk == ASC_PT_ARG_* */
+		spec.kind[a->reg] = a->kind; /* enum asc_aten_argk == ASC_PT_ARG_* */
 		spec.arg_index[a->reg] = i;
 		mapped++;
 	}
@@ -1018,13 +1028,15 @@ int asc_pytorch_describe(const struct asc_pytorch *pt, char *buf, size_t len)
 		return n;
 	buf += n;
 	len -= n;
-	return n + snprintf(buf, len,
-			"pytorch_shapes=%d\npytorch_tensor_layout=dim@%u,sizes@%u,inline<=%u,dtype@%u\n"
-			"pytorch_aten_sites=%d\npytorch_aten_sites_with_tensors=%d\n"
-			"pytorch_pystack=%d\npytorch_python=%s\npytorch_step_py=%s\n",
-			pt->shapes, pt->tl.dim_off, pt->tl.sizes_off, pt->tl.inline_max,
-			pt->tl.dtype_off, pt->nr_sites, pt->nr_mapped, pt->pystack,
-			pt->py_path[0] ? pt->py_path : "-", pt->step_py ? pt->opts.step_py : "-");
+	return n +
+	       snprintf(
+		       buf, len,
+		       "pytorch_shapes=%d\npytorch_tensor_layout=dim@%u,sizes@%u,inline<=%u,dtype@%u\n"
+		       "pytorch_aten_sites=%d\npytorch_aten_sites_with_tensors=%d\n"
+		       "pytorch_pystack=%d\npytorch_python=%s\npytorch_step_py=%s\n",
+		       pt->shapes, pt->tl.dim_off, pt->tl.sizes_off, pt->tl.inline_max,
+		       pt->tl.dtype_off, pt->nr_sites, pt->nr_mapped, pt->pystack,
+		       pt->py_path[0] ? pt->py_path : "-", pt->step_py ? pt->opts.step_py : "-");
 }
 
 #define SYM_REPORT_MEMORY "_ZN3c1027reportMemoryUsageToProfilerEPvlllNS_6DeviceE"
@@ -1051,7 +1063,8 @@ int asc_pytorch_attach_memory(struct asc_pytorch *pt)
 	asc_elf_close(elf);
 	if (err) {
 		asc_warn("pytorch: %s has no c10::reportMemoryUsageToProfiler; no PyTorch memory "
-			 "events\n", pt->c10_path);
+			 "events\n",
+			 pt->c10_path);
 		return err;
 	}
 	/* the prologue starts with push (emulated by the kernel): attach at the entry */

@@ -54,14 +54,14 @@ struct bpf_program;
  * c10::ScalarType for the built-in scalar types.
  */
 struct asc_tensor_layout {
-	uint32_t dim_off;	/* sizes_and_strides_.size_ (int64 count) */
-	uint32_t sizes_off;	/* inline sizes, or the out-of-line pointer */
-	uint32_t inline_max;	/* sizes inline while dim <= inline_max */
-	uint32_t dtype_off;	/* data_type_ (uint16 TypeMeta index) */
-	uint32_t valid;		/* ASC_TL_* fields that were found */
+	uint32_t dim_off;    /* sizes_and_strides_.size_ (int64 count) */
+	uint32_t sizes_off;  /* inline sizes, or the out-of-line pointer */
+	uint32_t inline_max; /* sizes inline while dim <= inline_max */
+	uint32_t dtype_off;  /* data_type_ (uint16 TypeMeta index) */
+	uint32_t valid;	     /* ASC_TL_* fields that were found */
 };
-#define ASC_TL_DIMS	0x1	/* dim_off, sizes_off, inline_max */
-#define ASC_TL_DTYPE	0x2	/* dtype_off */
+#define ASC_TL_DIMS  0x1 /* dim_off, sizes_off, inline_max */
+#define ASC_TL_DTYPE 0x2 /* dtype_off */
 
 /*
  * Finds the layout by decoding c10::TensorImpl::dim_custom, ::sizes_custom and
@@ -73,30 +73,30 @@ int asc_tensor_layout_discover(const char *libc10_path, struct asc_tensor_layout
 
 /* ---- aten op names and schemas ---- */
 
-#define ASC_ATEN_MAX_ARGS	32
+#define ASC_ATEN_MAX_ARGS 32
 
 /* How an argument reaches the callee (x86-64 SysV), as far as we need it. */
 enum asc_aten_argk {
-	ASC_ARGK_OTHER = 0,	/* a non-tensor value in an integer register */
-	ASC_ARGK_TENSOR,	/* const at::Tensor & / at::Tensor & (pointer to the impl pointer) */
-	ASC_ARGK_OPT_TENSOR,	/* const c10::optional<at::Tensor> & */
-	ASC_ARGK_TENSOR_LIST,	/* at::TensorList: data pointer here, length in the next register */
+	ASC_ARGK_OTHER = 0,   /* a non-tensor value in an integer register */
+	ASC_ARGK_TENSOR,      /* const at::Tensor & / at::Tensor & (pointer to the impl pointer) */
+	ASC_ARGK_OPT_TENSOR,  /* const c10::optional<at::Tensor> & */
+	ASC_ARGK_TENSOR_LIST, /* at::TensorList: data pointer here, length in the next register */
 };
 
 struct asc_aten_arg {
-	char type[32];		/* schema type as written: "Tensor", "Tensor(a!)", "Scalar", "int[]" */
+	char type[32]; /* schema type as written: "Tensor", "Tensor(a!)", "Scalar", "int[]" */
 	char name[32];
-	int8_t reg;		/* integer argument register 0..5, or -1 (stack / SSE / not known) */
-	uint8_t kind;		/* enum asc_aten_argk (valid where reg >= 0) */
-	uint8_t nregs;		/* integer registers it takes (0, 1, 2) */
+	int8_t reg;    /* integer argument register 0..5, or -1 (stack / SSE / not known) */
+	uint8_t kind;  /* enum asc_aten_argk (valid where reg >= 0) */
+	uint8_t nregs; /* integer registers it takes (0, 1, 2) */
 };
 
 struct asc_aten_op {
-	char name[96];		/* "aten::add" (as torch.profiler names it) */
-	char overload[64];	/* "Tensor", or "" */
-	int nargs;		/* schema arguments (positional and keyword, no '*') */
-	int sret;		/* 1: the return value goes through a hidden pointer in rdi */
-	int exact;		/* 1: name/overload found in the library's schemas; 0: guessed */
+	char name[96];	   /* "aten::add" (as torch.profiler names it) */
+	char overload[64]; /* "Tensor", or "" */
+	int nargs;	   /* schema arguments (positional and keyword, no '*') */
+	int sret;	   /* 1: the return value goes through a hidden pointer (rdi, x8) */
+	int exact;	   /* 1: name/overload found in the library's schemas; 0: guessed */
 	struct asc_aten_arg args[ASC_ATEN_MAX_ARGS];
 };
 
@@ -135,14 +135,15 @@ int asc_aten_parse_schema(const char *schema, struct asc_aten_op *op);
 struct asc_pytorch;
 
 struct asc_pytorch_opts {
-	int record_shapes;		/* --record-shapes: TENSOR records */
-	int with_stack;			/* --with-stack: PYSTACK records */
-	const char *step_py;		/* --step-py FUNC, or NULL */
-	int profile_memory;		/* --profile-memory: c10::reportMemoryUsageToProfiler */
-	const char *libc10_path;	/* host path of the target's libc10.so, NULL to find in maps */
-	const char *libtorch_cpu_path;	/* host path of libtorch_cpu.so, NULL to find in maps */
-	const char *python_path;	/* host path of the interpreter binary, NULL: /proc/PID/exe */
-	int no_seqnr;			/* no sequence numbers (benchmarks: their cost) */
+	int record_shapes;	 /* --record-shapes: TENSOR records */
+	int with_stack;		 /* --with-stack: PYSTACK records */
+	const char *step_py;	 /* --step-py FUNC, or NULL */
+	int step_py_default;	 /* step_py is the default (optimizer.step): no warnings */
+	int profile_memory;	 /* --profile-memory: c10::reportMemoryUsageToProfiler */
+	const char *libc10_path; /* host path of the target's libc10.so, NULL to find in maps */
+	const char *libtorch_cpu_path; /* host path of libtorch_cpu.so, NULL to find in maps */
+	const char *python_path; /* host path of the interpreter binary, NULL: /proc/PID/exe */
+	int no_seqnr;		 /* no sequence numbers (benchmarks: their cost) */
 	/*
 	 * Called on each uprobe program of the object before its load, e.g.
 	 * asc_attach_prepare_multi (trace/attach.h: uprobe_multi where the kernel
@@ -212,7 +213,7 @@ int asc_pytorch_add_site(struct asc_pytorch *pt, uint32_t probe_id, const char *
  * function that loops back over its own aten calls (gradient accumulation
  * inside FUNC) would look like a new call at each backward jump.
  */
-#define ASC_PYTORCH_STEP_PY_ID	0xfffffff0u
+#define ASC_PYTORCH_STEP_PY_ID 0xfffffff0u
 /* 0 if --step-py detection is on (nothing further to attach), -ENOENT if it could not be. */
 int asc_pytorch_attach_step_py(struct asc_pytorch *pt);
 
@@ -225,7 +226,7 @@ int asc_pytorch_attach_step_py(struct asc_pytorch *pt);
  * allocator calls it for every block; CPU-only PyTorch only while its own
  * profiler records memory.  -ENOENT if libc10.so or the symbol is absent.
  */
-#define ASC_PYTORCH_MEM_ID	0xfffffff2u
+#define ASC_PYTORCH_MEM_ID 0xfffffff2u
 int asc_pytorch_attach_memory(struct asc_pytorch *pt);
 
 /*

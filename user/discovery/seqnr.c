@@ -15,12 +15,12 @@
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/ranges.h"
+#include "arch/arch.h"
 #include "arch/x86.h"
 #include "discovery/elfsym.h"
 #include "discovery/seqnr.h"
 
-int asc_seqnr_tls_decode(const uint8_t *code, size_t len, uint64_t vaddr,
-			 struct asc_seqnr_tls *tls)
+int asc_seqnr_tls_decode(const uint8_t *code, size_t len, uint64_t vaddr, struct asc_seqnr_tls *tls)
 {
 	size_t i;
 
@@ -29,8 +29,8 @@ int asc_seqnr_tls_decode(const uint8_t *code, size_t len, uint64_t vaddr,
 		const uint8_t *p = code + i, *m = p + 16;
 		int32_t rel;
 
-		if (p[0] != 0x66 || p[1] != 0x48 || p[2] != 0x8d || p[3] != 0x3d ||
-		    p[8] != 0x66 || p[9] != 0x66 || p[10] != 0x48 || p[11] != 0xe8)
+		if (p[0] != 0x66 || p[1] != 0x48 || p[2] != 0x8d || p[3] != 0x3d || p[8] != 0x66 ||
+		    p[9] != 0x66 || p[10] != 0x48 || p[11] != 0xe8)
 			continue;
 		memcpy(&rel, p + 4, 4);
 		tls->tlsidx_vaddr = vaddr + i + 8 + (int64_t)rel;
@@ -82,13 +82,13 @@ int asc_seqnr_discover(pid_t pid, const char *lib, uint64_t bias, struct asc_seq
 	return 0;
 }
 
-int asc_seqnr_counter_addr(uint64_t fsbase, const struct asc_seqnr_tls *tls,
+int asc_seqnr_counter_addr(uint64_t tp, const struct asc_seqnr_tls *tls,
 			   int (*rd)(uint64_t addr, uint64_t *val, void *ctx), void *ctx,
 			   uint64_t *addr)
 {
 	uint64_t dtv, nr, block;
 
-	if (rd(fsbase + 8, &dtv, ctx) || rd(dtv - 16, &nr, ctx))
+	if (rd(tp + (uint64_t)asc_arch_target()->dtv_off, &dtv, ctx) || rd(dtv - 16, &nr, ctx))
 		return -EFAULT;
 	if (tls->modid > nr)
 		return 1;
@@ -151,7 +151,7 @@ int asc_seqnr_class_name(const char *sym, char *out, size_t len)
 
 struct vtab {
 	uint64_t vaddr, size;
-	char *name;		/* node name */
+	char *name; /* node name */
 };
 
 struct asc_seqnr_names {

@@ -44,8 +44,8 @@
 #include <sys/types.h>
 
 /* at::sequence_number accessors and the engine entry (libtorch_cpu.so, also npu_model's). */
-#define ASC_SYM_SEQ_PEEK	"_ZN2at15sequence_number4peekEv"
-#define ASC_SYM_EVALUATE_FUNCTION \
+#define ASC_SYM_SEQ_PEEK "_ZN2at15sequence_number4peekEv"
+#define ASC_SYM_EVALUATE_FUNCTION                                                                 \
 	"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4Node" \
 	"ERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE"
 
@@ -54,16 +54,16 @@
  * asserts the same): vptr @0, weak_this_ @8, sequence_nr_ @24,
  * topological_nr_ @32, has_parent_ @40, thread_id_ @48.
  */
-#define ASC_NODE_SEQ_OFF	24
-#define ASC_NODE_TID_OFF	48
-#define ASC_VPTR_IN_VTABLE	16	/* Itanium ABI: vptr = &vtable + 16 */
+#define ASC_NODE_SEQ_OFF   24
+#define ASC_NODE_TID_OFF   48
+#define ASC_VPTR_IN_VTABLE 16 /* Itanium ABI: vptr = &vtable + 16 */
 
 /* Where a thread finds the counter: tls_index of the module, plus the accessor's displacement. */
 struct asc_seqnr_tls {
-	uint64_t tlsidx_vaddr;	/* the GOT pair {module id, offset} the accessor passes */
-	int64_t disp;		/* counter = __tls_get_addr(&tlsidx) + disp */
-	uint64_t modid;		/* filled at run time by the dynamic loader (0: not yet) */
-	uint64_t offset;	/* ti_offset + disp (0 while modid is) */
+	uint64_t tlsidx_vaddr; /* the GOT pair {module id, offset} the accessor passes */
+	int64_t disp;	       /* counter = __tls_get_addr(&tlsidx) + disp */
+	uint64_t modid;	       /* filled at run time by the dynamic loader (0: not yet) */
+	uint64_t offset;       /* ti_offset + disp (0 while modid is) */
 };
 
 /*
@@ -87,11 +87,12 @@ int asc_seqnr_discover(pid_t pid, const char *lib, uint64_t bias, struct asc_seq
 
 /*
  * The counter's address for a thread, walking what bpf/pytorch.bpf.c walks
- * (fs base + 8 -> dtv, dtv[-1] = entries, dtv[modid] 16 bytes each): rd
- * reads one u64 of the target.  0 and *addr set; 1 if the thread has no
+ * (tp + dtv_off of arch/arch.h -> dtv: fs base + 8 on x86-64, TPIDR_EL0 on
+ * aarch64; dtv[-1] = entries, dtv[modid] 16 bytes each): rd reads one u64 of
+ * the target.  0 and *addr set; 1 if the thread has no
  * block for the module yet (its counter is 0); -EFAULT if a read failed.
  */
-int asc_seqnr_counter_addr(uint64_t fsbase, const struct asc_seqnr_tls *tls,
+int asc_seqnr_counter_addr(uint64_t tp, const struct asc_seqnr_tls *tls,
 			   int (*rd)(uint64_t addr, uint64_t *val, void *ctx), void *ctx,
 			   uint64_t *addr);
 
@@ -115,6 +116,5 @@ void asc_seqnr_names_free(struct asc_seqnr_names *n);
 size_t asc_seqnr_names_count(const struct asc_seqnr_names *n);
 const char *asc_seqnr_names_at(const struct asc_seqnr_names *n, size_t i, uint64_t *vaddr,
 			       uint64_t *size);
-
 
 #endif /* __ASCBPF_SEQNR_H */

@@ -79,18 +79,14 @@ void asc_csv_cstr(struct asc_csv *c, const char *s)
 
 void asc_csv_printf(struct asc_csv *c, const char *fmt, ...)
 {
-	char buf[128];
+	char buf[128]; /* a cell is cut at 127 bytes */
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = asc_vformat(buf, sizeof(buf), NULL, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	asc_csv_cell(c, buf, n);
+	asc_csv_cell(c, buf, n < 0 ? 0 : (size_t)n);
 }
 
 void asc_csv_empty(struct asc_csv *c)
@@ -151,8 +147,7 @@ int asc_fmt_us_float(char *buf, int64_t ns)
 {
 	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns, ip = a / 1000;
 	unsigned int frac = a % 1000;
-	char tmp[24];
-	int i = sizeof(tmp), len = 0;
+	int len = 0;
 
 	/*
 	 * Below 2^50 ns the doubles are far closer than 0.001 us apart, so the
@@ -162,12 +157,7 @@ int asc_fmt_us_float(char *buf, int64_t ns)
 		return asc_fmt_pyfloat(buf, (double)ns / 1000.0);
 	if (ns < 0)
 		buf[len++] = '-';
-	do {
-		tmp[--i] = '0' + ip % 10;
-		ip /= 10;
-	} while (ip);
-	memcpy(buf + len, tmp + i, sizeof(tmp) - i);
-	len += sizeof(tmp) - i;
+	len += asc_fmt_u64(buf + len, ip);
 	buf[len++] = '.';
 	if (!frac) {
 		buf[len++] = '0';
@@ -187,8 +177,8 @@ int asc_fmt_pow2_frac(char *buf, uint64_t v, unsigned int shift)
 {
 	uint64_t ip = v >> shift, frac = v & ((1ull << shift) - 1);
 	unsigned __int128 dec;
-	char tmp[24], fd[24];
-	int i = sizeof(tmp), len = 0, nfd = 0, sig, k;
+	char ipd[24], fd[24];
+	int nip, len = 0, nfd = 0, sig, k;
 
 	/*
 	 * v / 2^shift is exact in binary and has at most `shift` decimals:
@@ -208,18 +198,15 @@ int asc_fmt_pow2_frac(char *buf, uint64_t v, unsigned int shift)
 	nfd = shift;
 	while (nfd > 0 && fd[nfd - 1] == '0')
 		nfd--;
-	do {
-		tmp[--i] = '0' + ip % 10;
-		ip /= 10;
-	} while (ip);
-	sig = (v >> shift) ? (int)(sizeof(tmp) - i) + nfd : nfd;
+	nip = asc_fmt_u64(ipd, ip);
+	sig = (v >> shift) ? nip + nfd : nfd;
 	if (!(v >> shift))
 		for (k = 0; k < nfd && fd[k] == '0'; k++)
 			sig--;
 	if (sig > 15)
 		return asc_fmt_pyfloat(buf, (double)v / (double)(1ull << shift));
-	memcpy(buf, tmp + i, sizeof(tmp) - i);
-	len = sizeof(tmp) - i;
+	memcpy(buf, ipd, nip);
+	len = nip;
 	buf[len++] = '.';
 	if (!nfd) {
 		buf[len++] = '0';
@@ -249,7 +236,7 @@ int asc_fmt_pyfloat(char *buf, double v)
 	 * digits without trailing zeros (decimals of 15 digits are farther apart
 	 * than normal doubles), so only 15, 16 and 17 need trying.
 	 */
-	for (prec = fabs(v) < DBL_MIN ? 0 : 14; prec < 16; prec++) {	/* subnormals: all */
+	for (prec = fabs(v) < DBL_MIN ? 0 : 14; prec < 16; prec++) { /* subnormals: all */
 		snprintf(tmp, sizeof(tmp), "%.*e", prec, v);
 		if (strtod(tmp, NULL) == v)
 			break;

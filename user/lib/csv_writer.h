@@ -17,11 +17,11 @@
 #include <stdint.h>
 #include "lib/json_writer.h"
 
-#define ASC_CSV_ONE_LINE	0x1
+#define ASC_CSV_ONE_LINE 0x1
 
 struct asc_csv {
 	struct asc_out *o;
-	int ncells;		/* cells written in the current row */
+	int ncells; /* cells written in the current row */
 	unsigned int flags;
 };
 

@@ -211,8 +211,8 @@ size_t asc_u64map_bytes(const struct asc_u64map *m)
 
 /* ---- index over the caller's array ---- */
 
-#define IDX_HASH(slot)	((uint32_t)((slot) >> 32))
-#define IDX_ITEM(slot)	((uint32_t)(slot) - 1)
+#define IDX_HASH(slot) ((uint32_t)((slot) >> 32))
+#define IDX_ITEM(slot) ((uint32_t)(slot)-1)
 
 static uint32_t idx_hash32(uint64_t hash)
 {
@@ -260,8 +260,8 @@ static int idx_grow(struct asc_idxmap *m)
 	return 0;
 }
 
-int asc_idxmap_find(const struct asc_idxmap *m, uint64_t hash, asc_idxmap_eq_fn eq,
-		    const void *ctx, const void *key, uint32_t *idx)
+int asc_idxmap_find(const struct asc_idxmap *m, uint64_t hash, asc_idxmap_eq_fn eq, const void *ctx,
+		    const void *key, uint32_t *idx)
 {
 	uint32_t h = idx_hash32(hash);
 	size_t i;

@@ -46,11 +46,11 @@ uint64_t asc_hash_bytes(const void *p, size_t n);
 uint64_t asc_hash_str(const char *s);
 
 struct asc_u64map {
-	uint64_t *keys;		/* key + 1; 0 = empty slot */
+	uint64_t *keys; /* key + 1; 0 = empty slot */
 	uint64_t *vals;
-	size_t cap;		/* slots, 0 or a power of two */
-	size_t nr;		/* entries, the UINT64_MAX key included */
-	int has_max;		/* UINT64_MAX (which key + 1 cannot encode) is present */
+	size_t cap;  /* slots, 0 or a power of two */
+	size_t nr;   /* entries, the UINT64_MAX key included */
+	int has_max; /* UINT64_MAX (which key + 1 cannot encode) is present */
 	uint64_t max_val;
 };
 
@@ -84,7 +84,7 @@ void asc_u64map_free(struct asc_u64map *m);
 size_t asc_u64map_bytes(const struct asc_u64map *m);
 
 struct asc_idxmap {
-	uint64_t *slots;	/* (hash32 << 32) | (index + 1); 0 = empty */
+	uint64_t *slots; /* (hash32 << 32) | (index + 1); 0 = empty */
 	size_t cap, nr;
 };
 
@@ -95,8 +95,8 @@ typedef int (*asc_idxmap_eq_fn)(const void *ctx, uint32_t idx, const void *key);
  * 1 and *idx when an item with this hash equals key (eq decides), else 0.
  * Items of equal hash are tried in insertion order.
  */
-int asc_idxmap_find(const struct asc_idxmap *m, uint64_t hash, asc_idxmap_eq_fn eq,
-		    const void *ctx, const void *key, uint32_t *idx);
+int asc_idxmap_find(const struct asc_idxmap *m, uint64_t hash, asc_idxmap_eq_fn eq, const void *ctx,
+		    const void *key, uint32_t *idx);
 
 /*
  * Adds item idx (< 2^31) under hash.  The caller looks it up first if

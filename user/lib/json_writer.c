@@ -113,7 +113,7 @@ int asc_out_close(struct asc_out *o)
 	err = o->err;
 	if (o->own_fd && o->fd >= 0 && close(o->fd) && !err)
 		err = -errno;
-	if (o->tmp) {	/* force: the temporary file replaces the name, complete or not at all */
+	if (o->tmp) { /* force: the temporary file replaces the name, complete or not at all */
 		if (!err)
 			err = asc_tmp_commit(o->dirfd, o->tmp, o->name);
 		else
@@ -152,37 +152,47 @@ void asc_out_puts(struct asc_out *o, const char *s)
 	asc_out_write(o, s, strlen(s));
 }
 
+int asc_vformat(char *buf, size_t len, char **big, const char *fmt, va_list ap)
+{
+	va_list again;
+	int n;
+
+	if (big)
+		*big = NULL;
+	va_copy(again, ap);
+	n = vsnprintf(buf, len, fmt, ap);
+	if (n < 0) {
+		n = -EINVAL;
+	} else if ((size_t)n >= len && !big) {
+		n = (int)len - 1;
+	} else if ((size_t)n >= len) {
+		*big = malloc((size_t)n + 1);
+		if (*big)
+			vsnprintf(*big, (size_t)n + 1, fmt, again);
+		else
+			n = -ENOMEM;
+	}
+	va_end(again);
+	return n;
+}
+
 void asc_out_printf(struct asc_out *o, const char *fmt, ...)
 {
-	char tmp[512];
+	char tmp[512], *big;
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	n = asc_vformat(tmp, sizeof(tmp), &big, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		asc_out_write(o, tmp, n);
-		return;
-	}
-	{
-		char *big = malloc(n + 1);
-
-		if (!big) {
-			o->err = o->err ? o->err : -ENOMEM;
-			return;
-		}
-		va_start(ap, fmt);
-		vsnprintf(big, n + 1, fmt, ap);
-		va_end(ap);
-		asc_out_write(o, big, n);
-		free(big);
-	}
+	if (n == -ENOMEM && !o->err)
+		o->err = -ENOMEM;
+	if (n > 0)
+		asc_out_write(o, big ? big : tmp, n);
+	free(big);
 }
 
-void asc_out_u64(struct asc_out *o, uint64_t v)
+int asc_fmt_u64(char *buf, uint64_t v)
 {
 	char tmp[24];
 	int i = sizeof(tmp);
@@ -191,7 +201,15 @@ void asc_out_u64(struct asc_out *o, uint64_t v)
 		tmp[--i] = '0' + v % 10;
 		v /= 10;
 	} while (v);
-	asc_out_write(o, tmp + i, sizeof(tmp) - i);
+	memcpy(buf, tmp + i, sizeof(tmp) - i);
+	return sizeof(tmp) - i;
+}
+
+void asc_out_u64(struct asc_out *o, uint64_t v)
+{
+	char tmp[24];
+
+	asc_out_write(o, tmp, asc_fmt_u64(tmp, v));
 }
 
 void asc_out_s64(struct asc_out *o, int64_t v)
@@ -278,6 +296,8 @@ void asc_json_str(struct asc_out *o, const char *s, size_t n)
 		if (run)
 			asc_out_write(o, p + i - run, run);
 		run = 0;
+		/* the escape table: one character a line */
+		// clang-format off
 		switch (c) {
 		case '"': asc_out_write(o, "\\\"", 2); break;
 		case '\\': asc_out_write(o, "\\\\", 2); break;
@@ -295,6 +315,7 @@ void asc_json_str(struct asc_out *o, const char *s, size_t n)
 				asc_out_write(o, "\xef\xbf\xbd", 3);	/* U+FFFD */
 			}
 		}
+		// clang-format on
 		i++;
 	}
 	if (run)
@@ -311,17 +332,11 @@ int asc_fmt_us(char *buf, int64_t ns)
 {
 	uint64_t v = ns < 0 ? -(uint64_t)ns : (uint64_t)ns, ip = v / 1000;
 	unsigned int frac = v % 1000;
-	char tmp[24];
-	int i = sizeof(tmp), len = 0;
+	int len = 0;
 
 	if (ns < 0)
 		buf[len++] = '-';
-	do {
-		tmp[--i] = '0' + ip % 10;
-		ip /= 10;
-	} while (ip);
-	memcpy(buf + len, tmp + i, sizeof(tmp) - i);
-	len += sizeof(tmp) - i;
+	len += asc_fmt_u64(buf + len, ip);
 	buf[len++] = '.';
 	buf[len++] = '0' + frac / 100;
 	buf[len++] = '0' + frac / 10 % 10;

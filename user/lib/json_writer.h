@@ -16,19 +16,20 @@
 #ifndef __ASCBPF_JSON_WRITER_H
 #define __ASCBPF_JSON_WRITER_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define ASC_OUT_BUF	(256 * 1024)
+#define ASC_OUT_BUF (256 * 1024)
 
 struct asc_out {
 	int fd;
-	int err;		/* first error (-errno) */
-	int own_fd;		/* close fd in asc_out_close() */
+	int err;    /* first error (-errno) */
+	int own_fd; /* close fd in asc_out_close() */
 	size_t len;
-	uint64_t bytes;		/* bytes written through this stream */
+	uint64_t bytes; /* bytes written through this stream */
 	char *buf;
-	int dirfd;		/* force: the directory of name, tmp renamed over name at close */
+	int dirfd; /* force: the directory of name, tmp renamed over name at close */
 	char *tmp, *name;
 };
 
@@ -48,6 +49,15 @@ int asc_out_close(struct asc_out *o);
 void asc_out_write(struct asc_out *o, const void *p, size_t n);
 void asc_out_puts(struct asc_out *o, const char *s);
 void asc_out_printf(struct asc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The varargs part of the printf wrappers (asc_out_printf, asc_csv_printf):
+ * formats into buf (len bytes).  Longer text goes to *big (malloc'd, the
+ * caller frees it; NULL while the text fits) or, where big is NULL, is cut to
+ * len - 1 bytes.  Returns the length of the text in *big or buf, -EINVAL for
+ * a format vsnprintf rejects, -ENOMEM.
+ */
+int asc_vformat(char *buf, size_t len, char **big, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 void asc_out_u64(struct asc_out *o, uint64_t v);
 void asc_out_s64(struct asc_out *o, int64_t v);
 
@@ -75,6 +85,8 @@ size_t asc_utf8_valid_prefix(const char *s, size_t n);
  * buf must hold 32 bytes.  Returns the length.
  */
 int asc_fmt_us(char *buf, int64_t ns);
+/* The decimal digits of v into buf, no NUL (21 bytes suffice); returns how many. */
+int asc_fmt_u64(char *buf, uint64_t v);
 
 /*
  * A structured writer: compact JSON (no spaces) through a stream, the
@@ -83,11 +95,11 @@ int asc_fmt_us(char *buf, int64_t ns);
  * same value), non-finite ones as null; a NULL string is null.  Nesting
  * deeper than ASC_JW_DEPTH - 1 is written but its commas are not tracked.
  */
-#define ASC_JW_DEPTH	32
+#define ASC_JW_DEPTH 32
 
 struct asc_jw {
 	struct asc_out *o;
-	int first[ASC_JW_DEPTH];	/* nothing written yet at this level */
+	int first[ASC_JW_DEPTH]; /* nothing written yet at this level */
 	int depth;
 };
 

@@ -13,8 +13,8 @@
 
 enum asc_log_level {
 	ASC_LOG_ERROR = 0,
-	ASC_LOG_WARN  = 1,
-	ASC_LOG_INFO  = 2,
+	ASC_LOG_WARN = 1,
+	ASC_LOG_INFO = 2,
 	ASC_LOG_DEBUG = 3,
 };
 
@@ -25,12 +25,11 @@ void asc_log_set_sink(asc_log_fn fn);
 /* Messages above level are dropped by the default sink. */
 void asc_log_set_level(enum asc_log_level level);
 
-void asc_log(enum asc_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void asc_log(enum asc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define asc_err(...)	asc_log(ASC_LOG_ERROR, __VA_ARGS__)
-#define asc_warn(...)	asc_log(ASC_LOG_WARN, __VA_ARGS__)
-#define asc_info(...)	asc_log(ASC_LOG_INFO, __VA_ARGS__)
-#define asc_dbg(...)	asc_log(ASC_LOG_DEBUG, __VA_ARGS__)
+#define asc_err(...)  asc_log(ASC_LOG_ERROR, __VA_ARGS__)
+#define asc_warn(...) asc_log(ASC_LOG_WARN, __VA_ARGS__)
+#define asc_info(...) asc_log(ASC_LOG_INFO, __VA_ARGS__)
+#define asc_dbg(...)  asc_log(ASC_LOG_DEBUG, __VA_ARGS__)
 
 #endif /* __ASCBPF_LOG_H */

@@ -24,8 +24,9 @@ static int parse_line(const char *line, struct asc_map_entry *e)
 	int n = 0;
 	const char *p;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms, &off, &maj,
-		   &min, &ino, &n) != 7 || n == 0)
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms, &off, &maj, &min,
+		   &ino, &n) != 7 ||
+	    n == 0)
 		return -EINVAL;
 	if (end < start || strlen(perms) != 4)
 		return -EINVAL;
@@ -305,8 +306,7 @@ int asc_maps_entry_host_path(pid_t pid, const struct asc_map_entry *e, char *buf
 	return -ENOENT;
 }
 
-ssize_t asc_maps_next_image(const struct asc_maps *maps, size_t from,
-			    const char *const *prefixes)
+ssize_t asc_maps_next_image(const struct asc_maps *maps, size_t from, const char *const *prefixes)
 {
 	size_t i, k;
 

@@ -16,26 +16,26 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define ASC_MAP_R	0x1
-#define ASC_MAP_W	0x2
-#define ASC_MAP_X	0x4
-#define ASC_MAP_SHARED	0x8
+#define ASC_MAP_R      0x1
+#define ASC_MAP_W      0x2
+#define ASC_MAP_X      0x4
+#define ASC_MAP_SHARED 0x8
 
 struct asc_map_entry {
-	uint64_t start;		/* first address */
-	uint64_t end;		/* one past the last address */
-	uint64_t offset;	/* file offset mapped at start */
-	uint64_t inode;		/* 0 for anonymous mappings */
+	uint64_t start;	 /* first address */
+	uint64_t end;	 /* one past the last address */
+	uint64_t offset; /* file offset mapped at start */
+	uint64_t inode;	 /* 0 for anonymous mappings */
 	uint32_t dev_major;
 	uint32_t dev_minor;
-	uint32_t prot;		/* ASC_MAP_* */
-	bool deleted;		/* the kernel appended " (deleted)": file unlinked */
-	char *path;		/* target's view; NULL for anonymous, "[heap]" etc. kept */
+	uint32_t prot; /* ASC_MAP_* */
+	bool deleted;  /* the kernel appended " (deleted)": file unlinked */
+	char *path;    /* target's view; NULL for anonymous, "[heap]" etc. kept */
 };
 
 struct asc_maps {
-	pid_t pid;		/* 0 when parsed from text */
-	struct asc_map_entry *entries;	/* in the order of the maps file (ascending addresses) */
+	pid_t pid;		       /* 0 when parsed from text */
+	struct asc_map_entry *entries; /* in the order of the maps file (ascending addresses) */
 	size_t nr;
 };
 
@@ -101,11 +101,10 @@ int asc_maps_entry_host_path(pid_t pid, const struct asc_map_entry *e, char *buf
  * not deleted, and whose basename starts with one of prefixes[]
  * (NULL-terminated); -1 if none.
  */
-ssize_t asc_maps_next_image(const struct asc_maps *maps, size_t from,
-			    const char *const *prefixes);
+ssize_t asc_maps_next_image(const struct asc_maps *maps, size_t from, const char *const *prefixes);
 
 /* Bytes of /proc/PID/environ read at most, its final NUL included. */
-#define ASC_ENVIRON_MAX	(1 << 16)
+#define ASC_ENVIRON_MAX (1 << 16)
 
 /*
  * The environment PID was exec'ed with (/proc/PID/environ; a later setenv()

@@ -35,7 +35,8 @@ static inline long asc_range_find(const void *base, size_t n, size_t stride, siz
 	lo--;
 	b += lo * stride;
 	return addr - *(const uint64_t *)(b + start_off) < *(const uint64_t *)(b + size_off) ?
-	       (long)lo : -1;
+		       (long)lo :
+		       -1;
 }
 
 #endif /* __ASCBPF_RANGES_H */

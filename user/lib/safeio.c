@@ -14,10 +14,10 @@
 #include <unistd.h>
 #include "lib/safeio.h"
 
-#define DIR_FLAGS	(O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-#define FILE_FLAGS	(O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)
+#define DIR_FLAGS    (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+#define FILE_FLAGS   (O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)
 /* an output tree deeper than this is not ascbpf's: refused, not walked (one fd per level) */
-#define RM_DEPTH_MAX	32
+#define RM_DEPTH_MAX 32
 
 const char *asc_safeio_hint(int err)
 {
@@ -165,7 +165,7 @@ int asc_file_create(int dirfd, const char *name, int replace)
 		if (errno != EEXIST || !replace)
 			return -errno;
 		if (unlinkat(dirfd, name, 0) && errno != ENOENT)
-			return -errno;	/* EISDIR: a directory is never replaced by a file */
+			return -errno; /* EISDIR: a directory is never replaced by a file */
 	}
 	return -EEXIST;
 }
@@ -220,7 +220,7 @@ static int rm_tree(int dirfd, const char *name, int depth)
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
-		if (errno == ELOOP || errno == ENOTDIR)	/* a link or a file: the name goes */
+		if (errno == ELOOP || errno == ENOTDIR) /* a link or a file: the name goes */
 			return unlinkat(dirfd, name, 0) && errno != ENOENT ? -errno : 0;
 		return -errno;
 	}

@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "commands.h"
 #include "lib/json_writer.h"
 #include "lib/log.h"
+#include "report/comm_report.h"
 #include "report/report_detect.h"
 #include "report/report_int.h"
 
@@ -114,8 +116,8 @@ static void find_dispatch(struct report *r)
 		 "stall); %llu of %llu kernels were submitted after the previous kernel on their "
 		 "stream ended; median gap %.1f us; %s",
 		 d->by_queue ? "the task queue holds work while the device waits: launching "
-			       "(acl_thread) is behind"
-			     : "kernels issued late by the host: the task queue runs empty",
+			       "(acl_thread) is behind" :
+			       "kernels issued late by the host: the task queue runs empty",
 		 100.0 * d->starved_share, r->t->idle_share, 100.0 * d->idle_share,
 		 (unsigned long long)d->starved_gaps, r->t->gap_us,
 		 100.0 * (double)d->starved_max_ns / (double)d->starved_ns, r->t->stall_share,
@@ -175,9 +177,8 @@ static void find_conversions(struct report *r)
 		int td = c->kind == ASC_RPT_CONV_TRANSDATA;
 		struct finding *f;
 
-		if (!c->flagged ||
-		    !(f = add_finding(r, td ? "transdata" : "cast",
-				      td ? SUGGEST_TRANSDATA : SUGGEST_CAST)))
+		if (!c->flagged || !(f = add_finding(r, td ? "transdata" : "cast",
+						     td ? SUGGEST_TRANSDATA : SUGGEST_CAST)))
 			continue;
 		snprintf(f->summary, sizeof(f->summary),
 			 "%s: %.1f %s kernels per step (%llu in all, %.1f us) launched by %s%s%s "
@@ -185,8 +186,7 @@ static void find_conversions(struct report *r)
 			 td ? "format conversion" : "dtype conversion", c->per_step,
 			 td ? "TransData" : "Cast", (unsigned long long)c->count, us(c->total_ns),
 			 c->op ? c->op : "an unknown op", c->api ? " via " : "",
-			 c->api ? c->api : "",
-			 td ? "transdata_per_step" : "cast_per_step",
+			 c->api ? c->api : "", td ? "transdata_per_step" : "cast_per_step",
 			 td ? r->t->transdata_per_step : r->t->cast_per_step);
 		ev(f, "per_step", c->per_step);
 		ev(f, "count", (double)c->count);
@@ -263,9 +263,8 @@ static void find_alloc(struct report *r)
 		 "alloc_failures=%g); the first, %s from %s %s, returned %lld; allocated memory "
 		 "peaked at %.2f MiB (reserved %.2f MiB)",
 		 (unsigned long long)a->failures, (unsigned long long)a->calls,
-		 r->t->alloc_failures,
-		 a->name ? a->name : "?", a->op ? a->op : "outside any op", step,
-		 (long long)a->first_ret, p->peak_allocated / MB, p->peak_reserved / MB);
+		 r->t->alloc_failures, a->name ? a->name : "?", a->op ? a->op : "outside any op",
+		 step, (long long)a->first_ret, p->peak_allocated / MB, p->peak_reserved / MB);
 	ev(f, "failures", (double)a->failures);
 	ev(f, "calls", (double)a->calls);
 	ev(f, "first_error", (double)a->first_ret);
@@ -315,11 +314,14 @@ static void usage(FILE *f)
 		"call sites, synchronisations that stall the task queue, the memory peak and\n"
 		"growth, and multi-stream overlap.  OUTPUT_DIR_OR_CAPTURE is a capture file, a\n"
 		"{run}_ascend_pt directory (its ascbpf/capture.ascb) or a directory holding\n"
-		"one.\n\n"
+		"one.  A directory holding the captures of two or more ranks (a job) gets the\n"
+		"job report instead: the slow rank, slow links, communication share per step\n"
+		"and, for a hung job, the rank that never arrived.\n\n"
 		"  --json                 one JSON object instead of text\n"
 		"  --top N                kernels and memory holders listed (default %g)\n"
 		"  --threshold NAME=VAL   change a threshold (repeatable); a value exactly at a\n"
-		"                         threshold reaches it.  Names and defaults:\n", t.top);
+		"                         threshold reaches it.  Names and defaults:\n",
+		t.top);
 	for (i = 0; (name = asc_rpt_threshold_get(&t, i, &v)); i++)
 		fprintf(f, "                           %-20s %g\n", name, v);
 	fprintf(f, "\nExit status: 0 report printed (findings or not), 1 capture damaged or\n"
@@ -357,15 +359,18 @@ static int load_source(const char *arg, char *capture, size_t len, struct asc_rp
 	}
 	if (nr_run_steps && !src->in.nr_steps) {
 		asc_err("report: %s: its run directory lists %zu steps (step_trace_time.csv) that "
-			"the capture does not record\n", capture, nr_run_steps);
+			"the capture does not record\n",
+			capture, nr_run_steps);
 		err = -ENODATA;
 	} else if (!src->in.nr_kernels && !src->in.nr_apis && !src->in.nr_mem) {
 		if (src->damaged)
 			asc_err("report: %s is damaged (%s) and holds nothing to analyse "
-				"before the damage\n", capture, src->damage);
+				"before the damage\n",
+				capture, src->damage);
 		else
 			asc_err("report: %s holds no kernels, CANN calls or memory events to "
-				"analyse\n", capture);
+				"analyse\n",
+				capture);
 		err = -ENODATA;
 	}
 	if (err) {
@@ -427,6 +432,15 @@ int cmd_report(int argc, char **argv)
 		asc_err("report: expected one OUTPUT_DIR_OR_CAPTURE argument\n");
 		usage(stderr);
 		return -EINVAL;
+	}
+	{
+		/* a job directory (captures of two or more ranks): the cross-rank report */
+		struct stat st;
+		size_t nranks = 0;
+
+		if (!stat(argv[optind], &st) && S_ISDIR(st.st_mode) &&
+		    !asc_rpt_job_captures(argv[optind], &nranks) && nranks >= 2)
+			return asc_rpt_job(argv[optind], json);
 	}
 	err = load_source(argv[optind], capture, sizeof(capture), &src, &run_steps);
 	if (err)

@@ -14,8 +14,8 @@
 #include "lib/log.h"
 #include "report/report_detect.h"
 
-#define NS_PER_US	1000.0
-#define BYTES_PER_MB	(1024.0 * 1024.0)
+#define NS_PER_US    1000.0
+#define BYTES_PER_MB (1024.0 * 1024.0)
 
 /* ---- thresholds ---- */
 
@@ -23,10 +23,12 @@ struct threshold_def {
 	const char *name;
 	size_t offset;
 	double def;
-	int is_share;		/* must lie in [0, 1] */
-	int is_count;		/* must be an integer */
+	int is_share; /* must lie in [0, 1] */
+	int is_count; /* must be an integer */
 };
 
+/* a macro that expands to an initializer, and its table */
+// clang-format off
 #define T(field, def, share, count) \
 	{ #field, offsetof(struct asc_rpt_thresholds, field), def, share, count }
 
@@ -44,7 +46,8 @@ static const struct threshold_def threshold_defs[] = {
 	T(alloc_failures, 1.0, 0, 1),
 	T(top, 10.0, 0, 1),
 };
-#define NR_THRESHOLDS	(sizeof(threshold_defs) / sizeof(threshold_defs[0]))
+// clang-format on
+#define NR_THRESHOLDS (sizeof(threshold_defs) / sizeof(threshold_defs[0]))
 
 static double *threshold_slot(struct asc_rpt_thresholds *t, size_t i)
 {
@@ -355,7 +358,7 @@ int asc_rpt_is_sync_api(const char *name)
 {
 	static const char *const prefixes[] = {
 		"aclrtSynchronizeStream", "aclrtSynchronizeDevice", "aclrtSynchronizeEvent",
-		"rtStreamSynchronize", "rtDeviceSynchronize", "rtEventSynchronize",
+		"rtStreamSynchronize",	  "rtDeviceSynchronize",    "rtEventSynchronize",
 	};
 	size_t i;
 
@@ -372,7 +375,10 @@ int asc_rpt_is_sync_api(const char *name)
 int asc_rpt_is_alloc_api(const char *name)
 {
 	static const char *const prefixes[] = {
-		"aclrtMalloc", "rtMalloc", "halMemAlloc", "aclrtMallocPhysical",
+		"aclrtMalloc",
+		"rtMalloc",
+		"halMemAlloc",
+		"aclrtMallocPhysical",
 	};
 	size_t i;
 
@@ -516,8 +522,8 @@ static int cmp_kernel_stream_start(const void *a, const void *b)
 struct step_gap {
 	int64_t step;
 	uint64_t gap;
-	int known;		/* the second kernel's submission is known */
-	int starved;		/* ... and it came after the first kernel ended */
+	int known;   /* the second kernel's submission is known */
+	int starved; /* ... and it came after the first kernel ended */
 };
 
 static int cmp_step_gap(const void *a, const void *b)
@@ -708,8 +714,8 @@ static struct interval *covered_intervals(const struct asc_rpt_input *in, size_t
 
 		if (k->end_ns < k->start_ns)
 			continue;
-		iv[m].start = k->submit_ns && k->submit_ns < k->start_ns ? k->submit_ns
-									  : k->start_ns;
+		iv[m].start = k->submit_ns && k->submit_ns < k->start_ns ? k->submit_ns :
+									   k->start_ns;
 		iv[m].end = k->end_ns;
 		m++;
 	}
@@ -986,8 +992,8 @@ int asc_rpt_detect_top(const struct asc_rpt_input *in, const struct asc_rpt_thre
 	nk = compute_kernels(in, ks);
 	qsort(ks, nk, sizeof(*ks), cmp_kernel_type);
 	for (i = 0; i < nk; i++) {
-		uint64_t dur = ks[i]->end_ns > ks[i]->start_ns ?
-			       ks[i]->end_ns - ks[i]->start_ns : 0;
+		uint64_t dur = ks[i]->end_ns > ks[i]->start_ns ? ks[i]->end_ns - ks[i]->start_ns :
+								 0;
 
 		if (!n || strcmp(st[n - 1].name, kernel_type(ks[i]))) {
 			st[n].name = kernel_type(ks[i]);
@@ -1045,15 +1051,22 @@ static int is_adam_update(const struct asc_rpt_kernel *k)
 struct opt_window {
 	int64_t step;
 	uint32_t stream;
-	uint64_t first, last;	/* first start, last end of the Adam updates */
+	uint64_t first, last; /* first start, last end of the Adam updates */
 };
 
 /*
  * A kernel is an optimizer kernel when asc_rpt_is_optimizer() says so, or
  * when it is an Adam-family update, or when it runs on the same stream in the
- * same step between the first and the last Adam-family update (the Muls,
- * Sqrt, Adds of a per-parameter AdamW in between).
+ * same optimizer step (opt_step_of()) between the first and the last
+ * Adam-family update (the Muls, Sqrt, Adds of a per-parameter AdamW in
+ * between).
  */
+/* The optimizer step of a kernel: that of its launching op where known. */
+static int64_t opt_step_of(const struct asc_rpt_kernel *k)
+{
+	return k->has_op_step ? k->op_step : k->step;
+}
+
 int asc_rpt_detect_optimizer(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,
 			     struct asc_rpt_result *res)
 {
@@ -1083,10 +1096,10 @@ int asc_rpt_detect_optimizer(const struct asc_rpt_input *in, const struct asc_rp
 		if (k->kind != ASC_RPT_K_COMPUTE || !is_adam_update(k))
 			continue;
 		for (j = 0; j < nw; j++)
-			if (win[j].step == k->step && win[j].stream == k->stream)
+			if (win[j].step == opt_step_of(k) && win[j].stream == k->stream)
 				break;
 		if (j == nw) {
-			win[nw++] = (struct opt_window){ k->step, k->stream, k->start_ns,
+			win[nw++] = (struct opt_window){ opt_step_of(k), k->stream, k->start_ns,
 							 k->end_ns };
 			continue;
 		}
@@ -1102,13 +1115,13 @@ int asc_rpt_detect_optimizer(const struct asc_rpt_input *in, const struct asc_rp
 		if (k->kind != ASC_RPT_K_COMPUTE)
 			continue;
 		for (j = 0; j < nw && !in_window; j++)
-			in_window = win[j].step == k->step && win[j].stream == k->stream &&
+			in_window = win[j].step == opt_step_of(k) && win[j].stream == k->stream &&
 				    k->start_ns >= win[j].first && k->start_ns < win[j].last;
 		if (!in_window && !asc_rpt_is_optimizer(k) && !is_adam_update(k))
 			continue;
 		o->kernels++;
 		o->optimizer_ns += k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
-		steps[ns++] = k->step;
+		steps[ns++] = opt_step_of(k); /* the optimizer calls */
 		if (asc_rpt_is_fused_optimizer(k))
 			o->fused_kernels++;
 		else
@@ -1219,8 +1232,8 @@ int asc_rpt_detect_conversions(const struct asc_rpt_input *in, const struct asc_
 		sites[m - 1].total_ns += k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
 	}
 	for (i = 0; i < m; i++) {
-		double limit = sites[i].kind == ASC_RPT_CONV_TRANSDATA ? t->transdata_per_step
-								       : t->cast_per_step;
+		double limit = sites[i].kind == ASC_RPT_CONV_TRANSDATA ? t->transdata_per_step :
+									 t->cast_per_step;
 
 		sites[i].per_step = nsteps ? (double)sites[i].count / (double)nsteps : 0;
 		sites[i].flagged = sites[i].per_step >= limit;
@@ -1333,7 +1346,7 @@ int asc_rpt_detect_syncs(const struct asc_rpt_input *in, const struct asc_rpt_th
 
 struct mem_ref {
 	const struct asc_rpt_mem *ev;
-	size_t order;		/* position in time order */
+	size_t order; /* position in time order */
 };
 
 static int cmp_mem_time(const void *a, const void *b)
@@ -1509,7 +1522,8 @@ int asc_rpt_detect_mem_growth(const struct asc_rpt_input *in, const struct asc_r
 		qsort(deltas, m - 1, sizeof(*deltas), cmp_i64);
 		g->growth_median_mb = (double)deltas[rank_index(m - 1, 50)] / BYTES_PER_MB;
 		g->growth_total_mb = ((double)g->steps[m - 1].end_allocated -
-				      (double)g->steps[0].end_allocated) / BYTES_PER_MB;
+				      (double)g->steps[0].end_allocated) /
+				     BYTES_PER_MB;
 	}
 	g->flagged = m >= 3 && g->growth_median_mb >= t->mem_growth_mb && g->growth_median_mb > 0;
 	free(refs);
@@ -1561,7 +1575,7 @@ static int cmp_edge(const void *a, const void *b)
 
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
-	return x->delta - y->delta;	/* ends before starts at the same instant */
+	return x->delta - y->delta; /* ends before starts at the same instant */
 }
 
 int asc_rpt_detect_overlap(const struct asc_rpt_input *in, const struct asc_rpt_thresholds *t,

@@ -27,22 +27,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ASC_RPT_NO_STEP		(-1)	/* kernel/event outside any known step */
+#define ASC_RPT_NO_STEP (-1) /* kernel/event outside any known step */
 
 /* One device kernel (task) with what launched it. */
 struct asc_rpt_kernel {
-	uint64_t start_ns;	/* device start, host clock */
-	uint64_t end_ns;	/* device end, host clock (>= start_ns) */
-	int64_t step;		/* step id, or ASC_RPT_NO_STEP */
-	uint32_t stream;	/* device stream id */
-	uint32_t kind;		/* ASC_RPT_K_COMPUTE, ASC_RPT_K_COPY */
-	const char *name;	/* kernel name ("trans_TransData_0", "Add") */
-	const char *type;	/* op type ("TransData", "Add"), NULL: use name */
-	const char *op;		/* launching framework op ("aten::add_"), or NULL */
-	const char *api;	/* launching CANN API ("aclnnAdd"), or NULL */
-	const char *stack;	/* call stack, frames separated by ';', or NULL */
-	uint64_t submit_ns;	/* when the host handed it to the device (halSqTaskSend),
+	uint64_t start_ns;  /* device start, host clock */
+	uint64_t end_ns;    /* device end, host clock (>= start_ns) */
+	int64_t step;	    /* step id, or ASC_RPT_NO_STEP */
+	uint32_t stream;    /* device stream id */
+	uint32_t kind;	    /* ASC_RPT_K_COMPUTE, ASC_RPT_K_COPY */
+	const char *name;   /* kernel name ("trans_TransData_0", "Add") */
+	const char *type;   /* op type ("TransData", "Add"), NULL: use name */
+	const char *op;	    /* launching framework op ("aten::add_"), or NULL */
+	const char *api;    /* launching CANN API ("aclnnAdd"), or NULL */
+	const char *stack;  /* call stack, frames separated by ';', or NULL */
+	uint64_t submit_ns; /* when the host handed it to the device (halSqTaskSend),
 				 * host clock; 0 if unknown */
+	/*
+	 * The step of its launching framework op when has_op_step: an op of an
+	 * optimizer step runs before the step's end (its return), a kernel it
+	 * launched may reach the device after it, in the next step.
+	 */
+	int64_t op_step;
+	uint32_t has_op_step;
 };
 
 /*
@@ -51,8 +58,8 @@ struct asc_rpt_kernel {
  * dispatch gaps; copies (SDMA) count as device activity for the multi-stream
  * overlap and end a synchronisation's drain.
  */
-#define ASC_RPT_K_COMPUTE	0
-#define ASC_RPT_K_COPY		1
+#define ASC_RPT_K_COMPUTE 0
+#define ASC_RPT_K_COPY	  1
 
 /* One host API call (aclrt*, aclnn*, rt*, ...). */
 struct asc_rpt_api {
@@ -60,11 +67,11 @@ struct asc_rpt_api {
 	uint64_t end_ns;
 	int64_t step;
 	uint32_t tid;
-	uint32_t flags;		/* ASC_RPT_API_INNER */
-	const char *name;	/* "aclrtSynchronizeStream" */
-	const char *op;		/* enclosing framework op, or NULL */
-	const char *stack;	/* call stack, or NULL */
-	int64_t ret;		/* return value (aclError / rtError_t / drvError_t), 0 = success */
+	uint32_t flags;	   /* ASC_RPT_API_INNER */
+	const char *name;  /* "aclrtSynchronizeStream" */
+	const char *op;	   /* enclosing framework op, or NULL */
+	const char *stack; /* call stack, or NULL */
+	int64_t ret;	   /* return value (aclError / rtError_t / drvError_t), 0 = success */
 };
 
 /*
@@ -72,12 +79,12 @@ struct asc_rpt_api {
  * (rtDeviceSynchronize inside aclrtSynchronizeDevice, rtMalloc inside
  * aclrtMalloc): counted once, as the outer call.
  */
-#define ASC_RPT_API_INNER	0x1
+#define ASC_RPT_API_INNER 0x1
 
 /* One task-queue slot: Enqueue on the producer, Dequeue on acl_thread. */
 struct asc_rpt_queue {
-	uint64_t enqueue_ns;	/* 0 if the enqueue was not seen */
-	uint64_t dequeue_ns;	/* 0 if the dequeue was not seen */
+	uint64_t enqueue_ns; /* 0 if the enqueue was not seen */
+	uint64_t dequeue_ns; /* 0 if the dequeue was not seen */
 	uint64_t correlation_id;
 };
 
@@ -85,10 +92,10 @@ struct asc_rpt_queue {
 struct asc_rpt_mem {
 	uint64_t ts_ns;
 	uint64_t ptr;
-	int64_t size;			/* > 0 malloc, < 0 free (torch_npu convention) */
-	uint64_t total_allocated;	/* bytes after this event */
+	int64_t size;		  /* > 0 malloc, < 0 free (torch_npu convention) */
+	uint64_t total_allocated; /* bytes after this event */
 	uint64_t total_reserved;
-	const char *op;			/* framework op that made the allocation, or NULL */
+	const char *op; /* framework op that made the allocation, or NULL */
 };
 
 struct asc_rpt_step {
@@ -115,23 +122,23 @@ struct asc_rpt_input {
  * fractions in [0, 1]; times in microseconds; sizes in MiB.
  */
 struct asc_rpt_thresholds {
-	double idle_share;		/* dispatch-bound: device starved (idle, nothing submitted)
+	double idle_share;	   /* dispatch-bound: device starved (idle, nothing submitted)
 					 * / device active window */
-	double gap_us;			/* dispatch-bound: shortest wait that counts as starving
+	double gap_us;		   /* dispatch-bound: shortest wait that counts as starving
 					 * (shorter: launch latency, clock noise) */
-	double stall_share;		/* dispatch-bound: the longest starved stretch at this share
+	double stall_share;	   /* dispatch-bound: the longest starved stretch at this share
 					 * of all starved time or more is one stall, not dispatch */
-	double queue_depth;		/* dispatch-bound: task-queue slots waiting during the
+	double queue_depth;	   /* dispatch-bound: task-queue slots waiting during the
 					 * starvation that make it the launch side's (acl_thread) */
-	double optimizer_kernels;	/* per-parameter optimizer kernels per step */
-	double transdata_per_step;	/* TransData kernels per step */
-	double cast_per_step;		/* Cast kernels per step */
-	double sync_share;		/* host blocked in synchronisations / step time */
-	double mem_growth_mb;		/* median growth of allocated memory per step, MiB */
-	double overlap_share;		/* multi-stream: overlap / least busy stream below
+	double optimizer_kernels;  /* per-parameter optimizer kernels per step */
+	double transdata_per_step; /* TransData kernels per step */
+	double cast_per_step;	   /* Cast kernels per step */
+	double sync_share;	   /* host blocked in synchronisations / step time */
+	double mem_growth_mb;	   /* median growth of allocated memory per step, MiB */
+	double overlap_share;	   /* multi-stream: overlap / least busy stream below
 					 * this = serialised */
-	double alloc_failures;		/* failed device-memory allocations */
-	double top;			/* number of kernels / holders listed */
+	double alloc_failures;	   /* failed device-memory allocations */
+	double top;		   /* number of kernels / holders listed */
 };
 
 void asc_rpt_thresholds_default(struct asc_rpt_thresholds *t);
@@ -152,47 +159,47 @@ struct asc_rpt_step_split {
 	int64_t step;
 	uint64_t start_ns;
 	uint64_t end_ns;
-	uint64_t compute_ns;	/* union of compute kernel intervals (all streams), clipped */
-	uint64_t copy_ns;	/* device busy with copies only (no compute kernel running) */
-	uint64_t idle_ns;	/* nothing running, between the step's first task start and
+	uint64_t compute_ns;   /* union of compute kernel intervals (all streams), clipped */
+	uint64_t copy_ns;      /* device busy with copies only (no compute kernel running) */
+	uint64_t idle_ns;      /* nothing running, between the step's first task start and
 				 * last task end */
-	uint64_t host_only_ns;	/* step time before the first / after the last task;
+	uint64_t host_only_ns; /* step time before the first / after the last task;
 				 * compute + copy + idle + host_only = the step */
-	uint64_t kernels;	/* kernels that intersect the step */
-	uint64_t nr_gaps;	/* per-step dispatch evidence (asc_rpt_detect_dispatch) */
+	uint64_t kernels;      /* kernels that intersect the step */
+	uint64_t nr_gaps;      /* per-step dispatch evidence (asc_rpt_detect_dispatch) */
 	double gap_median_us;
-	uint64_t queue_slots;	/* enqueues inside the step */
+	uint64_t queue_slots; /* enqueues inside the step */
 	double queue_depth_median;
-	double idle_share;	/* idle / (compute + copy + idle) */
-	uint64_t device_start_ns;	/* the step's first task start / last task end (clipped),
+	double idle_share;	  /* idle / (compute + copy + idle) */
+	uint64_t device_start_ns; /* the step's first task start / last task end (clipped),
 					 * 0 when it has none */
 	uint64_t device_end_ns;
-	uint64_t starved_ns;	/* per-step starvation (see struct asc_rpt_dispatch) */
+	uint64_t starved_ns; /* per-step starvation (see struct asc_rpt_dispatch) */
 	uint64_t starved_gaps;
 	uint64_t starved_max_ns;
 	uint64_t starved_queued_ns;
 	uint64_t transitions;
 	uint64_t starved_transitions;
 	double starved_share;
-	int dispatch_bound;	/* same rule as the overall verdict, on this step alone */
+	int dispatch_bound; /* same rule as the overall verdict, on this step alone */
 };
 
 /* ---- dispatch-bound verdict ---- */
 
 struct asc_rpt_dispatch {
-	uint64_t compute_ns;	/* sums over the steps */
+	uint64_t compute_ns; /* sums over the steps */
 	uint64_t copy_ns;
 	uint64_t idle_ns;
 	uint64_t host_only_ns;
-	double idle_share;	/* idle / (compute + copy + idle), 0 without kernels */
-	uint64_t nr_gaps;	/* gaps between consecutive kernels of a stream, within a step */
-	double gap_median_us;	/* nearest-rank median */
-	double gap_p99_us;	/* nearest-rank 99th percentile */
-	int queue_measured;	/* 1 if enqueue/dequeue pairs were seen */
+	double idle_share;    /* idle / (compute + copy + idle), 0 without kernels */
+	uint64_t nr_gaps;     /* gaps between consecutive kernels of a stream, within a step */
+	double gap_median_us; /* nearest-rank median */
+	double gap_p99_us;    /* nearest-rank 99th percentile */
+	int queue_measured;   /* 1 if enqueue/dequeue pairs were seen */
 	uint64_t queue_pairs;
-	double queue_depth_median;	/* slots waiting, seen at each enqueue */
+	double queue_depth_median; /* slots waiting, seen at each enqueue */
 	double queue_depth_max;
-	double queue_wait_median_us;	/* dequeue - enqueue */
+	double queue_wait_median_us; /* dequeue - enqueue */
 	/*
 	 * Starvation: the device idle with nothing to run, i.e. inside a step's
 	 * device window and outside every task's [submission, end] interval
@@ -202,11 +209,11 @@ struct asc_rpt_dispatch {
 	 * latency) is not.
 	 */
 	uint64_t starved_ns;
-	uint64_t starved_gaps;		/* stretches counted */
-	uint64_t starved_max_ns;	/* the longest one */
-	uint64_t starved_queued_ns;	/* of starved_ns: >= t.queue_depth slots waiting in the
+	uint64_t starved_gaps;	    /* stretches counted */
+	uint64_t starved_max_ns;    /* the longest one */
+	uint64_t starved_queued_ns; /* of starved_ns: >= t.queue_depth slots waiting in the
 					 * task queue (Enqueued, not yet Dequeued) */
-	double starved_share;		/* starved / (compute + copy + idle) */
+	double starved_share;	    /* starved / (compute + copy + idle) */
 	/*
 	 * Transitions (evidence only): consecutive kernels of one stream in one
 	 * step whose second kernel's submission is known; starved when it was
@@ -216,8 +223,8 @@ struct asc_rpt_dispatch {
 	 */
 	uint64_t transitions;
 	uint64_t starved_transitions;
-	double starved_kernel_share;	/* starved_transitions / transitions */
-	int submissions_known;		/* 1 if any kernel has a submission time */
+	double starved_kernel_share; /* starved_transitions / transitions */
+	int submissions_known;	     /* 1 if any kernel has a submission time */
 	/*
 	 * starved_share >= t.idle_share and starved_max_ns < t.stall_share *
 	 * starved_ns: the device waits for the host, and not in one stall (a
@@ -228,34 +235,34 @@ struct asc_rpt_dispatch {
 	 * by_gaps (the framework / Python side issues ops late).
 	 */
 	int dispatch_bound;
-	int by_gaps;		/* which of the two held */
+	int by_gaps; /* which of the two held */
 	int by_queue;
 };
 
 /* ---- top kernels ---- */
 
 struct asc_rpt_kernel_stat {
-	const char *name;	/* type, or name when the type is unknown */
+	const char *name; /* type, or name when the type is unknown */
 	uint64_t count;
 	uint64_t total_ns;
 	uint64_t max_ns;
 	uint64_t min_ns;
 	double avg_us;
-	double share;		/* total / sum of all kernel durations */
+	double share; /* total / sum of all kernel durations */
 };
 
 /* ---- optimizer ---- */
 
 struct asc_rpt_optimizer {
-	uint64_t kernels;		/* optimizer kernels in all steps */
-	uint64_t fused_kernels;		/* of which fused / multi-tensor (Foreach*, Apply*...) */
-	uint64_t per_param_kernels;	/* kernels - fused_kernels */
-	uint64_t steps;			/* steps with at least one optimizer kernel */
-	double per_param_per_step;	/* per_param_kernels / steps */
-	uint64_t distinct_types;	/* distinct per-parameter kernel types */
-	uint64_t repeats_per_step;	/* median per-type count / steps: ~ parameters */
-	uint64_t optimizer_ns;		/* device time of all optimizer kernels */
-	int flagged;			/* per_param_per_step >= t.optimizer_kernels */
+	uint64_t kernels;	    /* optimizer kernels in all steps */
+	uint64_t fused_kernels;	    /* of which fused / multi-tensor (Foreach*, Apply*...) */
+	uint64_t per_param_kernels; /* kernels - fused_kernels */
+	uint64_t steps;		    /* steps with at least one optimizer kernel */
+	double per_param_per_step;  /* per_param_kernels / steps */
+	uint64_t distinct_types;    /* distinct per-parameter kernel types */
+	uint64_t repeats_per_step;  /* median per-type count / steps: ~ parameters */
+	uint64_t optimizer_ns;	    /* device time of all optimizer kernels */
+	int flagged;		    /* per_param_per_step >= t.optimizer_kernels */
 };
 
 /* ---- TransData / Cast ---- */
@@ -267,62 +274,62 @@ enum asc_rpt_conv_kind {
 
 /* One call site of format/dtype conversion kernels: (kind, op, stack). */
 struct asc_rpt_conv_site {
-	int kind;		/* enum asc_rpt_conv_kind */
+	int kind; /* enum asc_rpt_conv_kind */
 	const char *op;
 	const char *api;
 	const char *stack;
 	uint64_t count;
 	uint64_t total_ns;
-	double per_step;	/* count / steps analysed */
-	int flagged;		/* per_step >= the kind's threshold */
+	double per_step; /* count / steps analysed */
+	int flagged;	 /* per_step >= the kind's threshold */
 };
 
 /* ---- synchronisations ---- */
 
 struct asc_rpt_sync_site {
-	const char *name;	/* API */
+	const char *name; /* API */
 	const char *op;
 	const char *stack;
 	uint64_t count;
-	uint64_t blocked_ns;	/* host time inside the call */
-	uint64_t drained_ns;	/* device idle after the call returned until the next kernel,
+	uint64_t blocked_ns; /* host time inside the call */
+	uint64_t drained_ns; /* device idle after the call returned until the next kernel,
 				 * when that kernel starts in the same step (a mid-step stall) */
-	double share;		/* blocked / total step time */
-	int flagged;		/* share >= t.sync_share */
+	double share;	     /* blocked / total step time */
+	int flagged;	     /* share >= t.sync_share */
 };
 
 /* ---- memory ---- */
 
 struct asc_rpt_holder {
-	const char *op;		/* NULL: unknown */
-	uint64_t bytes;		/* live bytes at the peak */
+	const char *op; /* NULL: unknown */
+	uint64_t bytes; /* live bytes at the peak */
 	uint64_t blocks;
 };
 
 struct asc_rpt_mem_peak {
-	int measured;		/* 1 if memory events were seen */
+	int measured; /* 1 if memory events were seen */
 	uint64_t peak_allocated;
 	uint64_t peak_ns;
 	int64_t peak_step;
 	uint64_t peak_reserved;
 	uint64_t unattributed_bytes;	/* peak minus blocks allocated inside the capture */
-	struct asc_rpt_holder *holders;	/* top-N by bytes */
+	struct asc_rpt_holder *holders; /* top-N by bytes */
 	size_t nr_holders;
 };
 
 struct asc_rpt_mem_step {
 	int64_t step;
-	uint64_t end_allocated;	/* allocated after the step's last event */
+	uint64_t end_allocated; /* allocated after the step's last event */
 	uint64_t peak_allocated;
 };
 
 struct asc_rpt_mem_growth {
 	struct asc_rpt_mem_step *steps;
 	size_t nr_steps;
-	double growth_median_mb;	/* median of consecutive end_allocated deltas, MiB */
-	double growth_total_mb;		/* last - first end_allocated, MiB */
-	uint64_t steps_grown;		/* deltas > 0 */
-	int flagged;			/* >= 3 steps and growth_median_mb >= t.mem_growth_mb */
+	double growth_median_mb; /* median of consecutive end_allocated deltas, MiB */
+	double growth_total_mb;	 /* last - first end_allocated, MiB */
+	uint64_t steps_grown;	 /* deltas > 0 */
+	int flagged;		 /* >= 3 steps and growth_median_mb >= t.mem_growth_mb */
 };
 
 /* ---- multi-stream overlap ---- */
@@ -336,24 +343,24 @@ struct asc_rpt_stream_busy {
 struct asc_rpt_overlap {
 	struct asc_rpt_stream_busy *streams;
 	size_t nr_streams;
-	uint64_t busy_ns;	/* union over all streams */
-	uint64_t overlap_ns;	/* time with >= 2 streams busy */
-	double overlap_share;	/* overlap / busy time of the least busy stream (0: one stream) */
-	int serialised;		/* >= 2 streams and overlap_share < t.overlap_share */
+	uint64_t busy_ns;     /* union over all streams */
+	uint64_t overlap_ns;  /* time with >= 2 streams busy */
+	double overlap_share; /* overlap / busy time of the least busy stream (0: one stream) */
+	int serialised;	      /* >= 2 streams and overlap_share < t.overlap_share */
 };
 
 /* ---- failed device-memory allocations ---- */
 
 struct asc_rpt_alloc_fail {
-	uint64_t calls;		/* allocation calls seen */
-	uint64_t failures;	/* of which returned an error */
-	int64_t first_ret;	/* error of the first failure */
+	uint64_t calls;	   /* allocation calls seen */
+	uint64_t failures; /* of which returned an error */
+	int64_t first_ret; /* error of the first failure */
 	uint64_t first_ns;
 	int64_t first_step;
-	const char *name;	/* API of the first failure */
+	const char *name; /* API of the first failure */
 	const char *op;
 	const char *stack;
-	int flagged;		/* failures >= t.alloc_failures (and > 0) */
+	int flagged; /* failures >= t.alloc_failures (and > 0) */
 };
 
 struct asc_rpt_result {
@@ -362,8 +369,8 @@ struct asc_rpt_result {
 	struct asc_rpt_dispatch dispatch;
 	struct asc_rpt_kernel_stat *top;
 	size_t nr_top;
-	uint64_t kernel_types;		/* distinct kernel types before the top-N cut */
-	uint64_t device_ns;		/* sum of all kernel durations */
+	uint64_t kernel_types; /* distinct kernel types before the top-N cut */
+	uint64_t device_ns;    /* sum of all kernel durations */
 	struct asc_rpt_optimizer optimizer;
 	struct asc_rpt_conv_site *conv;
 	size_t nr_conv;
@@ -415,14 +422,14 @@ struct asc_corr;
 
 struct asc_rpt_source {
 	struct asc_rpt_input in;
-	char capture[4096];		/* the capture file read */
+	char capture[4096]; /* the capture file read */
 	uint32_t pid;
-	int32_t rank, device;		/* -1 if unknown */
-	uint64_t steps_in_capture;	/* step records, recorded or not */
-	uint64_t kernels_in_capture;	/* device tasks, compute or not */
-	uint64_t unmatched_kernels;	/* of the kernels taken, those without a launch */
+	int32_t rank, device;	     /* -1 if unknown */
+	uint64_t steps_in_capture;   /* step records, recorded or not */
+	uint64_t kernels_in_capture; /* device tasks, compute or not */
+	uint64_t unmatched_kernels;  /* of the kernels taken, those without a launch */
 	uint64_t bpf_drops, devtask_drops, lost;
-	int mem_component;		/* ASC_MEM_* used for the memory detectors, -1 none */
+	int mem_component; /* ASC_MEM_* used for the memory detectors, -1 none */
 	int damaged;
 	char damage[128];
 	/*
@@ -432,7 +439,7 @@ struct asc_rpt_source {
 	 */
 	const int64_t *only_steps;
 	size_t nr_only_steps;
-	void *priv;			/* the correlation view and the strings made here */
+	void *priv; /* the correlation view and the strings made here */
 };
 
 /*

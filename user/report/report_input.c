@@ -30,12 +30,12 @@
 #include "report/report_detect.h"
 #include "schedule.h"
 
-#define ASC_RPT_SDMA_TASK	11	/* STARS SQE type of a memcpy (asc_corr_task_type_name) */
+#define ASC_RPT_SDMA_TASK 11 /* STARS SQE type of a memcpy (asc_corr_task_type_name) */
 
 struct source_priv {
-	struct asc_corr *corr;		/* owned when loaded from a file */
+	struct asc_corr *corr; /* owned when loaded from a file */
 	const struct asc_corr *view;
-	char **op_path;			/* per op: "outer > ... > inner", built on demand */
+	char **op_path; /* per op: "outer > ... > inner", built on demand */
 	struct asc_rpt_kernel *kernels;
 	struct asc_rpt_api *apis;
 	struct asc_rpt_queue *queue;
@@ -138,7 +138,8 @@ int asc_rpt_find_capture(const char *path, char *out, size_t size)
 		}
 	}
 	asc_err("report: no capture in %s (looked for ascbpf/capture.ascb, capture.ascb, "
-		"ascbpf-PID.cap and *_ascend_pt/ascbpf/capture.ascb)\n", path);
+		"ascbpf-PID.cap and *_ascend_pt/ascbpf/capture.ascb)\n",
+		path);
 	return -ENOENT;
 }
 
@@ -155,7 +156,7 @@ static const char *plain_name(const char *name, char *out, size_t size)
 
 	if (strncmp(name, "_ZN", 3))
 		return name;
-	while (*p == 'K' || *p == 'V' || *p == 'r')	/* cv-qualifiers of a member function */
+	while (*p == 'K' || *p == 'V' || *p == 'r') /* cv-qualifiers of a member function */
 		p++;
 	while (*p >= '1' && *p <= '9') {
 		char *end;
@@ -379,8 +380,7 @@ static int in_recorded_step(const struct asc_rpt_source *src, int64_t ts)
 }
 
 /* The recorded steps (the run directory's only, when it names them). */
-static void take_steps(const struct asc_corr *c, struct asc_rpt_source *src,
-		       struct source_priv *p)
+static void take_steps(const struct asc_corr *c, struct asc_rpt_source *src, struct source_priv *p)
 {
 	size_t i, n;
 
@@ -435,8 +435,8 @@ static void take_kernels(const struct asc_corr *c, struct asc_rpt_source *src,
 		 * recorded steps' tasks are taken (one without a step when it
 		 * ran inside a recorded step).
 		 */
-		if (src->in.nr_steps && (k->step < 0 ? !in_recorded_step(src, k->start_ns)
-						     : !is_recorded_step(src, k->step)))
+		if (src->in.nr_steps && (k->step < 0 ? !in_recorded_step(src, k->start_ns) :
+						       !is_recorded_step(src, k->step)))
 			continue;
 		if (op < 0 && k->api >= 0 && (size_t)k->api < c->nr_calls)
 			op = c->calls[k->api].op;
@@ -445,6 +445,8 @@ static void take_kernels(const struct asc_corr *c, struct asc_rpt_source *src,
 		out->step = k->step;
 		out->stream = k->stream;
 		out->submit_ns = k->submit_ns > 0 ? (uint64_t)k->submit_ns : 0;
+		out->has_op_step = op >= 0 && (size_t)op < c->nr_ops && c->ops[op].step >= 0;
+		out->op_step = out->has_op_step ? c->ops[op].step : k->step;
 		out->name = str_or_null(c, k->name);
 		out->type = str_or_null(c, k->type);
 		out->op = op_path(p, op);
@@ -460,8 +462,7 @@ static void take_kernels(const struct asc_corr *c, struct asc_rpt_source *src,
 }
 
 /* CANN calls of the kept steps (not Node@launch spans), inner sync/alloc calls marked. */
-static void take_apis(const struct asc_corr *c, struct asc_rpt_source *src,
-		      struct source_priv *p)
+static void take_apis(const struct asc_corr *c, struct asc_rpt_source *src, struct source_priv *p)
 {
 	size_t i, n;
 
@@ -471,7 +472,7 @@ static void take_apis(const struct asc_corr *c, struct asc_rpt_source *src,
 		if (a->start_ns < 0 || a->end_ns < a->start_ns || !step_kept(src, a->step))
 			continue;
 		if (a->level == ASC_CORR_LEVEL_NODE)
-			continue;	/* a Node@launch span only: not an API call of this level */
+			continue; /* a Node@launch span only: not an API call of this level */
 		p->apis[n].start_ns = (uint64_t)a->start_ns;
 		p->apis[n].end_ns = (uint64_t)a->end_ns;
 		p->apis[n].step = a->step;
@@ -495,8 +496,7 @@ static void take_apis(const struct asc_corr *c, struct asc_rpt_source *src,
 }
 
 /* Task-queue slots of the kept steps. */
-static void take_queue(const struct asc_corr *c, struct asc_rpt_source *src,
-		       struct source_priv *p)
+static void take_queue(const struct asc_corr *c, struct asc_rpt_source *src, struct source_priv *p)
 {
 	size_t i, n;
 
@@ -504,9 +504,11 @@ static void take_queue(const struct asc_corr *c, struct asc_rpt_source *src,
 		if (!step_kept(src, c->queues[i].step))
 			continue;
 		p->queue[n].enqueue_ns = c->queues[i].enq_start_ns > 0 ?
-					 (uint64_t)c->queues[i].enq_start_ns : 0;
+						 (uint64_t)c->queues[i].enq_start_ns :
+						 0;
 		p->queue[n].dequeue_ns = c->queues[i].deq_start_ns > 0 ?
-					 (uint64_t)c->queues[i].deq_start_ns : 0;
+						 (uint64_t)c->queues[i].deq_start_ns :
+						 0;
 		p->queue[n].correlation_id = c->queues[i].correlation_id;
 		n++;
 	}
@@ -515,8 +517,7 @@ static void take_queue(const struct asc_corr *c, struct asc_rpt_source *src,
 }
 
 /* Allocator events of the component the report reads (pick_mem_component). */
-static void take_mem(const struct asc_corr *c, struct asc_rpt_source *src,
-		     struct source_priv *p)
+static void take_mem(const struct asc_corr *c, struct asc_rpt_source *src, struct source_priv *p)
 {
 	size_t i, n;
 

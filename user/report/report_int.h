@@ -11,9 +11,9 @@
 #include "lib/json_writer.h"
 #include "report/report_detect.h"
 
-#define MB		(1024.0 * 1024.0)
-#define MAX_FINDINGS	64
-#define MAX_EVIDENCE	12
+#define MB	     (1024.0 * 1024.0)
+#define MAX_FINDINGS 64
+#define MAX_EVIDENCE 12
 
 static inline double us(uint64_t ns)
 {
@@ -26,13 +26,13 @@ struct evidence {
 };
 
 struct finding {
-	const char *id;			/* stable name for scripts */
-	char summary[1024];		/* one line with the numbers */
+	const char *id;	    /* stable name for scripts */
+	char summary[1024]; /* one line with the numbers */
 	struct evidence ev[MAX_EVIDENCE];
 	int nev;
-	const char *thresholds[4];	/* names compared against */
+	const char *thresholds[4]; /* names compared against */
 	int nthr;
-	const char *op, *api, *stack;	/* call site, when the finding has one */
+	const char *op, *api, *stack; /* call site, when the finding has one */
 	const char *suggestion;
 };
 

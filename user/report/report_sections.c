@@ -12,7 +12,7 @@
 #include "report/report_detect.h"
 #include "report/report_int.h"
 
-#define STEP_ROW	"%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %7.0f %8llu %s\n"
+#define STEP_ROW "%8s %12.1f %12.1f %10.1f %12.1f %12.1f %6.1f%% %10.1f %7.0f %8llu %s\n"
 
 static size_t count_kind(const struct asc_rpt_source *src, uint32_t kind)
 {
@@ -74,13 +74,15 @@ static void text_header(struct report *r)
 	size_t i;
 
 	asc_out_printf(o, "ascbpf report: %s\n", src->capture);
-	asc_out_printf(o, "process %u, rank %d, device %d: %zu recorded steps, %zu kernels, %zu "
+	asc_out_printf(o,
+		       "process %u, rank %d, device %d: %zu recorded steps, %zu kernels, %zu "
 		       "copies, %zu CANN calls, %zu queue slots, %zu memory events\n",
 		       src->pid, src->rank, src->device, src->in.nr_steps,
 		       count_kind(src, ASC_RPT_K_COMPUTE), count_kind(src, ASC_RPT_K_COPY),
 		       src->in.nr_apis, src->in.nr_queue, src->in.nr_mem);
 	if (src->bpf_drops || src->devtask_drops || src->lost || src->unmatched_kernels)
-		asc_out_printf(o, "capture losses: %llu BPF drops, %llu device records lost, %llu "
+		asc_out_printf(o,
+			       "capture losses: %llu BPF drops, %llu device records lost, %llu "
 			       "records lost, %llu kernels without a launch\n",
 			       (unsigned long long)src->bpf_drops,
 			       (unsigned long long)src->devtask_drops,
@@ -198,7 +200,7 @@ static void text_steps(struct report *r)
 	size_t i;
 
 	asc_out_puts(o, "\n== Step time (us): device compute / copy only / device idle / "
-		     "host-only ==\n");
+			"host-only ==\n");
 	asc_out_printf(o, "%8s %12s %12s %10s %12s %12s %7s %10s %7s %8s %s\n", "step", "total",
 		       "compute", "copy", "idle", "host-only", "idle%", "gap-med", "q-med",
 		       "kernels", "verdict");
@@ -212,8 +214,8 @@ static void text_steps(struct report *r)
 		else
 			snprintf(id, sizeof(id), "%lld", (long long)s->step);
 		asc_out_printf(o, STEP_ROW, id, us(d), us(s->compute_ns), us(s->copy_ns),
-			       us(s->idle_ns), us(s->host_only_ns),
-			       100.0 * s->idle_share, s->gap_median_us, s->queue_depth_median,
+			       us(s->idle_ns), us(s->host_only_ns), 100.0 * s->idle_share,
+			       s->gap_median_us, s->queue_depth_median,
 			       (unsigned long long)s->kernels,
 			       s->dispatch_bound ? "dispatch-bound" : "-");
 		tot += d;
@@ -223,15 +225,17 @@ static void text_steps(struct report *r)
 		host += s->host_only_ns;
 		kern += s->kernels;
 	}
-	asc_out_printf(o, STEP_ROW, "all",
-		       us(tot), us(comp), us(copy), us(idle), us(host),
+	asc_out_printf(o, STEP_ROW, "all", us(tot), us(comp), us(copy), us(idle), us(host),
 		       100.0 * res->dispatch.idle_share, res->dispatch.gap_median_us,
 		       res->dispatch.queue_depth_median, (unsigned long long)kern,
 		       res->dispatch.dispatch_bound ? "dispatch-bound" : "-");
-	asc_out_printf(o, "gaps between consecutive kernels on a stream: %llu, median %.1f us, "
-		       "p99 %.1f us\n", (unsigned long long)res->dispatch.nr_gaps,
-		       res->dispatch.gap_median_us, res->dispatch.gap_p99_us);
-	asc_out_printf(o, "device waiting for submissions: %.1f us (%.1f%% of its active time) in "
+	asc_out_printf(o,
+		       "gaps between consecutive kernels on a stream: %llu, median %.1f us, "
+		       "p99 %.1f us\n",
+		       (unsigned long long)res->dispatch.nr_gaps, res->dispatch.gap_median_us,
+		       res->dispatch.gap_p99_us);
+	asc_out_printf(o,
+		       "device waiting for submissions: %.1f us (%.1f%% of its active time) in "
 		       "%llu stretches, longest %.1f us; %llu of %llu kernels submitted after the "
 		       "previous one on their stream ended%s\n",
 		       us(res->dispatch.starved_ns), 100.0 * res->dispatch.starved_share,
@@ -241,7 +245,8 @@ static void text_steps(struct report *r)
 		       (unsigned long long)res->dispatch.transitions,
 		       res->dispatch.submissions_known ? "" : " (no submission times captured)");
 	if (res->dispatch.queue_measured)
-		asc_out_printf(o, "task queue: %llu slots, depth at enqueue median %.0f max %.0f, "
+		asc_out_printf(o,
+			       "task queue: %llu slots, depth at enqueue median %.0f max %.0f, "
 			       "enqueue-to-dequeue median %.1f us\n",
 			       (unsigned long long)res->dispatch.queue_pairs,
 			       res->dispatch.queue_depth_median, res->dispatch.queue_depth_max,
@@ -377,7 +382,8 @@ static void text_optimizer(struct report *r)
 	if (!res->optimizer.kernels) {
 		asc_out_puts(o, "no optimizer kernels recognised\n");
 	} else {
-		asc_out_printf(o, "%llu optimizer kernels in %llu steps (%llu fused/multi-tensor, "
+		asc_out_printf(o,
+			       "%llu optimizer kernels in %llu steps (%llu fused/multi-tensor, "
 			       "%llu per-parameter: %.1f per step, %llu types x ~%llu), %.1f us; "
 			       "fused optimizer would cut them: %s\n",
 			       (unsigned long long)res->optimizer.kernels,
@@ -468,10 +474,12 @@ static void text_syncs(struct report *r)
 	for (i = 0; i < res->nr_syncs; i++) {
 		const struct asc_rpt_sync_site *s = &res->syncs[i];
 
-		asc_out_printf(o, "%-28s %6llu calls from %s: host blocked %.1f us, device drained "
-			       "%.1f us (%.1f%% of step time)\n", s->name ? s->name : "?",
-			       (unsigned long long)s->count, s->op ? s->op : "(outside any op)",
-			       us(s->blocked_ns), us(s->drained_ns), 100.0 * s->share);
+		asc_out_printf(o,
+			       "%-28s %6llu calls from %s: host blocked %.1f us, device drained "
+			       "%.1f us (%.1f%% of step time)\n",
+			       s->name ? s->name : "?", (unsigned long long)s->count,
+			       s->op ? s->op : "(outside any op)", us(s->blocked_ns),
+			       us(s->drained_ns), 100.0 * s->share);
 	}
 }
 
@@ -512,9 +520,11 @@ static void text_memory(struct report *r)
 		const struct asc_rpt_mem_peak *p = &res->mem_peak;
 		const struct asc_rpt_mem_growth *g = &res->mem_growth;
 
-		asc_out_printf(o, "peak allocated %.2f MiB (step %lld), peak reserved %.2f MiB; "
-			       "held at the peak by:\n", p->peak_allocated / MB,
-			       (long long)p->peak_step, p->peak_reserved / MB);
+		asc_out_printf(o,
+			       "peak allocated %.2f MiB (step %lld), peak reserved %.2f MiB; "
+			       "held at the peak by:\n",
+			       p->peak_allocated / MB, (long long)p->peak_step,
+			       p->peak_reserved / MB);
 		for (i = 0; i < p->nr_holders; i++)
 			asc_out_printf(o, "  %10.2f MiB in %6llu blocks  %s\n",
 				       p->holders[i].bytes / MB,
@@ -601,7 +611,8 @@ static void text_streams(struct report *r)
 			       res->overlap.streams[i].stream,
 			       (unsigned long long)res->overlap.streams[i].kernels,
 			       us(res->overlap.streams[i].busy_ns));
-	asc_out_printf(o, "multi-stream overlap: %.1f us with two or more streams busy (%.1f%% of "
+	asc_out_printf(o,
+		       "multi-stream overlap: %.1f us with two or more streams busy (%.1f%% of "
 		       "the least busy stream's time); device busy %.1f us\n",
 		       us(res->overlap.overlap_ns), 100.0 * res->overlap.overlap_share,
 		       us(res->overlap.busy_ns));
@@ -638,16 +649,11 @@ static const struct section {
 	void (*text)(struct report *r);
 	void (*json)(struct report *r, struct asc_jw *w);
 } sections[] = {
-	{ text_header, json_header },
-	{ text_findings, json_findings },
-	{ text_steps, json_steps },
-	{ text_kernels, json_kernels },
-	{ text_optimizer, json_optimizer },
-	{ text_conversions, json_conversions },
-	{ text_syncs, json_syncs },
-	{ text_memory, json_memory },
-	{ NULL, json_allocations },
-	{ text_streams, json_streams },
+	{ text_header, json_header },	    { text_findings, json_findings },
+	{ text_steps, json_steps },	    { text_kernels, json_kernels },
+	{ text_optimizer, json_optimizer }, { text_conversions, json_conversions },
+	{ text_syncs, json_syncs },	    { text_memory, json_memory },
+	{ NULL, json_allocations },	    { text_streams, json_streams },
 };
 
 void rpt_render(struct report *r, int json)

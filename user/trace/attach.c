@@ -9,13 +9,17 @@
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ascbpf_events.h"
+#include "ascbpf_maps.h"
 #include "trace/attach.h"
 #include "lib/log.h"
+#include "lib/procmaps.h"
 #include "discovery/probes.h"
 
 /*
@@ -40,15 +44,19 @@ _Static_assert(sizeof(struct link_create_uprobe_multi) <= sizeof(union bpf_attr)
 	       "bpf_attr too small for uprobe_multi");
 
 struct asc_attach_set {
-	struct bpf_link **links;	/* single uprobes */
+	struct bpf_link **links; /* single uprobes */
 	size_t nr_links, cap_links;
-	int *fds;			/* uprobe_multi link fds */
+	int *fds; /* uprobe_multi link fds */
 	size_t nr_fds, cap_fds;
 	size_t sites, failed;
+	/* without attach cookies (asc_attach_set_no_cookie): site_ids fd, < 0 with cookies */
+	int site_fd;
+	const struct bpf_program *push; /* asc_ret_push, at every uretprobe site */
 };
 
 static int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
-				    const uint64_t *cookies, uint32_t cnt, uint32_t flags, pid_t pid)
+				    const uint64_t *cookies, uint32_t cnt, uint32_t flags,
+				    pid_t pid)
 {
 	union bpf_attr attr;
 	struct link_create_uprobe_multi um = {
@@ -86,7 +94,7 @@ int asc_uprobe_multi_supported(void)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		.expected_attach_type = (enum bpf_attach_type)ASC_BPF_TRACE_UPROBE_MULTI);
+		    .expected_attach_type = (enum bpf_attach_type)ASC_BPF_TRACE_UPROBE_MULTI);
 	uint64_t offset = 0;
 	int prog_fd, fd;
 
@@ -117,7 +125,8 @@ int asc_uprobe_multi_supported(void)
 		multi_pid_filter_ok = fd == -EINVAL;
 	}
 	asc_dbg("uprobe_multi: %s%s\n", cached ? "supported" : "not supported",
-		cached && !multi_pid_filter_ok ? " (without pid filter: thread-filtering kernel)" : "");
+		cached && !multi_pid_filter_ok ? " (without pid filter: thread-filtering kernel)" :
+						 "");
 	close(prog_fd);
 	return cached;
 }
@@ -132,8 +141,8 @@ int asc_attach_prepare_multi(struct bpf_program *prog)
 		return -EBUSY;
 	if (!asc_uprobe_multi_supported())
 		return -EOPNOTSUPP;
-	return bpf_program__set_expected_attach_type(
-		prog, (enum bpf_attach_type)ASC_BPF_TRACE_UPROBE_MULTI);
+	return bpf_program__set_expected_attach_type(prog, (enum bpf_attach_type)
+								   ASC_BPF_TRACE_UPROBE_MULTI);
 }
 
 bool asc_attach_prog_is_multi(const struct bpf_program *prog)
@@ -143,7 +152,72 @@ bool asc_attach_prog_is_multi(const struct bpf_program *prog)
 
 struct asc_attach_set *asc_attach_set_new(void)
 {
-	return calloc(1, sizeof(struct asc_attach_set));
+	struct asc_attach_set *set = calloc(1, sizeof(struct asc_attach_set));
+
+	if (set)
+		set->site_fd = -1;
+	return set;
+}
+
+void asc_attach_set_no_cookie(struct asc_attach_set *set, int site_ids_fd,
+			      const struct bpf_program *push)
+{
+	set->site_fd = site_ids_fd;
+	set->push = push;
+}
+
+/*
+ * Where file offset off of path is mapped in maps (same inode, an
+ * executable mapping; same device too when one such mapping has it: an
+ * overlayfs file shows the lower file's device in maps), -ENOENT if nowhere.
+ */
+static int site_vaddr(const struct asc_maps *maps, const char *path, uint64_t off, uint64_t *addr)
+{
+	struct stat st;
+	int found = 0;
+	size_t i;
+
+	if (stat(path, &st))
+		return -errno;
+	for (i = 0; i < maps->nr; i++) {
+		const struct asc_map_entry *e = &maps->entries[i];
+		int same_dev = makedev(e->dev_major, e->dev_minor) == st.st_dev;
+
+		if (e->inode != st.st_ino || !(e->prot & ASC_MAP_X) || off < e->offset ||
+		    off >= e->offset + (e->end - e->start))
+			continue;
+		if (!found || same_dev)
+			*addr = e->start + (off - e->offset);
+		found = 1;
+		if (same_dev)
+			break;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/*
+ * Files site under (pid, address the program sees) in site_ids before its
+ * probe exists.  PT_REGS_IP in a uprobe program is the probed address
+ * itself on x86-64 and arm64: handle_swbp() (kernel/events/uprobes.c) sets
+ * the instruction pointer back to the breakpoint before the handlers run
+ * (x86's int3 trap leaves it one byte further); tests/trace/
+ * test_trace_fallbacks.py fails if that ever changes.  An address not found
+ * (a child that has not exec'd yet: only the loader hook, which needs no
+ * site id) is a debug line, not a failure.
+ */
+static void site_file(const struct asc_attach_set *set, const struct asc_maps *maps, pid_t pid,
+		      const struct asc_attach_site *site)
+{
+	struct asc_site_key k = { .tgid = (uint32_t)pid };
+	uint64_t v = (uint32_t)site->cookie, ip = 0;
+	int err = maps ? site_vaddr(maps, site->path, site->offset, &ip) : -ESRCH;
+
+	k.ip = ip;
+	if (!err && bpf_map_update_elem(set->site_fd, &k, &v, BPF_ANY))
+		err = -errno;
+	if (err)
+		asc_dbg("attach: pid %d: no site id for %s:0x%llx (%s)\n", pid, site->path,
+			(unsigned long long)site->offset, strerror(-err));
 }
 
 /*
@@ -154,8 +228,8 @@ struct asc_attach_set *asc_attach_set_new(void)
  * serialises them).  A uprobe_multi link pays one grace period per link.
  * Hence multi wherever the kernel has it; see tools/bench_attach.sh.
  */
-#define ASC_EXPEDITE_MIN	16	/* single links from which detach expedites RCU */
-#define ASC_RCU_EXPEDITED	"/sys/kernel/rcu_expedited"
+#define ASC_EXPEDITE_MIN  16 /* single links from which detach expedites RCU */
+#define ASC_RCU_EXPEDITED "/sys/kernel/rcu_expedited"
 
 /* Reads the knob's value into old ('0' / '1'); sets it to val.  0 / -errno. */
 static int rcu_expedite(char val, char *old)
@@ -242,14 +316,24 @@ static int keep_link(struct asc_attach_set *set, struct bpf_link *link)
 }
 
 static int attach_single(struct asc_attach_set *set, const struct bpf_program *prog, bool retprobe,
-			 pid_t pid, const struct asc_attach_site *site)
+			 pid_t pid, const struct asc_attach_site *site, const struct asc_maps *maps)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = site->cookie, .retprobe = retprobe);
 	struct bpf_link *link;
 	int err;
 
+	if (set->site_fd >= 0) {
+		opts.bpf_cookie = 0; /* libbpf refuses any other where the kernel has none */
+		site_file(set, maps, pid, site);
+		if (retprobe) { /* the entry half of the return's site (asc_ret_push) */
+			err = attach_single(set, set->push, false, pid, site, maps);
+			if (err)
+				return err;
+		}
+	}
+
 	/* the owner, for ret_site() (bpf/ascbpf_ring.bpf.h): older kernels ignore the filter */
-	if (retprobe && pid > 0)
+	if (retprobe && pid > 0 && set->site_fd < 0)
 		opts.bpf_cookie = (uint32_t)site->cookie | (uint64_t)pid << 32;
 
 	link = bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, site->path,
@@ -304,9 +388,8 @@ static int cmp_site_path(const void *a, const void *b, void *base)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-int asc_attach_uprobes(struct asc_attach_set *set, const struct bpf_program *prog,
-		       bool retprobe, pid_t pid, const struct asc_attach_site *sites, size_t n,
-		       int *errs)
+int asc_attach_uprobes(struct asc_attach_set *set, const struct bpf_program *prog, bool retprobe,
+		       pid_t pid, const struct asc_attach_site *sites, size_t n, int *errs)
 {
 	const char *pname = prog ? bpf_program__name(prog) : "?";
 	size_t i, g, attached = 0, failed = 0;
@@ -322,15 +405,21 @@ int asc_attach_uprobes(struct asc_attach_set *set, const struct bpf_program *pro
 		return 0;
 	prog_fd = bpf_program__fd(prog);
 	if (prog_fd < 0)
-		return -EINVAL;	/* not loaded */
+		return -EINVAL; /* not loaded */
 
 	if (!asc_attach_prog_is_multi(prog)) {
+		struct asc_maps maps = {};
+		int maps_err = -ESRCH;
+
+		if (set->site_fd >= 0 && pid > 0)
+			maps_err = asc_maps_read(pid, &maps);
 		for (i = 0; i < n; i++) {
-			err = attach_single(set, prog, retprobe, pid, &sites[i]);
+			err = attach_single(set, prog, retprobe, pid, &sites[i],
+					    maps_err ? NULL : &maps);
 			if (errs)
 				errs[i] = err;
 			if (err == -ENOMEM)
-				return err;
+				break;
 			if (err) {
 				asc_dbg("prog '%s': %s at %s:0x%llx failed: %s\n", pname,
 					retprobe ? "uretprobe" : "uprobe", sites[i].path,
@@ -341,6 +430,9 @@ int asc_attach_uprobes(struct asc_attach_set *set, const struct bpf_program *pro
 				attached++;
 			}
 		}
+		asc_maps_free(&maps);
+		if (err == -ENOMEM)
+			return err;
 		goto done;
 	}
 
@@ -372,9 +464,9 @@ int asc_attach_uprobes(struct asc_attach_set *set, const struct bpf_program *pro
 				end - g > 1 ? ", retrying one by one" : "");
 			/* One bad offset fails the group: find the good ones. */
 			for (i = g; i < end; i++) {
-				int e = end - g > 1 ?
-					attach_group(set, prog_fd, retprobe, pid, sites, idx + i, 1) :
-					err;
+				int e = end - g > 1 ? attach_group(set, prog_fd, retprobe, pid,
+								   sites, idx + i, 1) :
+						      err;
 
 				if (e == -ENOMEM) {
 					free(idx);
@@ -411,7 +503,7 @@ done:
 struct prog_group {
 	const struct bpf_program *prog;
 	bool retprobe;
-	size_t *site_idx;		/* indexes into plan->sites */
+	size_t *site_idx; /* indexes into plan->sites */
 	size_t n, cap;
 };
 

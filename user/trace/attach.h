@@ -61,25 +61,25 @@ struct asc_probe_site;
  * absent from Debian 12's linux-libc-dev.  They are kernel ABI and never
  * change.
  */
-#define ASC_BPF_TRACE_UPROBE_MULTI	48	/* enum bpf_attach_type */
-#define ASC_BPF_LINK_TYPE_UPROBE_MULTI	12	/* enum bpf_link_type */
-#define ASC_BPF_F_UPROBE_MULTI_RETURN	1U	/* link_create.uprobe_multi.flags */
+#define ASC_BPF_TRACE_UPROBE_MULTI     48 /* enum bpf_attach_type */
+#define ASC_BPF_LINK_TYPE_UPROBE_MULTI 12 /* enum bpf_link_type */
+#define ASC_BPF_F_UPROBE_MULTI_RETURN  1U /* link_create.uprobe_multi.flags */
 
 /* One attach point. */
 struct asc_attach_site {
-	const char *path;	/* file to probe, as this process can open it */
-	uint64_t offset;	/* file offset of the probed instruction */
-	uint64_t cookie;	/* bpf_get_attach_cookie() in the program */
+	const char *path; /* file to probe, as this process can open it */
+	uint64_t offset;  /* file offset of the probed instruction */
+	uint64_t cookie;  /* bpf_get_attach_cookie() in the program */
 };
 
 /* Every link made through one set; freed (detached) together. */
 struct asc_attach_set;
 
 struct asc_attach_stats {
-	size_t sites;		/* sites attached (an entry + a return probe count 2) */
-	size_t multi_links;	/* uprobe_multi links held */
-	size_t single_links;	/* perf-event uprobe links held */
-	size_t failed;		/* sites that could not be attached */
+	size_t sites;	     /* sites attached (an entry + a return probe count 2) */
+	size_t multi_links;  /* uprobe_multi links held */
+	size_t single_links; /* perf-event uprobe links held */
+	size_t failed;	     /* sites that could not be attached */
 };
 
 /*
@@ -100,6 +100,16 @@ int asc_attach_prepare_multi(struct bpf_program *prog);
 bool asc_attach_prog_is_multi(const struct bpf_program *prog);
 
 struct asc_attach_set *asc_attach_set_new(void);
+
+/*
+ * A kernel without bpf_get_attach_cookie (bpf/ascbpf_maps.h "Site ids"):
+ * from now on every single (perf-event) uprobe of set files its cookie in
+ * the map site_ids_fd under (pid, probed address), and every uretprobe
+ * site also gets push as an entry probe.  Needs pid > 0 and programs that
+ * are not multi (uprobe_multi implies cookies).
+ */
+void asc_attach_set_no_cookie(struct asc_attach_set *set, int site_ids_fd,
+			      const struct bpf_program *push);
 /* Detaches and frees everything attached through set; NULL is a no-op. */
 void asc_attach_set_free(struct asc_attach_set *set);
 void asc_attach_set_stats(const struct asc_attach_set *set, struct asc_attach_stats *st);
@@ -115,9 +125,8 @@ void asc_attach_set_stats(const struct asc_attach_set *set, struct asc_attach_st
  * arguments, -ENOMEM.  Failures are reported through asc_log (debug level
  * per site, one warning per call).
  */
-int asc_attach_uprobes(struct asc_attach_set *set, const struct bpf_program *prog,
-		       bool retprobe, pid_t pid, const struct asc_attach_site *sites, size_t n,
-		       int *errs);
+int asc_attach_uprobes(struct asc_attach_set *set, const struct bpf_program *prog, bool retprobe,
+		       pid_t pid, const struct asc_attach_site *sites, size_t n, int *errs);
 
 /*
  * Chooses the programs for one plan site: *entry (uprobe) and *ret

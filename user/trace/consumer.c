@@ -32,6 +32,11 @@ unsigned int asc_consumer_layer_of(const struct asc_consumer *c, const struct as
 		return ASC_LAYER_MEMORY;
 	case ASC_REC_STEP:
 		return ASC_LAYER_PYTHON;
+	case ASC_REC_HCCL_OP:
+	case ASC_REC_HCCL_COMM:
+	case ASC_REC_HCCL_TASK:
+	case ASC_REC_HCCL_HASH:
+		return ASC_LAYER_HCCL; /* whatever the layer of the probe that sent them */
 	default:
 		break;
 	}
@@ -65,7 +70,8 @@ static int handle_record(struct asc_consumer *c, const struct asc_hdr *h)
 	if (c->loader_probe_id && h->type == ASC_REC_ENTER && h->probe_id == c->loader_probe_id) {
 		c->loader_events++;
 		if (c->on_loader)
-			c->on_loader(c->loader_ctx, h->tgid);
+			c->on_loader(c->loader_ctx, h->tgid, ((const struct asc_enter *)h)->args[0],
+				     ((const struct asc_enter *)h)->args[1]);
 		return 0;
 	}
 	c->records++;
@@ -119,7 +125,8 @@ int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size)
 		/* no record boundary in it can be trusted: none of it reaches the sink */
 		c->bad++;
 		asc_dbg("ring buffer: sample of %zu bytes: record sizes (first %u) do not add up "
-			"to it\n", size, (unsigned int)((const struct asc_hdr *)p)->size);
+			"to it\n",
+			size, (unsigned int)((const struct asc_hdr *)p)->size);
 		return -EBADMSG;
 	}
 	if (nrec > 1)
@@ -136,14 +143,15 @@ int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size)
 int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t len)
 {
 	return snprintf(buf, len,
-			"framework=%llu cann=%llu driver=%llu memory=%llu python=%llu other=%llu",
+			"framework=%llu cann=%llu driver=%llu memory=%llu python=%llu hccl=%llu "
+			"other=%llu",
 			(unsigned long long)c->by_layer[ASC_LAYER_FRAMEWORK],
 			(unsigned long long)c->by_layer[ASC_LAYER_CANN],
 			(unsigned long long)c->by_layer[ASC_LAYER_DRIVER],
 			(unsigned long long)c->by_layer[ASC_LAYER_MEMORY],
 			(unsigned long long)c->by_layer[ASC_LAYER_PYTHON],
-			(unsigned long long)(c->by_layer[0] + c->by_layer[ASC_LAYER_DEVICE] +
-					     c->by_layer[7]));
+			(unsigned long long)c->by_layer[ASC_LAYER_HCCL],
+			(unsigned long long)(c->by_layer[0] + c->by_layer[ASC_LAYER_DEVICE]));
 }
 
 /* ---- the ring buffer's reading side ---- */
@@ -172,7 +180,7 @@ int asc_ring_open(struct asc_ring *r, int map_fd, asc_ring_sample_fn fn, void *c
 	r->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	r->mask = info.max_entries - 1;
 	r->publish = info.max_entries / 16 < ASC_RING_PUBLISH_BYTES ? info.max_entries / 16 :
-								       ASC_RING_PUBLISH_BYTES;
+								      ASC_RING_PUBLISH_BYTES;
 	p = mmap(NULL, r->page_size, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
@@ -197,7 +205,7 @@ fail:
 
 int asc_ring_consume(struct asc_ring *r)
 {
-	uint64_t cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED);	/* ours alone */
+	uint64_t cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED); /* ours alone */
 	uint64_t published = cons, prod;
 	int n = 0, err, more;
 
@@ -209,7 +217,7 @@ int asc_ring_consume(struct asc_ring *r)
 			uint32_t raw = __atomic_load_n(hdr, __ATOMIC_ACQUIRE), len;
 
 			if (raw & BPF_RINGBUF_BUSY_BIT)
-				goto out;	/* reserved, not yet committed: next drain */
+				goto out; /* reserved, not yet committed: next drain */
 			more = 1;
 			len = raw & ~(uint32_t)BPF_RINGBUF_DISCARD_BIT;
 			/* hdr.len is the sample's size; each slot is 8-aligned, header included */

@@ -25,12 +25,16 @@
 #include <stdint.h>
 #include "ascbpf_events.h"
 
-#define ASC_CONSUMER_LAYERS	8	/* enum asc_layer values 0..7; 0 = unknown */
+#define ASC_CONSUMER_LAYERS 8 /* enum asc_layer values 0..7; 0 = unknown */
 
 /* Receives one accepted record; a non-zero return is counted in sink_errors. */
 typedef int (*asc_consumer_sink_fn)(void *ctx, const void *rec, size_t size);
-/* Called for each loader-hook notification (tgid whose link map changed). */
-typedef void (*asc_consumer_loader_fn)(void *ctx, uint32_t tgid);
+/*
+ * Called for each loader-hook notification (tgid whose link map changed, or a
+ * new process); hold: ASC_HOLD_* (ascbpf_maps.h), the process is stopped until
+ * the loader lets it go on; arg: the hold's argument (the card of ASC_HOLD_CHAN).
+ */
+typedef void (*asc_consumer_loader_fn)(void *ctx, uint32_t tgid, uint64_t hold, uint64_t arg);
 
 struct asc_consumer {
 	/* set by the caller */
@@ -38,17 +42,17 @@ struct asc_consumer {
 	void *sink_ctx;
 	asc_consumer_loader_fn on_loader;
 	void *loader_ctx;
-	uint32_t loader_probe_id;	/* 0: no loader hook */
-	const uint16_t *probe_layer;	/* layer of each probe id, indexed by id */
-	size_t nr_probe_layer;		/* entries in probe_layer */
+	uint32_t loader_probe_id;    /* 0: no loader hook */
+	const uint16_t *probe_layer; /* layer of each probe id, indexed by id */
+	size_t nr_probe_layer;	     /* entries in probe_layer */
 
 	/* counters */
-	uint64_t records;		/* records accepted (and passed to the sink) */
-	uint64_t bytes;			/* bytes of accepted records */
-	uint64_t bad;			/* malformed samples and records dropped */
-	uint64_t sink_errors;		/* sink failures */
-	uint64_t loader_events;		/* loader-hook notifications */
-	uint64_t groups;		/* well-formed samples of more than one record */
+	uint64_t records;	/* records accepted (and passed to the sink) */
+	uint64_t bytes;		/* bytes of accepted records */
+	uint64_t bad;		/* malformed samples and records dropped */
+	uint64_t sink_errors;	/* sink failures */
+	uint64_t loader_events; /* loader-hook notifications */
+	uint64_t groups;	/* well-formed samples of more than one record */
 	uint64_t by_type[ASC_REC_USER_BASE];
 	uint64_t by_layer[ASC_CONSUMER_LAYERS];
 };
@@ -66,7 +70,7 @@ int asc_consumer_handle(struct asc_consumer *c, const void *data, size_t size);
 unsigned int asc_consumer_layer_of(const struct asc_consumer *c, const struct asc_hdr *h);
 
 /*
- * "framework=N cann=N driver=N memory=N python=N other=N" into buf; returns
+ * "framework=N cann=N driver=N memory=N python=N hccl=N other=N" into buf; returns
  * what snprintf returns.
  */
 int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t len);
@@ -83,7 +87,7 @@ int asc_consumer_layer_summary(const struct asc_consumer *c, char *buf, size_t l
  * in ring order, discarded ones skipped).  A quarter of a 1 MiB ring held
  * back (256 KiB) made it drop 30x more at launch-storm's rate.
  */
-#define ASC_RING_PUBLISH_BYTES	(256u << 10)
+#define ASC_RING_PUBLISH_BYTES (256u << 10)
 
 /* Receives one ring sample (asc_consumer_handle's input); a negative return stops the drain. */
 typedef int (*asc_ring_sample_fn)(void *ctx, void *data, size_t size);
@@ -92,12 +96,12 @@ struct asc_ring {
 	int map_fd;
 	int epoll_fd;
 	size_t page_size;
-	uint64_t mask;			/* data size - 1 */
-	uint64_t *consumer_pos;		/* the writable page */
-	const uint64_t *producer_pos;	/* read-only: producer page, then the data twice */
+	uint64_t mask;		      /* data size - 1 */
+	uint64_t *consumer_pos;	      /* the writable page */
+	const uint64_t *producer_pos; /* read-only: producer page, then the data twice */
 	const unsigned char *data;
-	size_t map_len;			/* of the read-only mapping */
-	uint64_t publish;		/* bytes consumed between publications */
+	size_t map_len;	  /* of the read-only mapping */
+	uint64_t publish; /* bytes consumed between publications */
 	asc_ring_sample_fn fn;
 	void *ctx;
 };

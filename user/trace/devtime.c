@@ -21,14 +21,14 @@
 #include "lib/log.h"
 #include "lib/procmaps.h"
 
-#define CHANNEL			PROF_CHANNEL_STARS_SOC_LOG
-#define READ_BUF		(64 * 1024)
-#define IDLE_SLEEP_US		10000	/* channel empty: look again after 10 ms */
-#define PAIR_SLOTS		(1u << 16)	/* open addressing, power of two */
-#define CLOCK_SAMPLES		16	/* counter reads per alignment, tightest kept */
+#define CHANNEL	      PROF_CHANNEL_STARS_SOC_LOG
+#define READ_BUF      (64 * 1024)
+#define IDLE_SLEEP_US 10000	 /* channel empty: look again after 10 ms */
+#define PAIR_SLOTS    (1u << 16) /* open addressing, power of two */
+#define CLOCK_SAMPLES 16	 /* counter reads per alignment, tightest kept */
 
 struct pair_slot {
-	uint32_t key;		/* stream << 16 | task; valid when used */
+	uint32_t key; /* stream << 16 | task; valid when used */
 	uint16_t task_type;
 	uint16_t used;
 	uint64_t start_cnt;
@@ -37,11 +37,11 @@ struct pair_slot {
 struct asc_devtime_pairer {
 	uint32_t dev_id;
 	size_t pending;
-	uint64_t overwritten;	/* a start replaced before its end arrived */
+	uint64_t overwritten; /* a start replaced before its end arrived */
 	struct pair_slot slots[PAIR_SLOTS];
-	struct asc_u64map open;	/* key -> index in slots of its pending start */
-	uint32_t free_slots[PAIR_SLOTS];	/* indices an end released, reused first */
-	uint32_t nr_free, next_slot;	/* slots from next_slot on were never used */
+	struct asc_u64map open;		 /* key -> index in slots of its pending start */
+	uint32_t free_slots[PAIR_SLOTS]; /* indices an end released, reused first */
+	uint32_t nr_free, next_slot;	 /* slots from next_slot on were never used */
 };
 
 struct asc_devtime_pairer *asc_devtime_pairer_new(uint32_t dev_id)
@@ -71,7 +71,7 @@ size_t asc_devtime_pairer_pending(const struct asc_devtime_pairer *p)
  */
 static struct pair_slot *slot_for(struct asc_devtime_pairer *p, uint32_t key, int insert)
 {
-	uint64_t *idx, i;	/* i: the index of a pending start */
+	uint64_t *idx, i; /* i: the index of a pending start */
 
 	if (asc_u64map_get(&p->open, key, &i))
 		return &p->slots[i];
@@ -124,7 +124,7 @@ int asc_devtime_pair(struct asc_devtime_pairer *p, const void *rec64, struct asc
 		return -EINVAL;
 	s = slot_for(p, key, 0);
 	if (!s)
-		return 0;	/* end without start: counted lost by the caller */
+		return 0; /* end without start: counted lost by the caller */
 	memset(out, 0, sizeof(*out));
 	out->hdr.type = ASC_REC_DEVTASK;
 	out->hdr.size = sizeof(*out);
@@ -209,8 +209,8 @@ static void *open_hal(pid_t pid, char *hal_path, size_t len)
 	for (i = 0; i < maps.nr; i++)
 		if (maps.entries[i].path &&
 		    asc_lib_name_matches(maps.entries[i].path, "libascend_hal.so")) {
-			if (target_path(pid, maps.entries[i].path, maps.entries[i].inode,
-					hal_path, len))
+			if (target_path(pid, maps.entries[i].path, maps.entries[i].inode, hal_path,
+					len))
 				hal_path[0] = 0;
 			break;
 		}
@@ -230,8 +230,9 @@ static void *open_hal(pid_t pid, char *hal_path, size_t len)
 		for (i = 0; i < maps.nr; i++)
 			if (maps.entries[i].path && asc_lib_name_matches(maps.entries[i].path, dep))
 				break;
-		if (i == maps.nr || target_path(pid, maps.entries[i].path, maps.entries[i].inode,
-						host, sizeof(host)) ||
+		if (i == maps.nr ||
+		    target_path(pid, maps.entries[i].path, maps.entries[i].inode, host,
+				sizeof(host)) ||
 		    !dlopen(host, RTLD_NOW | RTLD_GLOBAL))
 			break;
 	}
@@ -296,7 +297,8 @@ static void write_clock(struct asc_devtime *dt)
 	if (dt->info(dt->dev_id, MODULE_TYPE_SYSTEM, INFO_TYPE_DEV_OSC_FREQUE, &freq) != 0 ||
 	    freq <= 0) {
 		asc_warn("devtime: device %u: no counter frequency (info type %d); device times "
-			 "cannot be converted\n", dt->dev_id, INFO_TYPE_DEV_OSC_FREQUE);
+			 "cannot be converted\n",
+			 dt->dev_id, INFO_TYPE_DEV_OSC_FREQUE);
 		freq = 0;
 	}
 	/* the driver answers in kHz */
@@ -308,8 +310,9 @@ static void write_clock(struct asc_devtime *dt)
 		if (!dt->st.clock_bound_ns || bound < dt->st.clock_bound_ns)
 			dt->st.clock_bound_ns = bound;
 		asc_dbg("devtime: device %u: counter %llu Hz, clock pair within +-%llu ns (best "
-			"of %d reads)\n", dt->dev_id, (unsigned long long)c.freq_hz,
-			(unsigned long long)bound, CLOCK_SAMPLES);
+			"of %d reads)\n",
+			dt->dev_id, (unsigned long long)c.freq_hz, (unsigned long long)bound,
+			CLOCK_SAMPLES);
 	} else {
 		/* no counter read: the converter falls back to alignment */
 		c.counter = 0;
@@ -358,13 +361,14 @@ static void *reader(void *arg)
 		n = drain_once(dt);
 		if (n < 0) {
 			asc_warn("devtime: device %u: channel read failed (%d); device times stop "
-				 "here\n", dt->dev_id, n);
+				 "here\n",
+				 dt->dev_id, n);
 			return NULL;
 		}
 		if (n == 0)
 			usleep(IDLE_SLEEP_US);
 	}
-	return NULL;	/* asc_devtime_stop() drains what is left, just before prof_stop */
+	return NULL; /* asc_devtime_stop() drains what is left, just before prof_stop */
 }
 
 /*
@@ -422,25 +426,34 @@ int asc_devtime_check(pid_t pid, uint32_t dev_id, struct asc_devtime_status *st)
 		snprintf(st->detail, sizeof(st->detail), "no libascend_hal.so %s",
 			 pid ? "mapped in the target" : "in the library search path");
 	} else if (err) {
-		snprintf(st->detail, sizeof(st->detail), "%.200s has no prof_drv_start / "
-			 "prof_channel_read / halGetDeviceInfo", hal_path);
+		snprintf(st->detail, sizeof(st->detail),
+			 "%.200s has no prof_drv_start / "
+			 "prof_channel_read / halGetDeviceInfo",
+			 hal_path);
 	} else if (dt->info(dev_id, MODULE_TYPE_SYSTEM, INFO_TYPE_DEV_OSC_FREQUE, &freq) ||
 		   freq <= 0) {
-		snprintf(st->detail, sizeof(st->detail), "device %u: no counter frequency "
-			 "(halGetDeviceInfo info type %d)", dev_id, INFO_TYPE_DEV_OSC_FREQUE);
+		snprintf(st->detail, sizeof(st->detail),
+			 "device %u: no counter frequency "
+			 "(halGetDeviceInfo info type %d)",
+			 dev_id, INFO_TYPE_DEV_OSC_FREQUE);
 	} else if (sample_clock(dt, &cnt, &mono, &st->clock_bound_ns)) {
-		snprintf(st->detail, sizeof(st->detail), "device %u: no device counter "
-			 "(halGetDeviceInfo info type %d)", dev_id, INFO_TYPE_SYS_COUNT);
+		snprintf(st->detail, sizeof(st->detail),
+			 "device %u: no device counter "
+			 "(halGetDeviceInfo info type %d)",
+			 dev_id, INFO_TYPE_SYS_COUNT);
 	} else if ((err = start_channel(dt)) != 0) {
-		snprintf(st->detail, sizeof(st->detail), "device %u: prof_drv_start(channel %d) "
-			 "failed (%d)", dev_id, CHANNEL, err);
+		snprintf(st->detail, sizeof(st->detail),
+			 "device %u: prof_drv_start(channel %d) "
+			 "failed (%d)",
+			 dev_id, CHANNEL, err);
 	} else {
 		dt->stop_fn(dev_id, CHANNEL);
 		st->usable = 1;
 		st->freq_hz = (uint64_t)freq * 1000;
-		snprintf(st->detail, sizeof(st->detail), "channel %d, STARS acsq_task, counter "
-			 "%.6g MHz, clock pair +-%llu ns", CHANNEL, st->freq_hz / 1e6,
-			 (unsigned long long)st->clock_bound_ns);
+		snprintf(st->detail, sizeof(st->detail),
+			 "channel %d, STARS acsq_task, counter "
+			 "%.6g MHz, clock pair +-%llu ns",
+			 CHANNEL, st->freq_hz / 1e6, (unsigned long long)st->clock_bound_ns);
 	}
 	/* the HAL stays loaded (asc_devtime_free's reason) */
 	free(dt);
@@ -465,7 +478,8 @@ struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_si
 	if (err) {
 		if (err == -ENOENT)
 			asc_warn("devtime: pid %d: libascend_hal.so not found or not loadable; no "
-				 "device task times\n", pid);
+				 "device task times\n",
+				 pid);
 		else
 			asc_warn("devtime: %s lacks the profiling API; no device task times\n",
 				 hal_path);
@@ -478,7 +492,8 @@ struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_si
 	err = start_channel(dt);
 	if (err) {
 		asc_warn("devtime: device %u: prof_drv_start(channel %d) failed (%d); no device "
-			 "task times\n", dev_id, CHANNEL, err);
+			 "task times\n",
+			 dev_id, CHANNEL, err);
 		goto fail;
 	}
 	write_clock(dt);
@@ -487,8 +502,8 @@ struct asc_devtime *asc_devtime_start(pid_t pid, uint32_t dev_id, asc_devtime_si
 		goto fail;
 	}
 	dt->running = 1;
-	asc_dbg("devtime: pid %d device %u: reading channel %d through %s\n", pid, dev_id,
-		CHANNEL, hal_path);
+	asc_dbg("devtime: pid %d device %u: reading channel %d through %s\n", pid, dev_id, CHANNEL,
+		hal_path);
 	return dt;
 fail:
 	asc_devtime_free(dt);
@@ -513,10 +528,9 @@ void asc_devtime_stop(struct asc_devtime *dt)
 	while (drain_once(dt) > 0)
 		;
 	dt->stop_fn(dt->dev_id, CHANNEL);
-	write_clock(dt);	/* a second pair at the end bounds the drift */
+	write_clock(dt); /* a second pair at the end bounds the drift */
 	/* the driver reports no drop count: a lost record shows as an unpaired one */
-	lost = dt->unpaired_ends + asc_devtime_pairer_pending(dt->pairer) +
-	       dt->pairer->overwritten;
+	lost = dt->unpaired_ends + asc_devtime_pairer_pending(dt->pairer) + dt->pairer->overwritten;
 	dt->st.lost = lost;
 	if (lost) {
 		char text[] = "device task records lost (unpaired start/end)";

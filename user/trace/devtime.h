@@ -33,10 +33,10 @@ struct asc_devtime;
 typedef int (*asc_devtime_sink_fn)(void *ctx, const void *rec, size_t size);
 
 struct asc_devtime_stats {
-	uint64_t records;	/* channel records read (start and end) */
-	uint64_t tasks;		/* DEVTASK records written */
-	uint64_t lost;		/* unpaired records (start without end and the reverse) */
-	uint64_t freq_hz;	/* counter frequency the driver reported (0: none) */
+	uint64_t records;	 /* channel records read (start and end) */
+	uint64_t tasks;		 /* DEVTASK records written */
+	uint64_t lost;		 /* unpaired records (start without end and the reverse) */
+	uint64_t freq_hz;	 /* counter frequency the driver reported (0: none) */
 	uint64_t clock_bound_ns; /* tightest clock-pair bound (+- ns; 0: no pair) */
 };
 
@@ -48,7 +48,7 @@ struct asc_devtime_status {
 	int usable;
 	uint64_t freq_hz;
 	uint64_t clock_bound_ns;
-	char detail[320];	/* "channel 50, STARS acsq_task, counter ..." or the reason */
+	char detail[320]; /* "channel 50, STARS acsq_task, counter ..." or the reason */
 };
 
 /*

@@ -3,11 +3,13 @@
  * env.c - what `ascbpf trace` needs of this machine (privileges, kernel
  * features) and what it reads of a target's environment (rank, device).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "discovery/elfsym.h"
@@ -16,7 +18,7 @@
 #include "trace/trace_priv.h"
 
 /* CAP_PERFMON (38) and CAP_BPF (39), Linux 5.8+, by number: libcap is not a dependency. */
-#define ASC_CAP_PERFMON	38
+#define ASC_CAP_PERFMON 38
 #define ASC_CAP_BPF	39
 
 static int cap_effective(const struct __user_cap_data_struct *d, int cap)
@@ -39,9 +41,21 @@ int check_privileges(void)
 	return -EPERM;
 }
 
-/* BTF, uprobes, the ring buffer, attach cookies...: user/trace/features.h */
+/*
+ * BTF, uprobes, the ring buffer, attach cookies...: user/trace/features.h.
+ * Without uprobe_multi every probe is a perf-event file descriptor of ours:
+ * the soft RLIMIT_NOFILE (often 1024) is raised to the hard one, or a large
+ * probe table fails to attach with EMFILE.
+ */
 int check_kernel(void)
 {
+	struct rlimit r;
+
+	if (!getrlimit(RLIMIT_NOFILE, &r) && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &r))
+			asc_dbg("trace: RLIMIT_NOFILE stays: %s\n", strerror(errno));
+	}
 	return asc_features_check("trace");
 }
 
@@ -94,6 +108,50 @@ static int env_number(const char *s)
 	long x = strtol(s, &end, 10);
 
 	return end != s && !*end && x >= 0 && x < INT32_MAX ? (int)x : -1;
+}
+
+/*
+ * The card a running process uses: the N of a /dev/davinciN it holds open
+ * (the HAL keeps the card's node open while the card is in use), the lowest
+ * one if several.  -1 if none (not opened yet, or unreadable).  What the
+ * process does, not its environment: ASCEND_DEVICE_ID may be unset or name
+ * another card than the one it sets with aclrtSetDevice.
+ */
+int fd_card(pid_t pid)
+{
+	char path[320], link[512];
+	struct dirent *de;
+	int card = -1;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		const char *base, *p;
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		base = strrchr(link, '/');
+		base = base ? base + 1 : link;
+		if (strncmp(base, "davinci", 7) || !base[7])
+			continue;
+		for (p = base + 7; *p >= '0' && *p <= '9'; p++)
+			;
+		if (*p || p - base > 7 + 4)
+			continue;
+		if (card < 0 || atoi(base + 7) < card)
+			card = atoi(base + 7);
+	}
+	closedir(d);
+	return card;
 }
 
 /* Value of NAME in /proc/PID/environ, as an int; -1 if absent. */

@@ -16,15 +16,15 @@
 #include "lib/log.h"
 
 static struct asc_feature_info table[ASC_FEAT_COUNT] = {
-	[ASC_FEAT_BTF] = { "btf", 1, 0, NULL },
-	[ASC_FEAT_UPROBES] = { "uprobes", 1, 0, NULL },
-	[ASC_FEAT_RINGBUF] = { "ringbuf", 1, 0, NULL },
-	[ASC_FEAT_ATTACH_COOKIE] = { "attach_cookie", 1, 0, NULL },
-	[ASC_FEAT_UPROBE_MULTI] = { "uprobe_multi", 0, 0, NULL },
-	[ASC_FEAT_TASK_BTF] = { "task_btf", 0, 0, NULL },
-	[ASC_FEAT_TASK_STORAGE] = { "task_storage", 0, 0, NULL },
-	[ASC_FEAT_BOUNDED_LOOPS] = { "bounded_loops", 1, 0, NULL },
-	[ASC_FEAT_BPF_LOOP] = { "bpf_loop", 0, 0, NULL },
+	[ASC_FEAT_BTF] = { "btf", 1, 0, 0, NULL },
+	[ASC_FEAT_UPROBES] = { "uprobes", 1, 0, 0, NULL },
+	[ASC_FEAT_RINGBUF] = { "ringbuf", 1, 0, 0, NULL },
+	[ASC_FEAT_ATTACH_COOKIE] = { "attach_cookie", 0, 0, 0, NULL },
+	[ASC_FEAT_UPROBE_MULTI] = { "uprobe_multi", 0, 0, 0, NULL },
+	[ASC_FEAT_TASK_BTF] = { "task_btf", 0, 0, 0, NULL },
+	[ASC_FEAT_TASK_STORAGE] = { "task_storage", 0, 0, 0, NULL },
+	[ASC_FEAT_BOUNDED_LOOPS] = { "bounded_loops", 1, 0, 0, NULL },
+	[ASC_FEAT_BPF_LOOP] = { "bpf_loop", 0, 0, 0, NULL },
 };
 
 /* why / what instead, per feature: [0] when absent, [1] when present */
@@ -33,7 +33,7 @@ static const char *const paths[ASC_FEAT_COUNT][2] = {
 			   "CO-RE against /sys/kernel/btf/vmlinux" },
 	[ASC_FEAT_UPROBES] = { "required: CONFIG_UPROBE_EVENTS=y", "uprobe PMU" },
 	[ASC_FEAT_RINGBUF] = { "required: BPF ring buffer (kernel 5.8)", "BPF ring buffer" },
-	[ASC_FEAT_ATTACH_COOKIE] = { "required: bpf_get_attach_cookie (kernel 5.15)",
+	[ASC_FEAT_ATTACH_COOKIE] = { "site id from a (process, address) map; returns: per call",
 				     "site id from bpf_get_attach_cookie" },
 	[ASC_FEAT_UPROBE_MULTI] = { "attach: one perf-event uprobe per site",
 				    "attach: one uprobe_multi link per program and library" },
@@ -72,42 +72,66 @@ static int probe_bounded_loops(void)
 	return 1;
 }
 
+/* An ASCBPF_NO_* variable set to anything but "" or "0". */
+static int forced_off(const char *var)
+{
+	const char *env = getenv(var);
+
+	return env && *env && strcmp(env, "0");
+}
+
+int asc_feature_use(enum asc_feature f)
+{
+	return asc_features()[f].use;
+}
+
 const struct asc_feature_info *asc_features(void)
 {
 	static int done;
 	libbpf_print_fn_t old;
-	const char *env;
 	int i;
 
 	if (done)
 		return table;
 	old = libbpf_set_print(silent_print);
 	table[ASC_FEAT_BTF].present = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-	table[ASC_FEAT_UPROBES].present =
-		access("/sys/bus/event_source/devices/uprobe/type", R_OK) == 0;
-	table[ASC_FEAT_RINGBUF].present = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF,
-								    NULL) == 1;
-	table[ASC_FEAT_ATTACH_COOKIE].present =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
-					NULL) == 1;
+	table[ASC_FEAT_UPROBES].present = access("/sys/bus/event_source/devices/uprobe/type",
+						 R_OK) == 0;
+	table[ASC_FEAT_RINGBUF].present = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) ==
+					  1;
+	table[ASC_FEAT_ATTACH_COOKIE].present = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+									BPF_FUNC_get_attach_cookie,
+									NULL) == 1;
 	table[ASC_FEAT_UPROBE_MULTI].present = asc_uprobe_multi_supported() == 1;
-	table[ASC_FEAT_TASK_BTF].present =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf,
-					NULL) == 1;
+	table[ASC_FEAT_TASK_BTF].present = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+								   BPF_FUNC_get_current_task_btf,
+								   NULL) == 1;
 	table[ASC_FEAT_TASK_STORAGE].present =
 		libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get,
-					NULL) == 1;
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get, NULL) == 1;
 	table[ASC_FEAT_BOUNDED_LOOPS].present = probe_bounded_loops();
-	table[ASC_FEAT_BPF_LOOP].present =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
+	table[ASC_FEAT_BPF_LOOP].present = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+								   BPF_FUNC_loop, NULL) == 1;
 	libbpf_set_print(old);
-	for (i = 0; i < ASC_FEAT_COUNT; i++)
+	for (i = 0; i < ASC_FEAT_COUNT; i++) {
+		table[i].use = table[i].present && i != ASC_FEAT_BPF_LOOP;
 		table[i].path = paths[i][table[i].present];
-	env = getenv("ASCBPF_NO_UPROBE_MULTI");
-	if (env && *env && strcmp(env, "0"))
+	}
+	if (forced_off("ASCBPF_NO_ATTACH_COOKIE") && table[ASC_FEAT_ATTACH_COOKIE].present) {
+		table[ASC_FEAT_ATTACH_COOKIE].use = 0;
+		table[ASC_FEAT_ATTACH_COOKIE].path =
+			"site id from a (process, address) map; returns: per call "
+			"(ASCBPF_NO_ATTACH_COOKIE set)";
+	}
+	/* uprobe_multi sites are told apart by their cookies only */
+	if (table[ASC_FEAT_UPROBE_MULTI].present && !table[ASC_FEAT_ATTACH_COOKIE].use) {
+		table[ASC_FEAT_UPROBE_MULTI].use = 0;
+		table[ASC_FEAT_UPROBE_MULTI].path =
+			"attach: one perf-event uprobe per site (no attach cookies)";
+	} else if (forced_off("ASCBPF_NO_UPROBE_MULTI")) {
 		table[ASC_FEAT_UPROBE_MULTI].path =
 			"attach: one perf-event uprobe per site (ASCBPF_NO_UPROBE_MULTI set)";
+	}
 	done = 1;
 	return table;
 }

@@ -45,7 +45,7 @@ int asc_launch_prepare(char *const argv[], struct asc_child *c)
 			n = read(fds[0], &go, 1);
 		} while (n < 0 && errno == EINTR);
 		if (n != 1)
-			_exit(127);	/* ascbpf went away before tracing started */
+			_exit(127); /* ascbpf went away before tracing started */
 		close(fds[0]);
 		execvp(argv[0], argv);
 		/* the child has no log sink of its own: stderr is the only channel */
@@ -96,7 +96,7 @@ void asc_launch_abort(struct asc_child *c)
 	if (c->pid <= 0 || c->exited)
 		return;
 	if (c->go_fd >= 0) {
-		close(c->go_fd);	/* the child reads EOF and exits 127 */
+		close(c->go_fd); /* the child reads EOF and exits 127 */
 		c->go_fd = -1;
 	}
 	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)

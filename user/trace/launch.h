@@ -18,9 +18,9 @@
 
 struct asc_child {
 	pid_t pid;
-	int go_fd;		/* write end of the start pipe, -1 once released */
-	int exited;		/* 1 once reaped */
-	int status;		/* wait status once exited */
+	int go_fd;  /* write end of the start pipe, -1 once released */
+	int exited; /* 1 once reaped */
+	int status; /* wait status once exited */
 };
 
 /* Forks the waiting child for argv (execvp, PATH searched).  0 or -errno. */

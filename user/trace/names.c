@@ -63,7 +63,7 @@ static int earlier_site(const struct asc_probe_plan *plans, size_t idx, const ch
 struct schema_cache {
 	struct {
 		const char *path;
-		struct asc_aten_schemas *s;	/* NULL: the library has none or is unreadable */
+		struct asc_aten_schemas *s; /* NULL: the library has none or is unreadable */
 	} e[8];
 	size_t n;
 };
@@ -82,7 +82,7 @@ static const struct asc_aten_schemas *schemas_of(struct schema_cache *sc, const 
 		sc->e[sc->n].path = path;
 		sc->e[sc->n++].s = s;
 	} else {
-		asc_aten_schemas_free(s);	/* not kept: looked up again next time */
+		asc_aten_schemas_free(s); /* not kept: looked up again next time */
 		s = NULL;
 	}
 	return s;
@@ -128,8 +128,8 @@ int asc_trace_write_node_classes(struct asc_capture_writer *w, pid_t pid, const 
 
 	if (!nm) {
 		asc_warn("trace: pid %d: cannot read the autograd node classes of %s (%s): "
-			 "backward nodes are named torch::autograd::Node\n", pid, lib,
-			 strerror(errno));
+			 "backward nodes are named torch::autograd::Node\n",
+			 pid, lib, strerror(errno));
 		return 0;
 	}
 	n = asc_seqnr_names_count(nm);

@@ -7,11 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convert/db_export.h"
+#include "discovery/elfsym.h"
 #include "lib/log.h"
 #include "trace/trace_priv.h"
 
 void trace_usage(FILE *f)
 {
+	/* the usage text at column 0, as it is printed */
+	// clang-format off
 	fprintf(f,
 "Usage: ascbpf trace [OPTIONS] -p PID [-p PID ...]\n"
 "       ascbpf trace [OPTIONS] --comm NAME\n"
@@ -27,10 +30,11 @@ void trace_usage(FILE *f)
 "      --profile-memory     allocator events (PTA, GE, APP)\n"
 "      --with-stack         user stack of every traced call, symbolised\n"
 "      --schedule SPEC      skip_first=N,wait=N,warmup=N,active=N,repeat=N[,skip_first_wait=0|1]\n"
-"      --step LIB:SYMBOL    step-boundary function (default: the probe table's step hook,\n"
-"                           libtorch_npu.so:torch_npu::profiler::stepMarker(), which npu_model's\n"
-"                           npu_train calls; 'none' disables steps)\n"
-"      --step-py FUNC       a Python function whose every call is a step boundary\n"
+"      --step LIB:SYMBOL    step-boundary function: each return ends a step, step 0 runs\n"
+"                           from the start ('none' disables steps; default: the optimizer\n"
+"                           step, torch::optim::*::step() of libtorch_cpu.so for a C++ job,\n"
+"                           optimizer.step() / prof.step() for a Python one)\n"
+"      --step-py FUNC       a Python function whose every call ends a step where it returns\n"
 "                           (real PyTorch: e.g. --step-py train_step)\n"
 "      --duration S         stop after S seconds (default: until Ctrl-C or the targets exit)\n"
 "      --ringbuf-size MB    ring buffer size, a power of two (default 16)\n"
@@ -41,7 +45,12 @@ void trace_usage(FILE *f)
 "      --worker-name NAME   worker name of the *_ascend_pt directory\n"
 "      --export-type T      text (default), db or text,db: torch_npu's export_type\n"
 "      --rank-env NAME      environment variable of the target holding its rank (RANK)\n"
+"      --debug-dir DIR      also look for libraries' separate debug files in DIR (as gdb:\n"
+"                           DIR/.build-id/xx/rest.debug, DIR/<library dir>/NAME), before\n"
+"                           /usr/lib/debug; stripped libraries without one: .dynsym only\n"
+"      --no-hold            never stop a forked or --comm process until it is adopted\n"
 "  -v, --verbose            debug messages\n");
+	// clang-format on
 }
 
 static int parse_u32(const char *s, uint32_t *v, const char *what)
@@ -103,7 +112,8 @@ int asc_trace_parse_schedule(const char *spec, struct asc_sched *s)
 			s->skip_first_wait = v;
 		} else {
 			asc_err("trace: --schedule: unknown key '%s' (skip_first, wait, warmup, "
-				"active, repeat, skip_first_wait)\n", tok);
+				"active, repeat, skip_first_wait)\n",
+				tok);
 			err = -EINVAL;
 			break;
 		}
@@ -149,9 +159,26 @@ int asc_trace_parse_activities(const char *list, uint32_t *act)
 }
 
 enum {
-	OPT_COMM = 256, OPT_ACT, OPT_LEVEL, OPT_SHAPES, OPT_MEM, OPT_STACK, OPT_SCHED, OPT_STEP,
-	OPT_DURATION, OPT_RINGBUF, OPT_CAPTURE, OPT_NOCONV, OPT_FORCE, OPT_WORKER, OPT_RANKENV,
-	OPT_STEPPY, OPT_HELP, OPT_EXPORT_TYPE,
+	OPT_COMM = 256,
+	OPT_ACT,
+	OPT_LEVEL,
+	OPT_SHAPES,
+	OPT_MEM,
+	OPT_STACK,
+	OPT_SCHED,
+	OPT_STEP,
+	OPT_DURATION,
+	OPT_RINGBUF,
+	OPT_CAPTURE,
+	OPT_NOCONV,
+	OPT_FORCE,
+	OPT_WORKER,
+	OPT_RANKENV,
+	OPT_STEPPY,
+	OPT_HELP,
+	OPT_EXPORT_TYPE,
+	OPT_DEBUGDIR,
+	OPT_NOHOLD,
 };
 
 static const struct option long_opts[] = {
@@ -174,6 +201,8 @@ static const struct option long_opts[] = {
 	{ "export-type", required_argument, NULL, OPT_EXPORT_TYPE },
 	{ "rank-env", required_argument, NULL, OPT_RANKENV },
 	{ "step-py", required_argument, NULL, OPT_STEPPY },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
+	{ "no-hold", no_argument, NULL, OPT_NOHOLD },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -222,7 +251,7 @@ static int parse_number_opt(int c, const char *arg, struct asc_trace_opts *o)
 		}
 		return 0;
 	}
-	default:	/* OPT_RINGBUF */
+	default: /* OPT_RINGBUF */
 		err = parse_u32(arg, &v, "--ringbuf-size");
 		if (err)
 			return err;
@@ -292,6 +321,9 @@ static int parse_opt(int c, char **argv, struct asc_trace_opts *o)
 	case OPT_NOCONV:
 		o->no_convert = 1;
 		break;
+	case OPT_NOHOLD:
+		o->no_hold = 1;
+		break;
 	case OPT_FORCE:
 		o->force = 1;
 		break;
@@ -320,6 +352,13 @@ static int parse_opt(int c, char **argv, struct asc_trace_opts *o)
 			return -EINVAL;
 		}
 		o->step_py = optarg;
+		break;
+	case OPT_DEBUGDIR:
+		err = asc_elf_add_debug_dir(optarg);
+		if (err) {
+			asc_err("trace: --debug-dir %s: %s\n", optarg, strerror(-err));
+			return -EINVAL;
+		}
 		break;
 	case 'v':
 		o->verbose = 1;

@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,7 +62,8 @@ int prepare_outdir(struct trace *t)
 		}
 		if (!err && !t->o.force) {
 			asc_err("trace: output directory %s is not empty (use --force to write "
-				"into it)\n", t->outdir);
+				"into it)\n",
+				t->outdir);
 			return -EEXIST;
 		}
 		return 0;
@@ -94,15 +96,14 @@ int open_capture(struct trace *t, struct target *tg)
 	if (!tg->w) {
 		int err = -errno;
 
-		asc_err("trace: cannot create capture %s: %s\n", tg->capture_path,
-			strerror(-err));
+		asc_err("trace: cannot create capture %s: %s\n", tg->capture_path, strerror(-err));
 		return err == -EROFS ? -EACCES : err;
 	}
 	tg->pre.on = !!(t->o.activities & ASC_ACT_NPU);
 	append_clock(tg, ASC_CLOCK_START);
 	append_config(t, tg);
 	if (!tg->is_child)
-		write_process(t, tg);	/* a child is still ascbpf until it execs */
+		write_process(t, tg); /* a child is still ascbpf until it execs */
 	return 0;
 }
 
@@ -116,15 +117,42 @@ int convert_target(struct trace *t, struct target *tg)
 		.level = (int)t->o.level,
 		.force = t->o.force,
 	};
-	int err = asc_convert_file(tg->capture_path, &co, "trace");
+	const char **peers;
+	int err, i;
 
+	/*
+	 * As torch_npu: a process that ran no traced call and used no card (a
+	 * launcher that forks its ranks and waits) gets no *_ascend_pt; the
+	 * summary says so, the capture stays.
+	 */
+	if (!tg->records && !tg->dev_records) {
+		tg->no_output = 1;
+		return 0;
+	}
+	/*
+	 * The job's other captures are its peers (as ascbpf convert --peer):
+	 * parallel_group_info's global ranks come from every rank's communicator
+	 * records.  Only complete captures of processes that recorded something.
+	 */
+	peers = calloc(t->nr_targets ? t->nr_targets : 1, sizeof(*peers));
+	for (i = 0; peers && i < t->nr_targets; i++) {
+		const struct target *o = &t->targets[i];
+
+		if (o != tg && o->capture_path[0] && !o->capture_failed &&
+		    (o->records || o->dev_records))
+			peers[co.nr_peers++] = o->capture_path;
+	}
+	co.peers = peers;
+	err = asc_convert_file(tg->capture_path, &co, "trace");
+	free(peers);
 	if (err == -ENODATA) {
 		asc_warn("trace: pid %d: no step was recorded: nothing to convert (the capture "
-			 "is kept: %s)\n", tg->pid, tg->capture_path);
+			 "is kept: %s)\n",
+			 tg->pid, tg->capture_path);
 		return 0;
 	}
 	if (err)
-		asc_err("trace: pid %d: conversion failed: %s (the capture is kept: %s)\n",
-			tg->pid, strerror(-err), tg->capture_path);
+		asc_err("trace: pid %d: conversion failed: %s (the capture is kept: %s)\n", tg->pid,
+			strerror(-err), tg->capture_path);
 	return err;
 }

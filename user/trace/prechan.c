@@ -59,8 +59,8 @@ void prechan_on_sqe(struct prechan *p, const struct asc_sqe *q)
 		return;
 	}
 	for (k = 0; k < n; k++) {
-		uint64_t *v = prechan_slot(p, prechan_key(q->dev_id, q->sqe[k].stream_id,
-							  q->sqe[k].task_id), 1);
+		uint64_t *v = prechan_slot(
+			p, prechan_key(q->dev_id, q->sqe[k].stream_id, q->sqe[k].task_id), 1);
 
 		if (v)
 			(*v)++;

@@ -15,8 +15,8 @@
 #include "trace/privs.h"
 
 /* by number: older headers lack them */
-#define PRIV_CAP_PERFMON	38
-#define PRIV_CAP_BPF		39
+#define PRIV_CAP_PERFMON 38
+#define PRIV_CAP_BPF	 39
 
 static int last_cap(void)
 {
@@ -50,10 +50,15 @@ static uint64_t keep_mask(int last)
 
 int asc_privs_drop(void)
 {
+	return asc_privs_keep_only(keep_mask(last_cap()));
+}
+
+int asc_privs_keep_only(uint64_t keep)
+{
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = {};
 	int last = last_cap(), cap;
-	uint64_t keep = keep_mask(last), eff, perm;
+	uint64_t eff, perm;
 
 	if (syscall(SYS_capget, &h, d))
 		return -errno;

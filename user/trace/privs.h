@@ -22,7 +22,11 @@
 #ifndef __ASCBPF_PRIVS_H
 #define __ASCBPF_PRIVS_H
 
+#include <stdint.h>
+
 /* Reduces the calling thread to the set above; 0 or -errno (nothing is dropped on error). */
 int asc_privs_drop(void);
+/* The same drop to the capabilities in keep (1 << CAP_*): the hold watchdog keeps CAP_KILL. */
+int asc_privs_keep_only(uint64_t keep);
 
 #endif /* __ASCBPF_PRIVS_H */

@@ -14,7 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ascbpf_events.h"
-#include "schedule.h"	/* before the skeleton: its .rodata holds a struct asc_sched */
+#include "schedule.h" /* before the skeleton: its .rodata holds a struct asc_sched */
 #include "ascbpf.skel.h"
 #include "ascbpf_maps.h"
 #include "capture/capture.h"
@@ -26,8 +26,8 @@
 #include "trace/names.h"
 #include "trace/trace_priv.h"
 
-static int probe_add(struct trace *t, uint32_t id, const struct asc_probe_site *s,
-		     const char *lib, const char *sym, uint16_t layer, uint16_t kind, pid_t pid)
+static int probe_add(struct trace *t, uint32_t id, const struct asc_probe_site *s, const char *lib,
+		     const char *sym, uint16_t layer, uint16_t kind, pid_t pid)
 {
 	struct probe_info *pi;
 
@@ -125,6 +125,14 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 		*entry = sk->progs.asc_funcname_get_enter;
 		*ret = sk->progs.asc_funcname_get_exit;
 		break;
+	case ASC_PK_BINARY_LOAD:
+		*entry = sk->progs.asc_binary_load_enter;
+		*ret = sk->progs.asc_binary_load_exit;
+		break;
+	case ASC_PK_FUNCNAME_ENTRY:
+		*entry = sk->progs.asc_funcname_entry_enter;
+		*ret = sk->progs.asc_funcname_entry_exit;
+		break;
 	case ASC_PK_FUNCNAME_REG:
 		/* a Runtime@ call only at Level2; below, the FUNCNAME at entry is all */
 		*entry = sk->progs.asc_funcname_reg_enter;
@@ -132,14 +140,16 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 			*ret = NULL;
 		break;
 	case ASC_PK_OPNAME_STDSTR:
-		*entry = sk->progs.asc_opname_stdstr_enter;
+		*entry = (site->flags & ASC_PROBE_CXX_OLD_ABI) ? sk->progs.asc_opname_cowstr_enter :
+								 sk->progs.asc_opname_stdstr_enter;
 		break;
 	case ASC_PK_OPNAME_CSTR:
 		*entry = sk->progs.asc_opname_cstr_enter;
 		break;
 	case ASC_PK_ENQUEUE:
 		/* Level0: QUEUE (+ OPNAME) at entry only; the Dequeue span is what joins */
-		*entry = sk->progs.asc_enqueue_enter;
+		*entry = (site->flags & ASC_PROBE_CXX_OLD_ABI) ? sk->progs.asc_enqueue_cow_enter :
+								 sk->progs.asc_enqueue_enter;
 		if (t->o.level < 1)
 			*ret = NULL;
 		break;
@@ -157,14 +167,15 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 		*ret = NULL;
 		break;
 	case ASC_PK_STEP:
-		*entry = sk->progs.asc_step_enter;
-		*ret = NULL;
+		/* a step ends where the boundary function returns (bpf/ascbpf.bpf.c) */
+		*entry = NULL;
+		*ret = sk->progs.asc_step_exit;
 		break;
 	case ASC_PK_ATEN_OP:
 		*entry = t->select_pt ? asc_pytorch_aten_prog(t->select_pt) : NULL;
 		if (!*entry)
 			*entry = sk->progs.asc_call_enter;
-		else	/* its return reads the sequence counter (user/discovery/seqnr.h) */
+		else /* its return reads the sequence counter (user/discovery/seqnr.h) */
 			*ret = asc_pytorch_aten_ret_prog(t->select_pt);
 		break;
 	case ASC_PK_AUTOGRAD_EVAL:
@@ -176,7 +187,9 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 	case ASC_PK_NODE_LAUNCH:
 		/* a Runtime@ call at Level2; below, the launch span for Node@launch alone */
 		if (t->o.level >= 2) {
-			*entry = sk->progs.asc_call_enter;
+			*entry = asc_probe_launch_name_arg(site->sym) == 1 ?
+					 sk->progs.asc_call_aicpu_enter :
+					 sk->progs.asc_call_enter;
 			break;
 		}
 		*ret = sk->progs.asc_launch_exit;
@@ -184,18 +197,47 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 	case ASC_PK_LAUNCH_MARK:
 		if (kind == ASC_PK_LAUNCH_MARK)
 			*ret = NULL;
+		if (asc_probe_launch_name_arg(site->sym) == 1 &&
+		    asc_probe_launch_stream_arg(site->sym) == 5) {
+			*entry = sk->progs.asc_launch_aicpu; /* names its kernel (arg1) */
+			break;
+		}
+		/* a table: one launch call a line */
+		// clang-format off
 		switch (asc_probe_launch_stream_arg(site->sym)) {
 		case 0: *entry = sk->progs.asc_launch_s0; break;
 		case 1: *entry = sk->progs.asc_launch_s1; break;
 		case 2: *entry = sk->progs.asc_launch_s2; break;
+		case 3: *entry = sk->progs.asc_launch_s3; break;
 		case 4: *entry = sk->progs.asc_launch_s4; break;
 		case 5: *entry = sk->progs.asc_launch_s5; break;
 		default: return 1;	/* a call the table does not know: not attached */
 		}
+		// clang-format on
+		break;
+	case ASC_PK_HCCL_OP:
+		*entry = sk->progs.asc_hccl_op_enter;
+		*ret = sk->progs.asc_hccl_op_exit;
+		break;
+	case ASC_PK_HCCL_COMM_INIT:
+		*entry = site->sym && !strcmp(site->sym, "HcclCommInitClusterInfo") ?
+				 sk->progs.asc_hccl_comm_cluster_enter :
+				 sk->progs.asc_hccl_comm_root_enter;
+		*ret = sk->progs.asc_hccl_comm_exit;
+		break;
+	case ASC_PK_HCCL_REPORT:
+		*entry = sk->progs.asc_hccl_report_enter;
+		*ret = NULL;
+		break;
+	case ASC_PK_HCCL_HASH:
+		*entry = sk->progs.asc_hccl_hash_enter;
+		*ret = sk->progs.asc_hccl_hash_exit;
 		break;
 	case ASC_PK_CALL:
 	default:
-		*entry = sk->progs.asc_call_enter;
+		*entry = asc_probe_launch_name_arg(site->sym) == 1 ?
+				 sk->progs.asc_call_aicpu_enter :
+				 sk->progs.asc_call_enter;
 		break;
 	}
 	return 0;
@@ -205,11 +247,11 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 struct rescan_ctx {
 	struct trace *t;
 	struct target *tg;
-	size_t upto_plan;	/* plans [0, upto_plan) are attached */
+	size_t upto_plan;    /* plans [0, upto_plan) are attached */
+	const uint8_t *mask; /* NULL, or per site of plans[upto_plan]: 0 = not now */
 };
 
-static int already_attached(const struct target *tg, size_t nr_plans, const char *path,
-			    uint64_t off)
+int site_in_earlier_plan(const struct target *tg, size_t nr_plans, const char *path, uint64_t off)
 {
 	size_t i, j;
 
@@ -228,7 +270,9 @@ static int select_new(const struct asc_probe_site *site, void *ctx, struct bpf_p
 {
 	struct rescan_ctx *rc = ctx;
 
-	if (already_attached(rc->tg, rc->upto_plan, site->path, site->attach_offset))
+	if (rc->mask && !rc->mask[site - rc->tg->plans[rc->upto_plan].sites])
+		return 1;
+	if (site_in_earlier_plan(rc->tg, rc->upto_plan, site->path, site->attach_offset))
 		return 1;
 	return select_progs(site, rc->t, entry, ret);
 }
@@ -258,10 +302,18 @@ static void warn_missing(const struct target *tg, const struct asc_probe_plan *p
 		if (m->spec && (m->spec->flags & ASC_SPEC_OPTIONAL))
 			continue;
 		if (m->spec && !strcmp(m->reason, "library not mapped"))
-			continue;	/* the library may be dlopened later */
+			continue; /* the library may be dlopened later */
+		if (!strcmp(m->reason, ASC_PROBE_COMPAT_REASON))
+			continue; /* traced in libacl_rt.so */
 		asc_warn("trace: pid %d: %s:%s not attached: %s\n", tg->pid,
 			 m->spec ? m->spec->lib : "?", m->spec ? m->spec->sym : "?", m->reason);
 	}
+	/* the symbol mode of each library read with a separate debug file (the other mode is
+	 * the default: .dynsym, or the library's own .symtab) */
+	for (i = 0; i < plan->nr_libs; i++)
+		if (plan->libs_debug[i])
+			asc_info("trace: pid %d: %s: debug symbols from %s\n", tg->pid,
+				 plan->libs_seen[i], plan->libs_debug[i]);
 }
 
 /* Also for sequence numbers (user/discovery/seqnr.h): whenever aten ops are traced. */
@@ -279,12 +331,28 @@ static int wants_pytorch(const struct asc_trace_opts *o)
  * off there with a warning.  1 if it was opened by this call (the caller
  * writes its description once the aten sites are added), else 0.
  */
+/*
+ * A Python job's default step boundary (no --step, no --step-py): every call
+ * of a Python function named "step" with aten ops in it, which is how each
+ * torch.optim optimizer's (and torch_npu's fused ones') optimizer.step() and
+ * a job's own profiler's prof.step() are named.  Tried wherever the PyTorch
+ * object is opened anyway; a C++ job (no interpreter) keeps the probe
+ * table's torch::optim step instead.
+ */
+#define DEFAULT_STEP_PY "step"
+
+static int default_step_py(const struct asc_trace_opts *o)
+{
+	return !o->step && !o->step_py;
+}
+
 static int setup_pytorch(struct trace *t, struct target *tg, const struct asc_probe_plan *plan)
 {
 	struct asc_pytorch_opts po = {
 		.record_shapes = t->o.record_shapes,
 		.with_stack = t->o.with_stack,
-		.step_py = t->o.step_py,
+		.step_py = default_step_py(&t->o) ? DEFAULT_STEP_PY : t->o.step_py,
+		.step_py_default = default_step_py(&t->o),
 		.profile_memory = t->o.profile_memory,
 		.prepare_prog = asc_attach_prepare_multi,
 	};
@@ -303,10 +371,18 @@ static int setup_pytorch(struct trace *t, struct target *tg, const struct asc_pr
 	if (i == plan->nr_sites && !t->o.step_py)
 		return 0;
 	tg->pt_failed = 1;
+	if (t->skel->rodata->no_attach_cookie) {
+		/* its programs take their sites from cookies (bpf/pytorch.bpf.c) */
+		asc_warn("trace: pid %d: PyTorch hooks need bpf_get_attach_cookie (kernel "
+			 "5.15): no shapes or Python stacks\n",
+			 tg->pid);
+		return 0;
+	}
 	tg->pt = asc_pytorch_open(tg->pid, &po);
 	if (!tg->pt) {
 		asc_warn("trace: pid %d: PyTorch hooks unavailable (%s): no shapes or Python "
-			 "stacks\n", tg->pid, strerror(errno));
+			 "stacks\n",
+			 tg->pid, strerror(errno));
 		return 0;
 	}
 	err = asc_pytorch_load(tg->pt, bpf_map__fd(t->skel->maps.events),
@@ -323,6 +399,12 @@ static int setup_pytorch(struct trace *t, struct target *tg, const struct asc_pr
 	if (t->o.step_py && asc_pytorch_attach_step_py(tg->pt))
 		asc_warn("trace: pid %d: --step-py %s: cannot attach the Python entry probe\n",
 			 tg->pid, t->o.step_py);
+	if (po.step_py_default && !asc_pytorch_attach_step_py(tg->pt)) {
+		/* its boundaries go to the tgids map only: this process leaves the fast path */
+		t->step_py_active = 1;
+		if (t->skel->bss->fast_tgid == (__u32)tg->pid)
+			__atomic_store_n(&t->skel->bss->fast_tgid, 0, __ATOMIC_RELEASE);
+	}
 	/* c10::reportMemoryUsageToProfiler; the warning of a failure is its own */
 	if (t->o.profile_memory)
 		asc_pytorch_attach_memory(tg->pt);
@@ -349,12 +431,16 @@ static void describe_pytorch(struct target *tg)
 	}
 }
 
-/* Attaches the sites of tg->plans[idx] that no earlier plan had; writes their PROBE records. */
-int attach_plan(struct trace *t, struct target *tg, size_t idx)
+/*
+ * Attaches the sites of tg->plans[idx] that no earlier plan had and, with a
+ * mask, only those whose mask byte is set (lazyops.c); writes their PROBE
+ * records.  The number attached, or -errno.
+ */
+int attach_sites(struct trace *t, struct target *tg, size_t idx, const uint8_t *mask)
 {
 	struct asc_probe_plan *plan = &tg->plans[idx];
-	struct rescan_ctx rc = { t, tg, idx };
-	int *errs = NULL, opened;
+	struct rescan_ctx rc = { t, tg, idx, mask };
+	int *errs = NULL;
 	uint16_t kind;
 	size_t i;
 	int n;
@@ -364,15 +450,8 @@ int attach_plan(struct trace *t, struct target *tg, size_t idx)
 		if (!errs)
 			return -ENOMEM;
 		for (i = 0; i < plan->nr_sites; i++)
-			errs[i] = 1;	/* stays 1 where select_new skipped the site */
+			errs[i] = 1; /* stays 1 where select_new skipped the site */
 	}
-	opened = setup_pytorch(t, tg, plan);
-	if (tg->pt)
-		asc_pytorch_add_sites(tg->pt, plan);
-	if (opened)
-		describe_pytorch(tg);
-	if (tg->w)	/* what names ops and nodes at convert time, before the sites fire */
-		asc_trace_write_names(tg->w, tg->pid, tg->pt, tg->plans, idx, opened);
 	t->select_pt = tg->pt;
 	n = asc_attach_plan(t->set, plan, 0, select_new, &rc, tg->pid, errs);
 	t->select_pt = NULL;
@@ -384,14 +463,14 @@ int attach_plan(struct trace *t, struct target *tg, size_t idx)
 		const struct asc_probe_site *s = &plan->sites[i];
 		const struct asc_probe_spec *sp = s->spec;
 
-		if (errs[i] == 1)
-			continue;
+		if (errs[i] == 1 || (mask && !mask[i]))
+			continue; /* asc_attach_plan reports 0 for the sites it skipped */
 		/*
 		 * select_new skipped it (an earlier plan attached the same place):
 		 * asc_attach_plan reports 0 for skipped sites, but this id has no
 		 * link, so no probe_info and no PROBE record of its own.
 		 */
-		if (idx && already_attached(tg, idx, s->path, s->attach_offset))
+		if (idx && site_in_earlier_plan(tg, idx, s->path, s->attach_offset))
 			continue;
 		if (errs[i] < 0) {
 			asc_warn("trace: pid %d: %s at %s+0x%llx not attached: %s\n", tg->pid,
@@ -401,19 +480,41 @@ int attach_plan(struct trace *t, struct target *tg, size_t idx)
 		}
 		kind = sp ? sp->kind : ASC_PK_CALL;
 		if (kind == ASC_PK_NODE_LAUNCH && t->o.level >= 2)
-			kind = ASC_PK_CALL;	/* traced as a plain call there (select_progs) */
-		if (probe_add(t, s->id, s, s->path, s->sym, sp ? sp->layer : 0, kind, tg->pid))
+			kind = ASC_PK_CALL; /* traced as a plain call there (select_progs) */
+		if (probe_add(t, s->id, s, s->path, s->sym, sp ? sp->layer : 0, kind, tg->pid)) {
+			free(errs);
 			return -ENOMEM;
+		}
 		t->probes[s->id].flags = s->flags;
 		if (tg->w)
 			write_probe_rec(tg, s->id, &t->probes[s->id]);
 		tg->nr_attached++;
 	}
 	free(errs);
-	if (idx == 0)
+	asc_dbg("trace: pid %d: plan %zu attached %d of %zu sites%s\n", tg->pid, idx, n,
+		plan->nr_sites, mask ? " (a selection)" : "");
+	return n;
+}
+
+/* Attaches tg->plans[idx] (without uprobe_multi only the aten ops used so far: lazyops.c). */
+int attach_plan(struct trace *t, struct target *tg, size_t idx)
+{
+	struct asc_probe_plan *plan = &tg->plans[idx];
+	uint8_t *mask;
+	int opened, n;
+
+	opened = setup_pytorch(t, tg, plan);
+	if (tg->pt)
+		asc_pytorch_add_sites(tg->pt, plan);
+	if (opened)
+		describe_pytorch(tg);
+	if (tg->w) /* what names ops and nodes at convert time, before the sites fire */
+		asc_trace_write_names(tg->w, tg->pid, tg->pt, tg->plans, idx, opened);
+	mask = lazy_plan_mask(t, tg, idx);
+	n = attach_sites(t, tg, idx, mask);
+	free(mask);
+	if (n >= 0 && idx == 0)
 		warn_missing(tg, plan);
-	asc_dbg("trace: pid %d: plan %zu attached %d of %zu sites\n", tg->pid, idx, n,
-		plan->nr_sites);
 	return n;
 }
 
@@ -517,8 +618,7 @@ int attach_custom_step(struct trace *t, struct target *tg)
 	site.path = host;
 	site.offset = off;
 	site.cookie = t->next_id;
-	n = asc_attach_uprobes(t->set, t->skel->progs.asc_step_enter, false, tg->pid, &site, 1,
-			       NULL);
+	n = asc_attach_uprobes(t->set, t->skel->progs.asc_step_exit, true, tg->pid, &site, 1, NULL);
 	if (n != 1) {
 		asc_warn("trace: --step: cannot attach %s\n", t->o.step);
 		return 0;
@@ -552,17 +652,18 @@ int attach_loader_hook(struct trace *t, pid_t pid, pid_t maps_pid)
 		return err;
 	if (err) {
 		asc_warn("trace: pid %d: cannot hook its dynamic loader (%s); libraries loaded "
-			 "later are not traced\n", pid, strerror(-err));
+			 "later are not traced\n",
+			 pid, strerror(-err));
 		return 0;
 	}
 	site.path = host;
 	site.offset = off;
 	site.cookie = ASC_LOADER_PROBE_ID;
-	n = asc_attach_uprobes(t->set, t->skel->progs.asc_loader_enter, false, pid, &site, 1,
-			       NULL);
+	n = asc_attach_uprobes(t->set, t->skel->progs.asc_loader_enter, false, pid, &site, 1, NULL);
 	if (n != 1)
 		asc_warn("trace: pid %d: cannot hook the dynamic loader (%s); libraries loaded "
-			 "later are not traced\n", pid, host);
+			 "later are not traced\n",
+			 pid, host);
 	else
 		asc_dbg("trace: pid %d: loader hook on %s+0x%llx\n", pid, host,
 			(unsigned long long)off);
@@ -631,7 +732,7 @@ void attach_launch_marks(struct trace *t)
 			continue;
 		tg->launch_marks = LAUNCH_MARKS_ON;
 		if (!(t->o.activities & ASC_ACT_CPU) || !(t->families & ASC_FAM_CANN))
-			continue;	/* no ops or slots to join the tasks to */
+			continue; /* no ops or slots to join the tasks to */
 		np = realloc(tg->plans, (tg->nr_plans + 1) * sizeof(*np));
 		if (!np)
 			continue;
@@ -641,8 +742,8 @@ void attach_launch_marks(struct trace *t)
 						 t->next_id, &tg->plans[tg->nr_plans]);
 		if (err || !tg->plans[tg->nr_plans].nr_sites) {
 			asc_warn("trace: pid %d: batched submissions at Level0, but no launch call "
-				 "to mark (%s): their kernels keep no op\n", tg->pid,
-				 err ? strerror(-err) : "libruntime.so lacks them");
+				 "to mark (%s): their kernels keep no op\n",
+				 tg->pid, err ? strerror(-err) : "libruntime.so lacks them");
 			asc_probe_plan_free(&tg->plans[tg->nr_plans]);
 			continue;
 		}

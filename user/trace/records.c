@@ -90,7 +90,7 @@ static int append_process(struct target *tg)
 	if (n <= 0) {
 		n = snprintf(cmdline, 4096, "%s", tg->comm) + 1;
 	} else if (cmdline[n - 1]) {
-		cmdline[n++] = 0;	/* cut at the buffer: terminate it */
+		cmdline[n++] = 0; /* cut at the buffer: terminate it */
 	}
 	size = asc_process_rec_size(n);
 	p = calloc(1, size);
@@ -169,9 +169,9 @@ void append_threads(struct target *tg)
  * "env.NAME=value", "" when unset (as torch_npu writes them).
  */
 static const char *const metadata_env_names[] = {
-	"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT",
-	"HOST_CACHE_CAPACITY", "ASCEND_ENHANCE_ENABLE", "PYTORCH_NPU_ALLOC_CONF",
-	"ASCEND_LAUNCH_BLOCKING", "HCCL_ALGO",
+	"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC",	     "HCCL_RDMA_SL",
+	"ACLNN_CACHE_LIMIT",	   "HOST_CACHE_CAPACITY",    "ASCEND_ENHANCE_ENABLE",
+	"PYTORCH_NPU_ALLOC_CONF",  "ASCEND_LAUNCH_BLOCKING", "HCCL_ALGO",
 };
 
 void append_config(struct trace *t, struct target *tg)
@@ -195,10 +195,11 @@ void append_config(struct trace *t, struct target *tg)
 	snprintf(buf, sizeof(buf), "with_stack=%d", o->with_stack);
 	append_text(tg, ASC_REC_CONFIG, 0, buf);
 	if (o->sched.enabled) {
-		snprintf(buf, sizeof(buf), "schedule=skip_first=%u,wait=%u,warmup=%u,active=%u,"
-			 "repeat=%u,skip_first_wait=%u", o->sched.skip_first, o->sched.wait,
-			 o->sched.warmup, o->sched.active, o->sched.repeat,
-			 o->sched.skip_first_wait);
+		snprintf(buf, sizeof(buf),
+			 "schedule=skip_first=%u,wait=%u,warmup=%u,active=%u,"
+			 "repeat=%u,skip_first_wait=%u",
+			 o->sched.skip_first, o->sched.wait, o->sched.warmup, o->sched.active,
+			 o->sched.repeat, o->sched.skip_first_wait);
 		append_text(tg, ASC_REC_CONFIG, 0, buf);
 	}
 	snprintf(buf, sizeof(buf), "step=%s", o->step ? o->step : "default");
@@ -218,10 +219,10 @@ void append_config(struct trace *t, struct target *tg)
 
 		if (env_strs(tg->pid, metadata_env_names, NR_ENV, vals))
 			asc_warn("trace: pid %d: environment not readable: profiler_metadata.json "
-				 "gets empty values\n", tg->pid);
+				 "gets empty values\n",
+				 tg->pid);
 		for (k = 0; k < NR_ENV; k++) {
-			snprintf(buf, sizeof(buf), "env.%s=%.255s", metadata_env_names[k],
-				 vals[k]);
+			snprintf(buf, sizeof(buf), "env.%s=%.255s", metadata_env_names[k], vals[k]);
 			append_text(tg, ASC_REC_CONFIG, 0, buf);
 		}
 	}
@@ -367,4 +368,3 @@ struct target *target_of(struct trace *t, uint32_t tgid)
 			return &t->targets[i];
 	return NULL;
 }
-

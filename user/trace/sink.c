@@ -7,6 +7,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ascbpf_maps.h"
+#include "schedule.h" /* before the skeleton: its .rodata holds a struct asc_sched */
+#include "ascbpf.skel.h"
 #include "capture/capture.h"
 #include "capture/records.h"
 #include "discovery/pystack.h"
@@ -21,7 +26,7 @@ static int emit_pyframe(const struct asc_pyframe *rec, size_t size, void *ctx)
 	return asc_capture_append(tg->w, rec, size);
 }
 
-#define ASC_MAX_EARLY	65536	/* records kept for processes being adopted */
+#define ASC_MAX_EARLY 65536 /* records kept for processes being adopted */
 
 /* Serialises capture appends: the ring-buffer consumer and the devtime threads. */
 pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,6 +80,57 @@ void flush_early(struct trace *t, uint32_t tgid)
 	pthread_mutex_unlock(&capture_lock);
 }
 
+/* The last task id per (card, stream) the process sent (struct target used[]). */
+static void note_streams(struct target *tg, const struct asc_sqe *q)
+{
+	uint32_t k, n = q->nr_kept < ASC_MAX_SQES ? q->nr_kept : ASC_MAX_SQES;
+	unsigned int i;
+
+	for (k = 0; k < n; k++) {
+		uint16_t stream = q->sqe[k].stream_id;
+
+		for (i = 0; i < tg->nr_used; i++)
+			if (tg->used[i].dev == q->dev_id && tg->used[i].stream == stream)
+				break;
+		if (i == tg->nr_used) {
+			if (i == PRECHAN_STREAMS)
+				continue;
+			tg->used[i].dev = q->dev_id;
+			tg->used[i].stream = stream;
+			tg->nr_used++;
+		}
+		tg->used[i].last_task = q->sqe[k].task_id;
+		tg->used[i].done = 0;
+	}
+}
+
+/*
+ * Whether device record d goes to tg: always while it runs (a card's records
+ * carry no pid; the converter joins them through its SQEs); once it is gone
+ * and drained, only its own tasks' (struct target used[]).
+ */
+static int devtask_for(struct target *tg, const struct asc_devtask *d)
+{
+	unsigned int i;
+	uint16_t after;
+
+	if (!tg->gone_drained || tg->nr_used == PRECHAN_STREAMS)
+		return 1;
+	for (i = 0; i < tg->nr_used; i++) {
+		struct used_stream *u = &tg->used[i];
+
+		if (u->dev != d->dev_id || u->stream != d->stream_id)
+			continue;
+		if (u->done)
+			return 0;
+		after = (uint16_t)(d->task_id - u->last_task);
+		if (after == 0 || (after > 0 && after < 0x8000))
+			u->done = 1; /* its last task, or a later job's: nothing more of it */
+		return after == 0 || after >= 0x8000;
+	}
+	return 0;
+}
+
 int sink_record(void *ctx, const void *rec, size_t size)
 {
 	struct trace *t = ctx;
@@ -87,6 +143,9 @@ int sink_record(void *ctx, const void *rec, size_t size)
 	if (h->type == ASC_REC_SQE) {
 		const struct asc_sqe *q = rec;
 
+		if (!tg->first_sqe_ns)
+			tg->first_sqe_ns = q->hdr.ts_ns ? q->hdr.ts_ns : 1;
+		note_streams(tg, q);
 		if (tg->pre.on)
 			prechan_on_sqe(&tg->pre, q);
 		/*
@@ -135,12 +194,19 @@ static int sink_devtime(void *ctx, const void *rec, size_t size)
 		memcpy(&r->start_clock, rec, size);
 		r->have_clock = 1;
 	} else if (rh->type == ASC_REC_DEVTASK && size == sizeof(*r->hist)) {
-		if (!r->hist)
+		if (!r->hist) {
 			r->hist = malloc(DEVREADER_HISTORY * sizeof(*r->hist));
+			r->hist_ns = malloc(DEVREADER_HISTORY * sizeof(*r->hist_ns));
+			if (!r->hist_ns) {
+				free(r->hist);
+				r->hist = NULL;
+			}
+		}
 		if (r->hist) {
 			size_t at = (r->hist_head + r->hist_nr) % DEVREADER_HISTORY;
 
 			memcpy(&r->hist[at], rec, size);
+			r->hist_ns[at] = now_ns(CLOCK_MONOTONIC);
 			if (r->hist_nr < DEVREADER_HISTORY)
 				r->hist_nr++;
 			else
@@ -153,9 +219,12 @@ static int sink_devtime(void *ctx, const void *rec, size_t size)
 
 		if (!tg->w)
 			continue;
+		if (h->type == ASC_REC_DEVTASK && !devtask_for(tg, rec))
+			continue;
 		if (h->type == ASC_REC_DEVTASK && tg->pre.on)
 			prechan_on_devtask(&tg->pre, rec);
-		h->tgid = tg->pid;	/* the copy in each capture names its process */
+		h->tgid = tg->pid; /* the copy in each capture names its process */
+		tg->dev_records++;
 		if (asc_capture_append(tg->w, rec, size) && !err)
 			err = -EIO;
 	}
@@ -163,12 +232,26 @@ static int sink_devtime(void *ctx, const void *rec, size_t size)
 	return err;
 }
 
+static void join_devreader_(struct trace *t, struct target *tg, uint32_t dev);
+
 /*
  * Makes tg a member of dev's reader, starting the reader if needed (through
  * tg's HAL).  Called from the main loop only: a reader's first records go
  * through sink_devtime, which takes capture_lock.
  */
 void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
+{
+	join_devreader_(t, tg, dev);
+	/*
+	 * Started (or tried once): no process is held at its first submission to
+	 * the card any more.  Not before: a task sent while the reader starts
+	 * would complete with no channel reading.
+	 */
+	if (dev < ASC_HOLD_DEVS)
+		__atomic_store_n(&t->skel->bss->chan_on[dev], 1, __ATOMIC_RELEASE);
+}
+
+static void join_devreader_(struct trace *t, struct target *tg, uint32_t dev)
 {
 	struct devreader *r = NULL;
 	int i;
@@ -195,18 +278,23 @@ void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
 
 		pthread_mutex_lock(&capture_lock);
 		r->members[r->nr_members++] = tg;
-		tg->pre.young_drains = 2;	/* its records flow from now on */
+		tg->pre.young_drains = 2; /* its records flow from now on */
 		/* a reader that already runs: what it delivered before, as if a member */
 		if (r->have_clock) {
 			r->start_clock.hdr.tgid = tg->pid;
 			asc_capture_append(tg->w, &r->start_clock, sizeof(r->start_clock));
 		}
-		for (k = 0; k < r->hist_nr; k++) {
-			struct asc_devtask *d = &r->hist[(r->hist_head + k) % DEVREADER_HISTORY];
+		for (k = 0; k < r->hist_nr && tg->first_sqe_ns; k++) {
+			size_t at = (r->hist_head + k) % DEVREADER_HISTORY;
+			struct asc_devtask *d = &r->hist[at];
 
+			/* a task completes after its submission: earlier ones are not its */
+			if (r->hist_ns[at] < tg->first_sqe_ns)
+				continue;
 			d->hdr.tgid = tg->pid;
 			if (tg->pre.on)
 				prechan_on_devtask(&tg->pre, d);
+			tg->dev_records++;
 			asc_capture_append(tg->w, d, sizeof(*d));
 		}
 		pthread_mutex_unlock(&capture_lock);
@@ -231,7 +319,7 @@ void join_devreader(struct trace *t, struct target *tg, uint32_t dev)
 	if (r->dt && tg->pre.on && !tg->pre.open_ns)
 		tg->pre.open_ns = now_ns(CLOCK_MONOTONIC);
 	else if (!r->dt && tg->pre.on && process_gone(tg->pid))
-		tg->pre.ended_first = 1;	/* every submission it made came before a channel */
+		tg->pre.ended_first = 1; /* every submission it made came before a channel */
 	else if (!r->dt)
 		prechan_free(&tg->pre);
 	pthread_mutex_unlock(&capture_lock);
@@ -244,16 +332,46 @@ int ring_cb(void *ctx, void *data, size_t size)
 	pthread_mutex_lock(&capture_lock);
 	asc_consumer_handle(&t->cons, data, size);
 	pthread_mutex_unlock(&capture_lock);
-	return 0;	/* a bad record never stops the drain */
+	return 0; /* a bad record never stops the drain */
 }
 
-void on_loader(void *ctx, uint32_t tgid)
+void on_loader(void *ctx, uint32_t tgid, uint64_t hold, uint64_t arg)
 {
 	struct trace *t = ctx;
 	struct target *tg = target_of(t, tgid);
 
-	if (tg)
-		tg->rescan = 1;
-	else
-		t->adopt_pending = 1;	/* a new process from the exec / fork programs */
+	if (hold & ASC_HOLD_FAILED) {
+		t->holds_failed++; /* not stopped: adopted / read while it runs (summary) */
+		hold = ASC_HOLD_NONE;
+	}
+	if (!tg) {
+		__u32 key = tgid;
+		struct asc_tgid_state st;
+
+		t->adopt_pending = 1; /* a new process from the exec / fork programs */
+		if (hold == ASC_HOLD_NONE)
+			return;
+		/* its adoption was refused already (no longer in the map): let it go on */
+		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.tgids), &key, &st)) {
+			asc_holdwatch_release(&t->holds, tgid);
+			return;
+		}
+		if (t->nr_early_holds < MAX_TARGETS) {
+			t->early_holds[t->nr_early_holds].pid = tgid;
+			t->early_holds[t->nr_early_holds++].kind = (int)hold;
+		} else {
+			asc_holdwatch_release(&t->holds, tgid); /* never left stopped */
+		}
+		return;
+	}
+	/*
+	 * A hold at a first submission is released after a rescan too: the
+	 * SIGCONT also ends any other thread's stop at the loader hook whose
+	 * record is not consumed yet, and that library is mapped by then.
+	 */
+	tg->rescan = 1;
+	if (hold == ASC_HOLD_CHAN)
+		tg->held_chan = (int)(arg < ASC_HOLD_DEVS ? arg : 0) + 1;
+	else if (hold != ASC_HOLD_NONE)
+		tg->held = 1;
 }

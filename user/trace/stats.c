@@ -8,7 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ascbpf_events.h"
-#include "schedule.h"	/* before the skeleton: its .rodata holds a struct asc_sched */
+#include "schedule.h" /* before the skeleton: its .rodata holds a struct asc_sched */
 #include "ascbpf.skel.h"
 #include "ascbpf_maps.h"
 #include "capture/capture.h"
@@ -17,8 +17,8 @@
 #include "lib/log.h"
 #include "trace/trace_priv.h"
 
-void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_lost,
-		    uint64_t *sqe_lost, uint64_t *name_lost)
+void read_bpf_stats(struct trace *t, uint64_t *drops, uint64_t *ioctl_lost, uint64_t *sqe_lost,
+		    uint64_t *name_lost)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct asc_cpu_stats *v;
@@ -61,7 +61,8 @@ void finish_target(struct trace *t, struct target *tg, uint64_t drops, uint64_t 
 			if (asc_probe_table[k].family & t->families)
 				lib_list_add(libs, sizeof(libs), &pos, asc_probe_table[k].lib);
 		asc_warn("trace: pid %d (%s): no Ascend library was loaded, nothing traced; "
-			 "looked for: %s\n", tg->pid, tg->comm, libs);
+			 "looked for: %s\n",
+			 tg->pid, tg->comm, libs);
 	}
 	for (i = 0; i < t->nr_readers; i++) {
 		struct devreader *r = t->readers[i];
@@ -113,9 +114,10 @@ void finish_target(struct trace *t, struct target *tg, uint64_t drops, uint64_t 
 				tg->pid, (unsigned long long)tg->pre.overflow);
 		if (n) {
 			asc_info("trace: pid %d: %llu submission%s before its device channel "
-				 "started (no device time)%s\n", tg->pid, (unsigned long long)n,
-				 n == 1 ? "" : "s", tg->pre.ended_first ?
-				 ": it ended before a channel could start" : "");
+				 "started (no device time)%s\n",
+				 tg->pid, (unsigned long long)n, n == 1 ? "" : "s",
+				 tg->pre.ended_first ? ": it ended before a channel could start" :
+						       "");
 			append_lost(tg, ASC_LOST_BEFORE_DEVCHANNEL, n,
 				    ASC_LOST_BEFORE_DEVCHANNEL_TEXT);
 		}

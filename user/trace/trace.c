@@ -25,12 +25,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ascbpf_events.h"
-#include "schedule.h"	/* before the skeleton: its .rodata holds a struct asc_sched */
+#include "schedule.h" /* before the skeleton: its .rodata holds a struct asc_sched */
 #include "ascbpf.skel.h"
 #include "ascbpf_maps.h"
 #include "capture/capture.h"
 #include "commands.h"
 #include "trace/devtime.h"
+#include "trace/features.h"
 #include "discovery/pystack.h"
 #include "discovery/pytorch.h"
 #include "lib/hashmap.h"
@@ -63,7 +64,9 @@ static int open_and_load(struct trace *t)
 	sk->rodata->sched_cfg = t->o.sched;
 	sk->rodata->with_stack = t->o.with_stack;
 	sk->rodata->stop_tgid = t->have_child ? t->child.pid : 0;
-	sk->rodata->follow_forks = t->have_child;
+	/* --comm too: the ranks a matching launcher forks have its comm and no exec */
+	sk->rodata->follow_forks = t->have_child || t->o.comm;
+	sk->rodata->hold_chan = !!(t->o.activities & ASC_ACT_NPU);
 	sk->rodata->trace_level = t->o.level;
 	sk->rodata->loader_probe_id = ASC_LOADER_PROBE_ID;
 	/* wake the consumer only once half the ring is full (it polls every POLL_MS) */
@@ -77,18 +80,36 @@ static int open_and_load(struct trace *t)
 		goto fail;
 	if (!t->o.comm)
 		bpf_program__set_autoload(sk->progs.asc_exec, false);
-	if (!t->have_child)
+	if (!t->have_child && !t->o.comm)
 		bpf_program__set_autoload(sk->progs.asc_fork, false);
+	if (!t->have_child && !t->o.comm) {
+		bpf_program__set_autoload(sk->progs.asc_clone_exit, false);
+		bpf_program__set_autoload(sk->progs.asc_clone3_exit, false);
+		bpf_program__set_autoload(sk->progs.asc_sysfork_exit, false);
+		bpf_program__set_autoload(sk->progs.asc_vfork_exit, false);
+	}
 	if (!(t->o.activities & ASC_ACT_NPU) || t->o.level < 2) {
 		bpf_program__set_autoload(sk->progs.asc_ioctl_enter, false);
 		bpf_program__set_autoload(sk->progs.asc_ioctl_exit, false);
 		bpf_program__set_autoload(sk->progs.asc_close_enter, false);
 	}
-	bpf_object__for_each_program(prog, sk->obj) {
+	/* without cookies: site ids from maps, single uprobes (user/trace/features.h) */
+	sk->rodata->no_attach_cookie = !asc_feature_use(ASC_FEAT_ATTACH_COOKIE);
+	bpf_program__set_autoload(sk->progs.asc_ret_push, !!sk->rodata->no_attach_cookie);
+	if (sk->rodata->no_attach_cookie &&
+	    (bpf_map__set_max_entries(sk->maps.site_ids, ASC_MAX_SITE_ADDRS) ||
+	     bpf_map__set_max_entries(sk->maps.ret_sites, ASC_MAX_RET_SITES))) {
+		err = -EINVAL;
+		goto fail;
+	}
+	bpf_object__for_each_program(prog, sk->obj)
+	{
 		const char *sec = bpf_program__section_name(prog);
 
+		if (sk->rodata->no_attach_cookie)
+			break;
 		if (!strcmp(sec, "uprobe") || !strcmp(sec, "uretprobe"))
-			asc_attach_prepare_multi(prog);	/* -EOPNOTSUPP: stays single */
+			asc_attach_prepare_multi(prog); /* -EOPNOTSUPP: stays single */
 	}
 	err = ascbpf_bpf__load(sk);
 	if (err)
@@ -103,15 +124,23 @@ fail:
 static int attach_tracepoints(struct trace *t)
 {
 	struct ascbpf_bpf *sk = t->skel;
-	struct bpf_program *progs[5] = { sk->progs.asc_ioctl_enter, sk->progs.asc_ioctl_exit,
-					 sk->progs.asc_close_enter, sk->progs.asc_exec,
-					 sk->progs.asc_fork };
+	struct bpf_program *progs[ASC_NR_TP_LINKS] = {
+		sk->progs.asc_ioctl_enter, sk->progs.asc_ioctl_exit,   sk->progs.asc_close_enter,
+		sk->progs.asc_exec,	   sk->progs.asc_fork,	       sk->progs.asc_clone_exit,
+		sk->progs.asc_clone3_exit, sk->progs.asc_sysfork_exit, sk->progs.asc_vfork_exit
+	};
 	int i;
 
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < ASC_NR_TP_LINKS; i++) {
 		if (!bpf_program__autoload(progs[i]))
 			continue;
 		t->tp_links[i] = bpf_program__attach(progs[i]);
+		if (!t->tp_links[i] && i >= 5) {
+			/* no such system call here (fork, vfork on arm64): adopted while it runs */
+			asc_dbg("trace: %s not attached: %s\n", bpf_program__name(progs[i]),
+				strerror(errno));
+			continue;
+		}
 		if (!t->tp_links[i]) {
 			int err = -errno;
 
@@ -131,6 +160,7 @@ static void trace_cleanup(struct trace *t, int failed)
 	for (i = 0; i < t->nr_readers; i++) {
 		asc_devtime_free(t->readers[i]->dt);
 		free(t->readers[i]->hist);
+		free(t->readers[i]->hist_ns);
 		free(t->readers[i]);
 	}
 	t->nr_readers = 0;
@@ -150,6 +180,7 @@ static void trace_cleanup(struct trace *t, int failed)
 		free(tg->threads_seen);
 		free(tg->cmdline);
 		prechan_free(&tg->pre);
+		lazy_free(tg);
 		asc_pystack_resolver_free(tg->pyres);
 		asc_pytorch_close(tg->pt);
 		asc_u64map_free(&tg->ips);
@@ -158,10 +189,11 @@ static void trace_cleanup(struct trace *t, int failed)
 	}
 	if (failed && t->created_outdir)
 		rmdir(t->outdir);
+	asc_holdwatch_stop(&t->holds); /* what is left in the map goes on */
 	if (t->rb_open)
 		asc_ring_close(&t->rb);
 	asc_attach_set_free(t->set);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < ASC_NR_TP_LINKS; i++)
 		bpf_link__destroy(t->tp_links[i]);
 	ascbpf_bpf__destroy(t->skel);
 	if (t->have_child)
@@ -203,7 +235,7 @@ static int find_targets(struct trace *t)
 	for (i = 0; i < t->nr_targets && !err; i++) {
 		err = plan_target(t, &t->targets[i], !!t->o.comm);
 		if (err == -ENOENT && t->o.comm)
-			err = 0;	/* --comm: its libraries may come later (loader hook) */
+			err = 0; /* --comm: its libraries may come later (loader hook) */
 	}
 	if (err)
 		return err;
@@ -222,7 +254,7 @@ static int find_targets(struct trace *t)
 /* The capture of each target, its loader hook and first plan's sites, its device reader. */
 static int attach_targets(struct trace *t)
 {
-	int err, i;
+	int err, i, card;
 
 	for (i = 0; i < t->nr_targets; i++) {
 		struct target *tg = &t->targets[i];
@@ -244,7 +276,15 @@ static int attach_targets(struct trace *t)
 			}
 			if (t->o.step && strcmp(t->o.step, "none"))
 				attach_custom_step(t, tg);
-			join_devreader(t, tg, tg->device < 0 ? 0 : tg->device);
+			/*
+			 * A running process (-p) joins the card it holds open; our
+			 * child has none yet: it is held at its first submission to a
+			 * card (ASC_HOLD_CHAN), which names the card; else that first
+			 * submission (sink_record's bind_dev) does.
+			 */
+			card = tg->is_child ? -1 : fd_card(tg->pid);
+			if (card >= 0)
+				join_devreader(t, tg, (uint32_t)card);
 		}
 	}
 	return 0;
@@ -264,6 +304,20 @@ static int start_tracing(struct trace *t)
 	err = open_and_load(t);
 	if (err)
 		return err;
+	/*
+	 * Forks and --comm execs are stopped until adopted only if a watchdog lets
+	 * them go on should we die (holds.h); forked now, before any thread.
+	 */
+	if ((t->have_child || t->o.comm) && !t->o.no_hold) {
+		err = asc_holdwatch_start(&t->holds, bpf_map__fd(t->skel->maps.tgids));
+		if (err)
+			asc_warn("trace: no release watchdog (%s): forked and --comm processes "
+				 "are adopted while they run\n",
+				 strerror(-err));
+		else
+			t->skel->bss->hold_others = 1;
+		err = 0;
+	}
 	for (i = 0; i < t->nr_targets && !err; i++) {
 		err = set_tgid(t, t->targets[i].pid, 0);
 		prefill_fds(t, t->targets[i].pid);
@@ -275,6 +329,9 @@ static int start_tracing(struct trace *t)
 	t->set = asc_attach_set_new();
 	if (!t->set)
 		return -ENOMEM;
+	if (t->skel->rodata->no_attach_cookie)
+		asc_attach_set_no_cookie(t->set, bpf_map__fd(t->skel->maps.site_ids),
+					 t->skel->progs.asc_ret_push);
 	err = attach_targets(t);
 	if (err)
 		return err;
@@ -334,15 +391,16 @@ static void tick(struct trace *t, uint64_t *next_threads_ns)
 		adopt_new_tgids(t);
 	}
 	do_rescans(t);
+	lazy_tick(t);
 	attach_launch_marks(t);
-	join_bound(t);	/* binds in records an adoption flushed: not a tick later */
+	join_bound(t); /* binds in records an adoption flushed: not a tick later */
+	idle_gone_captures(t);
 	/* thread names (acl_thread ...) while the threads exist: once a second */
 	if (now_ns(CLOCK_MONOTONIC) >= *next_threads_ns) {
 		*next_threads_ns = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
 		pthread_mutex_lock(&capture_lock);
 		for (i = 0; i < t->nr_targets; i++)
-			if (t->targets[i].w && !t->targets[i].gone &&
-			    t->targets[i].process_written)
+			if (t->targets[i].w && !t->targets[i].gone && t->targets[i].process_written)
 				append_threads(&t->targets[i]);
 		pthread_mutex_unlock(&capture_lock);
 	}
@@ -379,15 +437,16 @@ static int poll_loop(struct trace *t)
 		cap_err = captures_failed(t);
 		if (cap_err) {
 			asc_err("trace: every capture failed (%s): stopping; the traced "
-				"process%s go%s on untouched\n", strerror(-cap_err),
-				t->nr_targets == 1 ? "" : "es", t->nr_targets == 1 ? "es" : "");
+				"process%s go%s on untouched\n",
+				strerror(-cap_err), t->nr_targets == 1 ? "" : "es",
+				t->nr_targets == 1 ? "es" : "");
 			break;
 		}
 		if (!targets_alive(t) && !t->o.comm) {
 			if (t->have_child)
-				adopt_new_tgids(t);	/* children forked just before */
+				adopt_new_tgids(t); /* children forked just before */
 			if (!targets_alive(t))
-				break;	/* --comm waits for processes that start later */
+				break; /* --comm waits for processes that start later */
 		}
 	}
 	return err;
@@ -400,26 +459,35 @@ static int poll_loop(struct trace *t)
  */
 static void stop_tracing(struct trace *t, uint64_t *drops)
 {
-	uint64_t ioctl_lost = 0, sqe_lost = 0, name_lost = 0;
+	uint64_t ioctl_lost = 0, sqe_lost = 0, name_lost = 0, t0;
+	struct asc_attach_stats st = {};
 	int i;
 
+	lazy_report(t);
 	clear_tgids(t);
+	if (t->set)
+		asc_attach_set_stats(t->set, &st);
+	t0 = now_ns(CLOCK_MONOTONIC);
 	asc_attach_set_free(t->set);
 	t->set = NULL;
-	for (i = 0; i < 5; i++) {
+	asc_info("trace: detached %zu probes (%zu uprobe_multi links, %zu perf-event uprobes) in "
+		 "%.3f s\n",
+		 st.sites, st.multi_links, st.single_links, (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
+	for (i = 0; i < ASC_NR_TP_LINKS; i++) {
 		bpf_link__destroy(t->tp_links[i]);
 		t->tp_links[i] = NULL;
 	}
-	if (t->have_child)
-		for (i = 0; i < t->nr_targets; i++)
-			if (t->targets[i].is_child && !t->targets[i].gone)
-				kill(t->targets[i].pid, SIGCONT);
 	asc_ring_consume(&t->rb);
+	release_all(t); /* nothing we stopped stays stopped */
 	read_bpf_stats(t, drops, &ioctl_lost, &sqe_lost, &name_lost);
 	for (i = 0; i < t->nr_readers; i++)
-		asc_devtime_stop(t->readers[i]->dt);	/* joins: their last records are in */
-	for (i = 0; i < t->nr_targets; i++)
+		asc_devtime_stop(t->readers[i]->dt); /* joins: their last records are in */
+	for (i = 0; i < t->nr_targets; i++) {
 		finish_target(t, &t->targets[i], *drops, ioctl_lost, sqe_lost, name_lost);
+		/* one capture's buffers at a time, not every one's again */
+		if (t->targets[i].w)
+			asc_capture_idle(t->targets[i].w);
+	}
 }
 
 /* Closes the captures (*bytes: their size) and converts the complete ones; err carried on. */
@@ -440,7 +508,8 @@ static int close_and_convert(struct trace *t, int err, uint64_t *bytes)
 			*bytes += st.st_size;
 		if (cerr) {
 			asc_err("trace: writing %s: %s (the capture ends at its last complete "
-				"frame)\n", tg->capture_path, strerror(-cerr));
+				"frame)\n",
+				tg->capture_path, strerror(-cerr));
 			tg->capture_failed = 1;
 			if (!err)
 				err = cerr;
@@ -471,15 +540,21 @@ static void print_summary(struct trace *t, uint64_t drops, uint64_t bytes)
 	       "capture%s, %.3f s\n",
 	       (unsigned long long)t->cons.records, layers, (unsigned long long)drops,
 	       (unsigned long long)t->cons.bad, (unsigned long long)bytes, t->nr_targets,
-	       t->nr_targets == 1 ? "" : "s",
-	       (now_ns(CLOCK_MONOTONIC) - t->t_start_ns) / 1e9);
+	       t->nr_targets == 1 ? "" : "s", (now_ns(CLOCK_MONOTONIC) - t->t_start_ns) / 1e9);
 	for (i = 0; i < t->nr_targets; i++)
-		printf("ascbpf: pid %d rank %d: %s\n", t->targets[i].pid, t->targets[i].rank,
-		       t->targets[i].capture_path);
+		printf("ascbpf: pid %d rank %d: %s%s\n", t->targets[i].pid, t->targets[i].rank,
+		       t->targets[i].capture_path,
+		       t->targets[i].no_output ? " (no traced call, no card used: no *_ascend_pt)" :
+						 "");
 	if (t->unrouted + t->nr_early)
 		asc_warn("trace: %llu records of processes that ended before they could be "
 			 "adopted were not written\n",
 			 (unsigned long long)(t->unrouted + t->nr_early));
+	if (t->holds_failed)
+		asc_warn("trace: %llu time%s a process could not be stopped until adopted or "
+			 "until its card's channel read (bpf_send_signal busy): what it did "
+			 "meanwhile may be missing (counted where it is a device record)\n",
+			 (unsigned long long)t->holds_failed, t->holds_failed == 1 ? "" : "s");
 	fflush(stdout);
 	if (t->have_child && t->child.exited) {
 		/* the command's own failure is not ours, but say so */
@@ -498,6 +573,7 @@ int cmd_trace(int argc, char **argv)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	t->holds.fd = -1;
 	err = asc_trace_parse_args(argc, argv, &t->o);
 	if (err || t->o.help) {
 		if (t->o.help)

@@ -9,7 +9,8 @@
  * process, tried for real (counter frequency and counter read, channel 50
  * started and stopped).  An unusable channel is reported, not an error.
  * --json: "features" maps each name to whether the kernel has it, "paths" to
- * the path taken, "device_channel" the channel's state.
+ * the path taken, "used" to whether ascbpf uses it (an ASCBPF_NO_* variable
+ * can switch one off), "device_channel" the channel's state.
  * Exit status 0 when every required feature is present, else -ENOSYS (2).
  */
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "ascbpf_events.h"
+#include "arch/arch.h"
 #include "trace/devtime.h"
 #include "trace/features.h"
 #include "commands.h"
@@ -47,18 +49,22 @@ static void print_json(const struct asc_feature_info *f, const struct utsname *u
 	int i;
 
 	printf("{\"ascbpf\": \"%s\", \"capture_format\": %d, \"libbpf\": \"%u.%u\", "
-	       "\"arch\": \"%s\", \"kernel\": \"%s\", \"features\": {", ASCBPF_VERSION,
-	       ASC_CAPTURE_VERSION, libbpf_major_version(), libbpf_minor_version(), u->machine,
-	       u->release);
+	       "\"arch\": \"%s\", \"kernel\": \"%s\", \"features\": {",
+	       ASCBPF_VERSION, ASC_CAPTURE_VERSION, libbpf_major_version(), libbpf_minor_version(),
+	       asc_arch_target()->name, u->release);
 	for (i = 0; i < ASC_FEAT_COUNT; i++)
 		printf("%s\"%s\": %s", i ? ", " : "", f[i].name, f[i].present ? "true" : "false");
 	printf("}, \"paths\": {");
 	/* the path texts are constants of features.c without quotes or backslashes */
 	for (i = 0; i < ASC_FEAT_COUNT; i++)
 		printf("%s\"%s\": \"%s\"", i ? ", " : "", f[i].name, f[i].path);
+	printf("}, \"used\": {");
+	for (i = 0; i < ASC_FEAT_COUNT; i++)
+		printf("%s\"%s\": %s", i ? ", " : "", f[i].name, f[i].use ? "true" : "false");
 	printf("}, \"device_channel\": {\"usable\": %s, \"freq_hz\": %llu, "
-	       "\"clock_bound_ns\": %llu, \"detail\": ", dev->usable ? "true" : "false",
-	       (unsigned long long)dev->freq_hz, (unsigned long long)dev->clock_bound_ns);
+	       "\"clock_bound_ns\": %llu, \"detail\": ",
+	       dev->usable ? "true" : "false", (unsigned long long)dev->freq_hz,
+	       (unsigned long long)dev->clock_bound_ns);
 	print_json_str(dev->detail);
 	printf("}}\n");
 }
@@ -98,8 +104,9 @@ int cmd_version(int argc, char **argv)
 		print_json(f, &u, &dev);
 	} else {
 		printf("ascbpf %s\ncapture format %d\nlibbpf %u.%u\narch %s\nkernel %s\n"
-		       "features:\n", ASCBPF_VERSION, ASC_CAPTURE_VERSION, libbpf_major_version(),
-		       libbpf_minor_version(), u.machine, u.release);
+		       "features:\n",
+		       ASCBPF_VERSION, ASC_CAPTURE_VERSION, libbpf_major_version(),
+		       libbpf_minor_version(), asc_arch_target()->name, u.release);
 		for (i = 0; i < ASC_FEAT_COUNT; i++)
 			printf("  %-14s %-4s %s\n", f[i].name, f[i].present ? "yes" : "no",
 			       f[i].path);

@@ -53,7 +53,7 @@ struct opts {
 	int prof, events, no_sync;
 	uint32_t hold_ms, ms, expect, delay_ms;
 	int wait_stdin;
-	int no_stars_config;	/* start channel 50 without a StarsSocLogConfigT */
+	int no_stars_config; /* start channel 50 without a StarsSocLogConfigT */
 };
 
 static uint64_t now_ns(void)
@@ -120,8 +120,8 @@ static void fill_event(struct npu_sqe *s, struct stream *st, int kind, uint32_t 
 	s->header.rtStreamId = (uint16_t)st->id;
 	s->header.taskId = st->next_task;
 	s->kind = (uint8_t)kind;
-	s->task_type =
-		kind == NPU_SQE_KIND_EVENT_RECORD ? NPU_TASK_EVENT_RECORD : NPU_TASK_EVENT_WAIT;
+	s->task_type = kind == NPU_SQE_KIND_EVENT_RECORD ? NPU_TASK_EVENT_RECORD :
+							   NPU_TASK_EVENT_WAIT;
 	s->flip = st->flip;
 	s->event_id = event;
 	if (++st->next_task == 0)
@@ -316,21 +316,22 @@ static int mode_run(const struct opts *o)
 		prof_stop(o->dev, PROF_CHANNEL_STARS_SOC_LOG);
 	}
 	printf("{\"ok\": true, \"pid\": %d, \"api_version\": %d, \"freq_khz\": %lld, "
-	       "\"mem\": \"0x%llx\", \"streams\": [", (int)getpid(), ver, (long long)freq,
-	       (unsigned long long)(uintptr_t)mem);
+	       "\"mem\": \"0x%llx\", \"streams\": [",
+	       (int)getpid(), ver, (long long)freq, (unsigned long long)(uintptr_t)mem);
 	for (s = 0; s < o->streams; s++)
 		printf("%s{\"id\": %u, \"sq\": %u, \"cq\": %u, \"tasks\": %u}", s ? ", " : "",
 		       st[s].id, st[s].sq, st[s].cq, per_stream);
 	printf("], \"event\": %u, \"submitted\": %u, \"submit_ns\": %llu, \"sync_ns\": %llu, "
-	       "\"t_submit0\": %llu, \"t_sync1\": %llu, \"dropped\": %lld, ", event, total,
-	       (unsigned long long)(t_submit1 - t_submit0),
+	       "\"t_submit0\": %llu, \"t_sync1\": %llu, \"dropped\": %lld, ",
+	       event, total, (unsigned long long)(t_submit1 - t_submit0),
 	       (unsigned long long)(t_sync1 - t_submit1), (unsigned long long)t_submit0,
 	       (unsigned long long)t_sync1, (long long)drops);
 	print_records(recs, nrec);
 	printf("}\n");
 	fflush(stdout);
 	for (s = 0; s < o->streams; s++) {
-		struct halSqCqFreeInfo fi = { .type = DRV_NORMAL_TYPE, .sqId = st[s].sq,
+		struct halSqCqFreeInfo fi = { .type = DRV_NORMAL_TYPE,
+					      .sqId = st[s].sq,
 					      .cqId = st[s].cq };
 
 		halSqCqFree(o->dev, &fi);
@@ -363,7 +364,7 @@ static int mode_prof(const struct opts *o)
 	/* Tell a test we are reading before it starts the work. */
 	fprintf(stderr, "prof: started\n");
 	if (o->delay_ms)
-		usleep(o->delay_ms * 1000u);	/* a reader that falls behind */
+		usleep(o->delay_ms * 1000u); /* a reader that falls behind */
 	if (o->wait_stdin) {
 		char line[16];
 
@@ -413,8 +414,9 @@ static int mode_clock(const struct opts *o)
 	if (ret)
 		return fail("halGetDeviceInfo", ret);
 	printf("{\"ok\": true, \"freq_khz\": %lld, \"counter\": %lld, \"mono_ns\": %lld, "
-	       "\"before_ns\": %llu, \"after_ns\": %llu}\n", (long long)freq, (long long)cnt,
-	       (long long)mono, (unsigned long long)before, (unsigned long long)after);
+	       "\"before_ns\": %llu, \"after_ns\": %llu}\n",
+	       (long long)freq, (long long)cnt, (long long)mono, (unsigned long long)before,
+	       (unsigned long long)after);
 	return 0;
 }
 
@@ -437,8 +439,9 @@ static int mode_block(const struct opts *o)
 {
 	struct halResourceIdInputInfo rin = { .type = DRV_STREAM_ID };
 	struct halResourceIdOutputInfo rout;
-	struct halSqCqInputInfo sin = { .type = DRV_NORMAL_TYPE, .sqeSize = 64, .cqeSize = 12,
-					.sqeDepth = NPU_UIO_SQ_DEPTH };
+	struct halSqCqInputInfo sin = {
+		.type = DRV_NORMAL_TYPE, .sqeSize = 64, .cqeSize = 12, .sqeDepth = NPU_UIO_SQ_DEPTH
+	};
 	struct halSqCqOutputInfo sout;
 	struct trs_logic_cqe cqe[4];
 	struct halReportRecvInfo rv;
@@ -496,8 +499,8 @@ static int mode_fork(struct opts *o)
 		usleep(10000);
 	}
 	printf("{\"ok\": true, \"fork\": true, \"pid\": %d, \"child\": %d, \"child_status\": %d, "
-	       "\"used_before\": %lld, \"used_after\": %lld}\n", (int)getpid(), (int)child, status,
-	       (long long)used_before, (long long)used_after);
+	       "\"used_before\": %lld, \"used_after\": %lld}\n",
+	       (int)getpid(), (int)child, status, (long long)used_before, (long long)used_after);
 	ret = halMemFree(mem);
 	return ret ? fail("halMemFree", ret) : 0;
 }
@@ -514,34 +517,35 @@ static int parse_u(const char *s, uint64_t *v)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{"dev", required_argument, NULL, 'd'},
-		{"streams", required_argument, NULL, 's'},
-		{"tasks", required_argument, NULL, 't'},
-		{"batch", required_argument, NULL, 'b'},
-		{"flops", required_argument, NULL, 'F'},
-		{"bytes", required_argument, NULL, 'B'},
-		{"alloc", required_argument, NULL, 'a'},
-		{"size", required_argument, NULL, 'z'},
-		{"prof", no_argument, NULL, 'p'},
-		{"events", no_argument, NULL, 'e'},
-		{"no-sync", no_argument, NULL, 'n'},
-		{"hold-ms", required_argument, NULL, 'h'},
-		{"ms", required_argument, NULL, 'm'},
-		{"expect", required_argument, NULL, 'x'},
-		{"delay-ms", required_argument, NULL, 'D'},
-		{"wait-stdin", no_argument, NULL, 'W'},
-		{"no-stars-config", no_argument, NULL, 'S'},
-		{NULL, 0, NULL, 0},
+		{ "dev", required_argument, NULL, 'd' },
+		{ "streams", required_argument, NULL, 's' },
+		{ "tasks", required_argument, NULL, 't' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "flops", required_argument, NULL, 'F' },
+		{ "bytes", required_argument, NULL, 'B' },
+		{ "alloc", required_argument, NULL, 'a' },
+		{ "size", required_argument, NULL, 'z' },
+		{ "prof", no_argument, NULL, 'p' },
+		{ "events", no_argument, NULL, 'e' },
+		{ "no-sync", no_argument, NULL, 'n' },
+		{ "hold-ms", required_argument, NULL, 'h' },
+		{ "ms", required_argument, NULL, 'm' },
+		{ "expect", required_argument, NULL, 'x' },
+		{ "delay-ms", required_argument, NULL, 'D' },
+		{ "wait-stdin", no_argument, NULL, 'W' },
+		{ "no-stars-config", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .streams = 1, .tasks = 10, .batch = 1, .flops = 1000000, .bytes = 4096,
-			  .ms = 2000 };
+	struct opts o = {
+		.streams = 1, .tasks = 10, .batch = 1, .flops = 1000000, .bytes = 4096, .ms = 2000
+	};
 	const char *mode;
 	uint64_t v;
 	int c;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: npu_halclient run|prof|oom|clock|meminfo|fork|block "
-			"[options]\n");
+				"[options]\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -559,6 +563,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "npu_halclient: bad option or number\n");
 			return 2;
 		}
+		/* the option table: one option a line */
+		// clang-format off
 		switch (c) {
 		case 'd': o.dev = (uint32_t)v; break;
 		case 's': o.streams = (uint32_t)v; break;
@@ -573,6 +579,7 @@ int main(int argc, char **argv)
 		case 'x': o.expect = (uint32_t)v; break;
 		case 'D': o.delay_ms = (uint32_t)v; break;
 		}
+		// clang-format on
 	}
 	if (o.streams == 0 || o.batch == 0 || o.batch > 512) {
 		fprintf(stderr, "npu_halclient: --streams >= 1, --batch 1..512\n");

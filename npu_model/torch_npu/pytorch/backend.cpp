@@ -33,6 +33,7 @@
 #include <torch/library.h>
 
 #include <atomic>
+#include <memory>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -53,6 +54,7 @@ extern "C" {
 void *npu_alloc_malloc(size_t size, int device, void *stream);
 void npu_alloc_free(void *ptr);
 void *npu_queue_current_stream(void);
+int npu_plugin_device(void);
 }
 
 namespace {
@@ -60,7 +62,31 @@ namespace {
 constexpr c10::DeviceType kNpu = c10::DeviceType::PrivateUse1;
 const struct npu_aten_backend *g_backend;	/* the op plugin, registered by its constructor */
 thread_local int g_last_error;
-std::atomic<int> g_device{0};
+/*
+ * The current device is per thread, as CANN's device context is (and
+ * torch_npu's current device): PyTorch's autograd engine starts one thread
+ * per device and sets each thread's device once, which must not move the
+ * training thread's (a process-wide device made rank 1's backward allocate
+ * on card 0).  A thread that set none has the process's: the device
+ * torch.npu.set_device bound (npu_torch_init).
+ */
+thread_local int t_device = -1;
+
+int cur_device()
+{
+	return t_device >= 0 ? t_device : npu_plugin_device();
+}
+
+/* The device an allocation in this scope is for (a factory's device= argument, say). */
+struct AllocDevice {
+	int old;
+	explicit AllocDevice(c10::optional<c10::Device> d) : old(t_device)
+	{
+		if (d && d->type() == c10::DeviceType::PrivateUse1 && d->has_index())
+			t_device = d->index();
+	}
+	~AllocDevice() { t_device = old; }
+};
 
 /* ---- storage: the caching allocator ---- */
 
@@ -70,17 +96,56 @@ void npu_delete(void *p)
 		npu_alloc_free(p);
 }
 
+/* torch_npu's format_size(): bytes, KiB, MiB, GiB with two decimals. */
+std::string format_size(uint64_t n)
+{
+	char b[64];
+
+	if (n <= 1024)
+		std::snprintf(b, sizeof(b), "%llu bytes", (unsigned long long)n);
+	else if (n <= 1048576)
+		std::snprintf(b, sizeof(b), "%.2f KiB", n / 1024.0);
+	else if (n <= 1073741824ull)
+		std::snprintf(b, sizeof(b), "%.2f MiB", n / 1048576.0);
+	else
+		std::snprintf(b, sizeof(b), "%.2f GiB", n / 1073741824.0);
+	return b;
+}
+
+/*
+ * An allocation that failed after the allocator released its cache and
+ * retried (allocator.c): torch_npu raises c10::OutOfMemoryError (Python:
+ * torch.cuda.OutOfMemoryError in PyTorch 1.13, torch.OutOfMemoryError in 2.x,
+ * a RuntimeError either way) with this message.  Any other error (a bad
+ * request) is a plain error with the ACL code.
+ */
+[[noreturn]] void out_of_memory(size_t n, int dev)
+{
+	const int err = npu_torch_alloc_last_error();
+	struct npu_alloc_stats st;
+	size_t free_b = 0, total_b = 0;
+
+	TORCH_CHECK(err == ACL_ERROR_RT_MEMORY_ALLOCATION, "NPU allocation of ", n,
+		    " bytes failed with error ", err);
+	npu_torch_alloc_stats(&st);
+	aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total_b);
+	TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU out of memory. Tried to allocate ",
+			 format_size(n), " (NPU ", dev, "; ", format_size(total_b),
+			 " total capacity; ", format_size(st.allocated), " already allocated; ",
+			 format_size(st.active), " current active; ", format_size(free_b),
+			 " free; ", format_size(st.reserved), " reserved in total by PyTorch)");
+}
+
 struct NpuAllocator final : c10::Allocator {
 	c10::DataPtr allocate(size_t n) const override
 	{
-		int dev = g_device.load(std::memory_order_relaxed);
+		int dev = cur_device();
 		void *p = nullptr;
 
 		if (n) {
 			p = npu_alloc_malloc(n, dev, npu_queue_current_stream());
 			if (!p)
-				TORCH_CHECK(false, "NPU out of memory: tried to allocate ", n,
-					    " bytes (error ", npu_torch_alloc_last_error(), ")");
+				out_of_memory(n, dev);
 		}
 		return {p, p, &npu_delete, c10::Device(kNpu, (c10::DeviceIndex)dev)};
 	}
@@ -98,7 +163,7 @@ struct NpuGuard final : c10::impl::DeviceGuardImplInterface {
 	}
 	c10::Device getDevice() const override
 	{
-		return c10::Device(kNpu, (c10::DeviceIndex)g_device.load());
+		return c10::Device(kNpu, (c10::DeviceIndex)cur_device());
 	}
 	/*
 	 * The device context is per thread in CANN: a thread PyTorch binds to
@@ -113,12 +178,12 @@ struct NpuGuard final : c10::impl::DeviceGuardImplInterface {
 			return;
 		if (bound != d.index() && aclrtSetDevice(d.index()) == 0)
 			bound = d.index();
-		g_device.store(d.index());
+		t_device = d.index();
 	}
 	void uncheckedSetDevice(c10::Device d) const noexcept override
 	{
 		if (d.index() >= 0)
-			g_device.store(d.index());
+			t_device = d.index();
 	}
 	c10::Stream getStream(c10::Device d) const noexcept override
 	{
@@ -230,6 +295,20 @@ bool plugin_call(const std::string &name, const std::vector<c10::IValue> &a,
 		c.ins = {T(0), T(1)};
 		if (base == "add")
 			c.x = {X(2, 1.0)};
+	} else if ((base == "add" || base == "mul") && !outs.empty() && a.size() > 1 &&
+		   a[1].isTensor() && a[1].toTensor().defined() && a[1].toTensor().is_cpu() &&
+		   a[1].toTensor().dim() == 0) {
+		/*
+		 * tensor op a Python number (PyTorch passes a wrapped 0-d CPU tensor):
+		 * torch_npu's Adds / Muls.  The plugin has the in-place kernels only:
+		 * an out-of-place call runs the in-place one on its output (same kernel).
+		 */
+		const double v = a[1].toTensor().item<double>();
+
+		c.op = base == "add" ? "add_scalar_" : "mul_scalar_";
+		c.ins = {outs[0]};
+		c.x = base == "add" ? std::vector<double>{v, X(2, 1.0)} : std::vector<double>{v};
+		c.outs.clear();
 	} else if ((base == "add" || base == "mul") && inplace) {
 		/* tensor op= scalar: the plugin's in-place Adds / Muls */
 		c.op = base == "add" ? "add_scalar_" : "mul_scalar_";
@@ -411,8 +490,17 @@ at::Tensor make_output(const at::Tensor &m, const c10::AliasInfo *alias,
 		}
 		return in.as_strided(m.sizes(), m.strides(), m.storage_offset());
 	}
-	return at::empty_strided(m.sizes(), m.strides(),
-				 m.options().device(c10::Device(kNpu, (c10::DeviceIndex)g_device.load())));
+	/* a new output is on its inputs' card, as a kernel's (not the thread's current one) */
+	c10::DeviceIndex dev = (c10::DeviceIndex)cur_device();
+
+	for (const c10::IValue &v : orig)
+		if (is_npu_tensor(v)) {
+			dev = v.toTensor().device().index();
+			break;
+		}
+	AllocDevice scope(c10::Device(kNpu, dev));
+
+	return at::empty_strided(m.sizes(), m.strides(), m.options().device(c10::Device(kNpu, dev)));
 }
 
 void npu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
@@ -464,18 +552,73 @@ void npu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 
 /* ---- explicit kernels ---- */
 
+c10::ScalarType torch_dtype(aclDataType t)
+{
+	switch (t) {
+	case ACL_FLOAT16: return c10::kHalf;
+	case ACL_BF16: return c10::kBFloat16;
+	case ACL_DOUBLE: return c10::kDouble;
+	case ACL_INT8: return c10::kChar;
+	case ACL_UINT8: return c10::kByte;
+	case ACL_INT16: return c10::kShort;
+	case ACL_INT32: return c10::kInt;
+	case ACL_INT64: return c10::kLong;
+	case ACL_BOOL: return c10::kBool;
+	default: return c10::kFloat;
+	}
+}
+
+struct OwnedTensor {
+	at::Tensor t;
+	std::unique_ptr<PluginTensor> view;
+};
+thread_local std::unique_ptr<OwnedTensor> t_made; /* npu_tensor_empty's last output */
+
+/*
+ * torch_npu.npu_format_cast(self, acl_format): the op plugin's exported
+ * at_npu::native::custom_ops::npu_format_cast (one TransData kernel through
+ * the aclop path), on a real tensor.  Model simplification: the storage
+ * format is not kept with the tensor (torch_npu's NPUStorageDesc), so every
+ * call casts from the base format (ND, NCHW for 4-d) and runs TransData.
+ */
+at::Tensor npu_format_cast_op(const at::Tensor &self, int64_t acl_format)
+{
+	uint64_t t0 = npu_journal_on ? npu_now_ns() : 0;
+	TORCH_CHECK(on_npu(self), "npu_format_cast: the tensor must be on the NPU");
+	at::Tensor src = self.contiguous();
+	PluginTensor in(src);
+	struct at_tensor ret = {nullptr};
+	at::Tensor out;
+
+	t_made.reset();
+	NPU_FORMAT_CAST(&ret, &in.t, acl_format);
+	if (ret.impl && t_made && ret.impl == &t_made->view->impl)
+		out = t_made->t;
+	else if (ret.impl == &in.impl)
+		out = src;
+	t_made.reset();
+	const int err = npu_aten_last_error();
+	TORCH_CHECK(out.defined() && !err, "npu_format_cast: NPU error ", err);
+	journal_op("torch_npu::npu_format_cast", t0, 0);
+	return out;
+}
+
 at::Tensor npu_empty(c10::IntArrayRef size, c10::optional<at::ScalarType> dtype,
-		     c10::optional<at::Layout>, c10::optional<at::Device>, c10::optional<bool>,
+		     c10::optional<at::Layout>, c10::optional<at::Device> dev, c10::optional<bool>,
 		     c10::optional<at::MemoryFormat> mf)
 {
+	AllocDevice scope(dev);
+
 	return at::detail::empty_generic(size, &g_alloc, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
 					 c10::dtype_or_default(dtype), mf);
 }
 
 at::Tensor npu_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
 			     c10::optional<at::ScalarType> dtype, c10::optional<at::Layout>,
-			     c10::optional<at::Device>, c10::optional<bool>)
+			     c10::optional<at::Device> dev, c10::optional<bool>)
 {
+	AllocDevice scope(dev);
+
 	return at::detail::empty_strided_generic(size, stride, &g_alloc,
 						 c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
 						 c10::dtype_or_default(dtype));
@@ -661,6 +804,7 @@ C10_REGISTER_GUARD_IMPL(PrivateUse1, NpuGuard);
 
 TORCH_LIBRARY(torch_npu, m)
 {
+	m.def("npu_format_cast(Tensor self, int acl_format) -> Tensor");
 	m.def("npu_apply_adam_w(Tensor(a!) var, Tensor(b!) m, Tensor(c!) v, Tensor grad, "
 	      "Tensor step, float lr, float beta1, float beta2, float weight_decay, float eps) -> ()");
 }
@@ -668,12 +812,15 @@ TORCH_LIBRARY(torch_npu, m)
 TORCH_LIBRARY_IMPL(torch_npu, PrivateUse1, m)
 {
 	m.impl("npu_apply_adam_w", npu_apply_adam_w);
+	m.impl("npu_format_cast", npu_format_cast_op);
 }
 
 /* An optimizer update has no backward: autograd passes it through (PyTorch 1.13 has no default). */
 TORCH_LIBRARY_IMPL(torch_npu, AutogradPrivateUse1, m)
 {
 	m.impl("npu_apply_adam_w", torch::CppFunction::makeFallthrough());
+	/* its gradient passes through: torch_npu.npu_format_cast's autograd.Function */
+	m.impl("npu_format_cast", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m)
@@ -736,14 +883,30 @@ void npu_autograd_op_exit(void)
 {
 }
 
-/* npu_format_cast on real tensors is not wired yet (npu_model/README.md). */
-struct at_tensor npu_tensor_empty(const int64_t *, int,
-									 aclDataType, int)
+/*
+ * The output tensor of the op plugin's npu_format_cast: a real NPU tensor of
+ * the allocator, held by this thread's OwnedTensor until npu_format_cast_op
+ * takes it.
+ */
+struct at_tensor npu_tensor_empty(const int64_t *sizes, int ndim, aclDataType dtype, int device)
 {
-	struct at_tensor t = {nullptr};
+	struct at_tensor r = {nullptr};
 
-	g_last_error = ACL_ERROR_FAILURE;
-	return t;
+	try {
+		std::unique_ptr<OwnedTensor> o(new OwnedTensor());
+
+		o->t = at::empty(c10::IntArrayRef(sizes, (size_t)ndim),
+				 at::TensorOptions().dtype(torch_dtype(dtype))
+					 .device(c10::Device(kNpu, (c10::DeviceIndex)device)));
+		o->view.reset(new PluginTensor(o->t));
+		t_made = std::move(o);
+		r.impl = &t_made->view->impl;
+	} catch (const c10::OutOfMemoryError &) {
+		g_last_error = ACL_ERROR_RT_MEMORY_ALLOCATION;
+	} catch (const c10::Error &) {
+		g_last_error = ACL_ERROR_FAILURE;
+	}
+	return r;
 }
 
 struct at_tensor npu_tensor_ref(const struct at_tensor *t)

@@ -34,8 +34,12 @@ $(PYPKG_LIB): $(TORCH_NPU_OBJS) $(PYPKG_BACKEND_O) $(MODEL_LIB_DIR)/libascendcl.
 		$(TORCH_LIBDIR)/libtorch_cpu.so $(TORCH_LIBDIR)/libc10.so \
 		-L$(MODEL_LIB_DIR) -lacl_op_compiler -lnnopbase -lascendcl -lnpu_common \
 		-ldl -lpthread -o $@
+	$(call tnpu_release_strip,$@)
 
 $(PYPKG_DIR)/%.py: npu_model/torch_npu/pytorch/torch_npu/%.py | $(PYPKG_DIR)
 	$(Q)cp $< $@
 
+# Not in a cross build (ARCH=arm64): it needs the target's libtorch-dev and Python.
+ifeq ($(ARCH),$(HOST_ARCH))
 ALL_TARGETS	+= $(PYPKG_LIB) $(PYPKG_PY)
+endif

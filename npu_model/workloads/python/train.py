@@ -16,7 +16,19 @@ same libraries:
   fused-optimizer   torch_npu.optim.NpuFusedAdamW: one pass over all parameters
   mem-growth        keeps a reference to every step's activations (memory grows)
   cnn               a small CNN (convolution, ReLU, linear head), SGD with momentum
+  transdata         the CNN with every conv input cast by torch_npu.npu_format_cast to
+                    NC1HWC0 (3 TransData kernels per step)
+  oom               first step fills the card until torch.npu.OutOfMemoryError, frees it
+                    to the cache, then asks for a block no cached segment holds (the
+                    allocator releases its cache and retries); then baseline steps
+  multi-stream      batches and a 32 MiB data shard prefetched on a side stream, the
+                    compute stream waits for an event (the usual prefetcher)
+  launch-storm      a tiny model plus 2000 tiny in-place adds per step (a per-element
+                    Python loop)
+  multi-rank        data parallel over 2 ranks with torch.distributed's "hccl" backend:
+                    started without WORLD_SIZE it launches them as torchrun does
 
+--oom-fill free fills the card only while mem_get_info() reports room (no exception).
 --wait-ready FILE writes FILE once the first step is done and keeps stepping
 (for tracers that attach by PID); --steps 0 with it runs until SIGTERM.
 """
@@ -29,7 +41,7 @@ import torch
 import torch_npu  # noqa: F401  (registers the NPU and torch.npu)
 
 SCENARIOS = ("baseline", "dispatch-bound", "native-optimizer", "fused-optimizer", "mem-growth",
-             "cnn")
+             "cnn", "transdata", "oom", "multi-stream", "launch-storm", "multi-rank")
 
 
 class Block(torch.nn.Module):
@@ -113,12 +125,154 @@ def make_job(scenario, device):
     return model, opt, loss_fn
 
 
-def train_one_step(model, opt, loss_fn, x, y, keep):
+ACL_FORMAT_NC1HWC0 = 3
+STORM_OPS = 2000
+
+
+class TransDataCNN(SmallCNN):
+    """SmallCNN whose conv inputs are cast to the NPU's 5-D format first (a model ported
+    from another framework that calls npu_format_cast by hand)."""
+
+    def forward(self, x):
+        x = torch.relu(self.conv1(torch_npu.npu_format_cast(x, ACL_FORMAT_NC1HWC0)))
+        x = torch.relu(self.conv2(torch_npu.npu_format_cast(x, ACL_FORMAT_NC1HWC0)))
+        return self.fc(torch_npu.npu_format_cast(x, ACL_FORMAT_NC1HWC0).flatten(1))
+
+
+def fill_until_oom(device, until_error=True):
+    """oom, first step: 64 MiB buffers until the card is full (torch.npu.OutOfMemoryError,
+    after the allocator's own release-and-retry), all freed to the cache; then one buffer
+    larger than any cached segment: its first try fails, the allocator returns its cache to
+    the card (aclrtFree) and the retry succeeds.  until_error False (--oom-fill free): stop
+    while torch.npu.mem_get_info() says less than 64 MiB is free, so nothing raises."""
+    held = []
+    try:
+        while len(held) < 4096 and (until_error or torch.npu.mem_get_info()[0] >= 64 << 20):
+            held.append(torch.empty(64 << 20, dtype=torch.uint8, device=device))
+        if until_error:
+            raise SystemExit("train.py: oom: the card never filled; run npu-modeld "
+                             "--hbm-mib 1024")
+        print("oom: %d x 64 MiB, card full" % len(held), flush=True)
+    except torch.npu.OutOfMemoryError as e:
+        print("oom: %d x 64 MiB, then %s" % (len(held), str(e).splitlines()[0]), flush=True)
+    held.clear()
+    big = max(torch.npu.memory_reserved() // 2 & ~((2 << 20) - 1), 128 << 20)
+    buf = torch.empty(big, dtype=torch.uint8, device=device)
+    print("oom: %d MiB after the cache release: ok" % (big >> 20), flush=True)
+    del buf
+    torch.npu.empty_cache()
+
+
+def prefetched(scenario, device, steps):
+    """multi-stream: batches copied to the card on a side stream one step ahead, with the
+    next data shard; the compute stream waits for the copies' event."""
+    side, ready = torch.npu.Stream(), torch.npu.Event()
+    shard_host = torch.empty(8 << 20)  # 32 MiB of float32
+
+    def load(batch):
+        with torch.npu.stream(side):
+            out = [t.to(device, non_blocking=True) for t in batch]
+            out.append(shard_host.to(device, non_blocking=True))
+            ready.record()
+        return out
+
+    nxt = None
+    for batch in batches(scenario, "cpu", steps):
+        if nxt is not None:
+            torch.npu.current_stream().wait_event(ready)
+            x, y, _ = nxt
+            nxt = load(batch)
+            yield x, y
+        else:
+            nxt = load(batch)
+    if nxt is not None:
+        torch.npu.current_stream().wait_event(ready)
+        yield nxt[0], nxt[1]
+
+
+class AllReduceGrads:
+    """multi-rank: averages every gradient over the ranks (one all_reduce per parameter)
+    before the wrapped optimizer's step, as a script without DDP does."""
+
+    def __init__(self, opt, params):
+        self.opt, self.params = opt, list(params)
+        self.world = torch.distributed.get_world_size()
+
+    def zero_grad(self):
+        self.opt.zero_grad()
+
+    def step(self):
+        for p in self.params:
+            if p.grad is not None:
+                torch.distributed.all_reduce(p.grad)
+                p.grad.mul_(1.0 / self.world)
+        self.opt.step()
+
+
+def launch_ranks(argv, world=2):
+    """multi-rank without WORLD_SIZE: start `world` ranks of this script as torchrun does
+    (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/PORT); the exit status is the worst rank's."""
+    import socket
+    import subprocess
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for r in range(world):
+        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__)] + argv,
+                                      env=env))
+    return max(p.wait() for p in procs)
+
+
+def make_scenario_job(scenario, device, args):
+    """The jobs of the scenarios added after make_job's: (model, opt, loss_fn, data, hook);
+    data yields the batches, hook(step) runs inside each step before train_one_step."""
+    hook = None
+    data = batches
+    if scenario == "transdata":
+        model = TransDataCNN().npu()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        return model, opt, torch.nn.functional.cross_entropy, \
+            lambda _s, dev, n: batches("cnn", dev, n), None
+    if scenario == "launch-storm":
+        model = TinyOps(depth=2).npu()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        seen = torch.zeros(16).npu()
+
+        def hook(step):
+            for _ in range(STORM_OPS):
+                seen.add_(1.0)
+        return model, opt, torch.nn.functional.mse_loss, \
+            lambda _s, dev, n: batches("dispatch-bound", dev, n), hook
+    model, opt, loss_fn = make_job("baseline", device)
+    if scenario == "oom":
+        def hook(step):
+            if step == 0:
+                fill_until_oom(device, args.oom_fill == "error")
+    elif scenario == "multi-stream":
+        data = prefetched
+    elif scenario == "multi-rank":
+        import atexit
+        torch.distributed.init_process_group("hccl")
+        for p in model.parameters():
+            torch.distributed.broadcast(p.data, 0)
+        opt = AllReduceGrads(opt, model.parameters())
+        atexit.register(torch.distributed.destroy_process_group)
+        atexit.register(torch.distributed.barrier)
+    return model, opt, loss_fn, data, hook
+
+
+def train_one_step(model, opt, loss_fn, x, y, keep, step):
     opt.zero_grad()
     out = model(x)
     loss = loss_fn(out, y)
     loss.backward()
     opt.step()
+    # the journal's step boundary (simulator only) is where the job's own one is: the return
+    # of opt.step() ends step `step` and starts the next (step 0 starts with the process)
+    torch_npu._journal_step(step + 1)
     if keep is not None:
         # mem-growth: a hidden activation per step stays referenced (a typical leak: a
         # list of tensors kept for logging)
@@ -132,18 +286,26 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--log-every", type=int, default=5)
     ap.add_argument("--wait-ready", metavar="FILE")
+    ap.add_argument("--oom-fill", choices=("error", "free"), default="error")
     args = ap.parse_args()
 
+    if args.scenario == "multi-rank" and "WORLD_SIZE" not in os.environ:
+        return launch_ranks(sys.argv[1:])
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     torch.npu.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     device = torch_npu.npu_device()
-    model, opt, loss_fn = make_job(args.scenario, device)
+    data, hook = batches, None
+    if args.scenario in SCENARIOS[6:]:
+        model, opt, loss_fn, data, hook = make_scenario_job(args.scenario, device, args)
+    else:
+        model, opt, loss_fn = make_job(args.scenario, device)
     keep = [] if args.scenario == "mem-growth" else None
     step = 0
-    for x, y in batches(args.scenario, device, args.steps):
-        torch_npu._journal_step(step)
-        loss = train_one_step(model, opt, loss_fn, x, y, keep)
+    for x, y in data(args.scenario, device, args.steps):
+        if hook:
+            hook(step)
+        loss = train_one_step(model, opt, loss_fn, x, y, keep, step)
         step += 1
         if step % args.log_every == 0:
             print("step %d loss %.4f" % (step, loss.item()), flush=True)

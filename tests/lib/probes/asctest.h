@@ -11,8 +11,8 @@
 #endif
 
 /* asc_test_counted_10 .. _17, _20 .. _27, _30 .. _37, _40 .. _47 */
-#define ASC_TEST_NR_COUNTED	32
-#define ASC_TEST_COUNTED_ID(i)	(((i) / 8 + 1) * 10 + (i) % 8)
+#define ASC_TEST_NR_COUNTED    32
+#define ASC_TEST_COUNTED_ID(i) (((i) / 8 + 1) * 10 + (i) % 8)
 
 ASC_TEST_NOCF void asc_test_endbr_push(void);
 ASC_TEST_NOCF void asc_test_push(void);

@@ -124,8 +124,8 @@ static double ns_per_call(void (*fn)(void), int n)
 static int bench_prologue(void)
 {
 	static const char *const names[] = {
-		"asc_test_nop", "asc_test_push", "asc_test_nopl", "asc_test_lea",
-		"asc_test_endbr_push", "asc_test_endbr_lea",
+		"asc_test_nop", "asc_test_push",       "asc_test_nopl",
+		"asc_test_lea", "asc_test_endbr_push", "asc_test_endbr_lea",
 	};
 	static const struct asc_probe_spec spec_tmpl = {
 		"libasctest.so", NULL, 2, ASC_PK_CALL, ASC_FAM_CANN, ASC_SPEC_NO_RETPROBE
@@ -182,7 +182,8 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--prologue"))
 		return bench_prologue();
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench_attach PID [FAMILIES [SINGLE_MAX]] | bench_attach --prologue\n");
+		fprintf(stderr,
+			"usage: bench_attach PID [FAMILIES [SINGLE_MAX]] | bench_attach --prologue\n");
 		return 2;
 	}
 	if (argc > 2 && asc_probe_families_parse(argv[2], &fams))

@@ -2,16 +2,21 @@
 #   libasctest.so           test shared object (.dynsym + .symtab)
 #   libasctest-stripped.so  the same, strip --strip-all (.dynsym only)
 #   libasctest-offset.so    text segment at a virtual address != its file offset
+#   libasctest-split.so     stripped as a release build: .dynsym only, .gnu_debuglink, the
+#                           debug file in debug/.build-id/xx/rest.debug
 #   libasctest-late.so      a copy, for dlopen-after-plan tests
 #   attach_counter.bpf.o    hit counter per cookie (test_attach)
 # The unit tests find them through ASC_TEST_FIXTURES (compiled in).
 
 PROBES_FIX	:= $(OUTPUT)/tests/lib/probes
 OUTPUT_DIRS	+= $(PROBES_FIX)
-PROBES_LIB_CFLAGS := -O2 -g -fPIC -shared -Wall -Wextra -Werror -fcf-protection=full
+# Entry landing pads as distributions build them: endbr64 on x86-64, bti c / paciasp on arm64.
+PROBES_CF_x86	:= -fcf-protection=full
+PROBES_CF_arm64	:= -mbranch-protection=standard
+PROBES_LIB_CFLAGS := -O2 -g -fPIC -shared -Wall -Wextra -Werror $(PROBES_CF_$(ARCH))
 PROBES_FIXTURES	:= $(PROBES_FIX)/libasctest.so $(PROBES_FIX)/libasctest-stripped.so \
 		   $(PROBES_FIX)/libasctest-offset.so $(PROBES_FIX)/libasctest-late.so \
-		   $(PROBES_FIX)/attach_counter.bpf.o
+		   $(PROBES_FIX)/attach_counter.bpf.o $(PROBES_FIX)/libasctest-split.so
 
 $(PROBES_FIX)/libasctest.so: tests/lib/probes/libasctest.c tests/lib/probes/asctest.h | $(PROBES_FIX)
 	$(call msg,CC,$@)
@@ -23,7 +28,14 @@ $(PROBES_FIX)/libasctest-late.so: tests/lib/probes/libasctest.c tests/lib/probes
 
 $(PROBES_FIX)/libasctest-stripped.so: $(PROBES_FIX)/libasctest.so
 	$(call msg,STRIP,$@)
-	$(Q)strip --strip-all -o $@ $<
+	$(Q)$(STRIP) --strip-all -o $@ $<
+
+$(PROBES_FIX)/libasctest-split.so: $(PROBES_FIX)/libasctest.so
+	$(call msg,STRIP,$@)
+	$(Q)id=$$(readelf -n $< | sed -n 's/.*Build ID: *//p'); \
+	dbg=$(PROBES_FIX)/debug/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug; \
+	mkdir -p $$(dirname $$dbg) && $(OBJCOPY) --only-keep-debug $< $$dbg && \
+	$(OBJCOPY) --strip-all --add-gnu-debuglink=$$dbg $< $@
 
 # -Ttext-segment moves the first PT_LOAD to 0x10000: every segment's p_vaddr
 # then differs from its p_offset, which symbol -> file offset must handle.

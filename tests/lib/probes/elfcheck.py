@@ -49,6 +49,48 @@ def nm_functions(path):
     return funcs
 
 
+def build_id(path):
+    """The NT_GNU_BUILD_ID of path as readelf -n prints it, or None."""
+    out = subprocess.run(["readelf", "-nW", path], capture_output=True, text=True, check=True)
+    for line in out.stdout.splitlines():
+        if "Build ID:" in line:
+            return line.split("Build ID:")[1].strip()
+    return None
+
+
+def debuglink_file(path):
+    """The file .gnu_debuglink names, looked for in the library's dir and its .debug/, or None."""
+    # (the section ends in a CRC-32, which readelf dumps as a string of raw bytes)
+    out = subprocess.run(["readelf", "-W", "--string-dump=.gnu_debuglink", path],
+                         capture_output=True, text=True, errors="replace")
+    for line in out.stdout.splitlines():
+        f = line.split("]", 1)
+        if len(f) == 2 and f[0].strip().startswith("[") and f[1].strip():
+            name = f[1].strip()
+            for d in (os.path.dirname(path), os.path.join(os.path.dirname(path), ".debug")):
+                if os.path.isfile(os.path.join(d, name)):
+                    return os.path.join(d, name)
+            return None
+    return None
+
+
+def has_symtab(path):
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True, check=True)
+    return " .symtab " in out.stdout
+
+
+def debug_functions(debug_file):
+    """{name: vaddr} of the defined function symbols of a separate debug file's .symtab."""
+    out = subprocess.run(["nm", "--defined-only", debug_file], capture_output=True, text=True,
+                         check=True)
+    funcs = {}
+    for line in out.stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in ("T", "W", "t", "w"):
+            funcs[f[2]] = int(f[0], 16)
+    return funcs
+
+
 def site_offsets_error(site, path, vaddr, segs):
     """None if site's func/attach offsets agree with nm+readelf and the file's bytes, else why."""
     off = vaddr_to_off(segs, vaddr)

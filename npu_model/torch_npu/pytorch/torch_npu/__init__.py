@@ -109,6 +109,15 @@ def memory_reserved(device=None):
     return _stats().reserved
 
 
+def mem_get_info(device=None):
+    """torch.npu.mem_get_info: (free, total) bytes of the card's HBM (aclrtGetMemInfo)."""
+    current_device()
+    free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
+    _check(_C.aclrtGetMemInfo(1, ctypes.byref(free), ctypes.byref(total)),  # ACL_HBM_MEM
+           "aclrtGetMemInfo")
+    return free.value, total.value
+
+
 def empty_cache():
     _C.npu_torch_empty_cache()
 
@@ -129,12 +138,148 @@ _COMMON.npu_now_ns.restype = ctypes.c_uint64
 
 def _journal_step(step):
     """Simulator only: the ground-truth `step` line (npu_model/JOURNAL.md) the
-    workload scripts write at each step start.  Real torch_npu has no such
-    call, and ascbpf never relies on it."""
+    workload scripts write where each optimizer.step() returns (step `step`
+    starts there).  Real torch_npu has no such call, and ascbpf never relies
+    on it."""
     if _journal_on.value:
         _COMMON.npu_journal_write(b"step", b"tid=%d\tt=%llu\tstep=%llu",
                                   ctypes.c_int(threading.get_native_id()),
                                   ctypes.c_uint64(_COMMON.npu_now_ns()), ctypes.c_uint64(step))
+
+
+# torch_npu raises c10::OutOfMemoryError: in PyTorch 1.13 that is torch.cuda.OutOfMemoryError
+# (a RuntimeError); torch.npu.OutOfMemoryError names it as torch_npu's torch.npu does.
+OutOfMemoryError = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
+
+_C.npu_torch_current_stream.restype = ctypes.c_void_p
+_C.npu_torch_set_stream.argtypes = [ctypes.c_void_p]
+_C.npu_torch_record_event.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+_C.npu_torch_wait_event.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+_C.aclrtSynchronizeStream.argtypes = [ctypes.c_void_p]
+_C.aclrtSynchronizeEvent.argtypes = [ctypes.c_void_p]
+_C.aclrtDestroyStream.argtypes = [ctypes.c_void_p]
+_C.aclrtDestroyEvent.argtypes = [ctypes.c_void_p]
+
+
+class Stream:
+    """torch.npu.Stream: an aclrtStream of the current device (None: the default stream).
+    Work queued while it is current (`with torch.npu.stream(s)`) goes to it through the
+    task queue, as in torch_npu."""
+
+    def __init__(self, device=None, priority=0, _handle=-1):
+        current_device()
+        if _handle == -1:
+            h = ctypes.c_void_p()
+            _check(_C.aclrtCreateStream(ctypes.byref(h)), "aclrtCreateStream")
+            self._handle, self._owned = h.value, True
+        else:
+            self._handle, self._owned = _handle or None, False
+
+    def wait_event(self, event):
+        event.wait(self)
+
+    def wait_stream(self, stream):
+        ev = Event()
+        ev.record(stream)
+        self.wait_event(ev)
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def synchronize(self):
+        _check(_C.npu_torch_synchronize(), "synchronize")
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self._handle == other._handle
+
+    def __hash__(self):
+        return hash(self._handle)
+
+    def __del__(self):
+        if getattr(self, "_owned", False) and self._handle:
+            _C.npu_torch_synchronize()
+            _C.aclrtDestroyStream(ctypes.c_void_p(self._handle))
+            self._handle = None
+
+
+class Event:
+    """torch.npu.Event: an aclrtEvent; record() and wait() go through the task queue
+    (RecordEventFunc / WaitEventFunc, as torch_npu's NPUEvent)."""
+
+    def __init__(self, enable_timing=False, blocking=False):
+        current_device()
+        h = ctypes.c_void_p()
+        _check(_C.aclrtCreateEvent(ctypes.byref(h)), "aclrtCreateEvent")
+        self._handle = h.value
+
+    def record(self, stream=None):
+        s = (stream or current_stream())._handle
+        _check(_C.npu_torch_record_event(ctypes.c_void_p(self._handle), ctypes.c_void_p(s)),
+               "record event")
+
+    def wait(self, stream=None):
+        s = (stream or current_stream())._handle
+        _check(_C.npu_torch_wait_event(ctypes.c_void_p(self._handle), ctypes.c_void_p(s)),
+               "wait event")
+
+    def synchronize(self):
+        _check(_C.npu_torch_synchronize(), "synchronize")
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _C.npu_torch_synchronize()
+            _C.aclrtDestroyEvent(ctypes.c_void_p(self._handle))
+            self._handle = None
+
+
+def current_stream(device=None):
+    current_device()
+    return Stream(_handle=_C.npu_torch_current_stream())
+
+
+def default_stream(device=None):
+    current_device()
+    return Stream(_handle=None)
+
+
+def set_stream(stream):
+    _check(_C.npu_torch_set_stream(ctypes.c_void_p(stream._handle if stream else None)),
+           "set_stream")
+
+
+class stream:  # noqa: N801  (torch.npu.stream, a context manager as in torch)
+    def __init__(self, s):
+        self.s, self.prev = s, None
+
+    def __enter__(self):
+        if self.s is not None:
+            self.prev = current_stream()
+            set_stream(self.s)
+        return self.s
+
+    def __exit__(self, *exc):
+        if self.s is not None:
+            set_stream(self.prev)
+
+
+class _FormatCast(torch.autograd.Function):
+    """npu_format_cast's gradient passes through, as in torch_npu."""
+
+    @staticmethod
+    def forward(ctx, x, acl_format):
+        return torch.ops.torch_npu.npu_format_cast(x, acl_format)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def npu_format_cast(tensor, acl_format):
+    """torch_npu.npu_format_cast: a copy of `tensor` in ACL storage format `acl_format`
+    (2 ND, 0 NCHW, 3 NC1HWC0, 29 FRACTAL_NZ), one TransData kernel."""
+    return _FormatCast.apply(tensor, int(acl_format))
 
 
 torch.Tensor.npu = _tensor_npu
@@ -143,10 +288,14 @@ torch.Tensor.is_npu = property(lambda self: self.device.type == DEVICE_TYPE)
 
 npu = types.ModuleType("torch.npu")
 for _name in ("set_device", "current_device", "device_count", "is_available", "synchronize",
-              "memory_allocated", "max_memory_allocated", "memory_reserved", "empty_cache"):
+              "memory_allocated", "max_memory_allocated", "memory_reserved", "empty_cache",
+              "mem_get_info",
+              "OutOfMemoryError", "Stream", "Event", "current_stream", "default_stream",
+              "set_stream", "stream"):
     setattr(npu, _name, globals()[_name])
 torch.npu = npu
 sys.modules["torch.npu"] = npu
 
 from . import optim  # noqa: E402  (needs torch.npu)
 from .optim import npu_apply_adam_w  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401  (registers torch.distributed's "hccl" backend)
