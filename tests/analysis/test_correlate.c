@@ -14,7 +14,8 @@
  * switch-on and one whose types disagree stay unjoined (counted), the others
  * join the slot of their launch, from the launching thread and from a
  * synchronize on another; a node launch (LAUNCH entry/return) is a call of
- * level ASC_CORR_LEVEL_NODE that only serves as the kernel's node_call.
+ * level ASC_CORR_LEVEL_NODE that only serves as the kernel's node_call;
+ * the steps of tasks sent while the schedule did not record.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -718,6 +719,60 @@ static void test_level0_marks(void **state)
 	unlink(bpath);
 }
 
+/*
+ * Tasks sent while the schedule did not record (no SQE record, only the
+ * device channel's task) that the lagging card ran inside the next recorded
+ * step: each is filed under the unrecorded step its stream's captured sends
+ * bracket, not under the step its start time falls in; an unsent task
+ * between two sends of one recorded step keeps that step even when it ran
+ * after the next began; a stream without any captured send keeps the
+ * start-time rule.
+ */
+static void test_unsent_steps(void **state)
+{
+	const char *bpath = begin_batch_capture("unsent.ascb");
+	static const struct {
+		uint16_t stream, task;
+		uint64_t start;
+		int32_t step;
+	} want[] = {
+		{ 3, 1, 1500, 0 },		      /* sent in step 0, ran in it */
+		{ 3, 2, 3200, 1 },		      /* sent in warmup step 1, ran in step 2 */
+		{ 3, 3, 3300, 1 }, { 3, 4, 3400, 2 }, /* sent in step 2 */
+		{ 3, 5, 4500, 2 }, /* unsent, between two sends of step 2, ran in step 3 */
+		{ 3, 6, 4600, 2 }, { 9, 7, 3500, 2 }, /* no send on stream 9: its start time */
+	};
+	struct asc_corr *b;
+	size_t i;
+
+	(void)state;
+	devclock(2000, 100, 1000000000);
+	probe(P_HAL, "halSqTaskSend", ASC_LAYER_DRIVER, ASC_PK_SQE_SEND);
+	probe(P_STEP, "step", ASC_LAYER_PYTHON, ASC_PK_STEP);
+	step(0, ASC_SCHED_RECORD, 1000);
+	sqe(ACL, 1100, 3, 1);
+	step(1, ASC_SCHED_WARMUP, 2000);
+	step(2, ASC_SCHED_RECORD, 3000);
+	sqe(ACL, 3100, 3, 4);
+	sqe(ACL, 3150, 3, 6);
+	step(3, ASC_SCHED_RECORD_AND_SAVE, 4000);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		devtask(want[i].stream, want[i].task, want[i].start, want[i].start + 50);
+	b = capture_corr(bpath);
+	assert_non_null(b);
+	assert_int_equal(b->nr_kernels, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct asc_corr_kernel *k = kernel_of(b, want[i].task);
+
+		assert_non_null(k);
+		assert_int_equal(k->start_ns, want[i].start);
+		if (k->step != want[i].step)
+			fail_msg("task %u: step %d, want %d", want[i].task, k->step, want[i].step);
+	}
+	asc_corr_free(b);
+	unlink(bpath);
+}
+
 /* "aclnn" + n + 400 - 5 letters: distinct names long enough to make the string table grow. */
 static void long_aclnn_name(char *buf, size_t len, int n)
 {
@@ -863,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_native_frames),
 		cmocka_unit_test(test_batched_launches),
 		cmocka_unit_test(test_level0_marks),
+		cmocka_unit_test(test_unsent_steps),
 		cmocka_unit_test(test_types_while_strings_grow),
 		cmocka_unit_test(test_probe_id_bounded),
 		cmocka_unit_test(test_extreme_times),

@@ -528,6 +528,100 @@ static void finish_step_ids(struct asc_corr *c, const struct remaps *m)
 	}
 }
 
+struct stream_pos {
+	uint64_t stream; /* device << 32 | stream */
+	int64_t start_ns;
+	uint32_t i; /* index into kernels[] */
+};
+
+static int cmp_stream_pos(const void *x, const void *y)
+{
+	const struct stream_pos *a = x, *b = y;
+
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/*
+ * The step of a task whose submission was not captured.  Every submission
+ * made while the schedule records is captured (halSqTaskSend); a task sent
+ * while it did not (wait, warmup) reaches the capture through the device
+ * channel alone, and when the card lags behind the host it runs inside the
+ * next recorded step, where its start time would misfile it.  A stream runs
+ * its tasks in the order they were sent, so such a task was sent between
+ * the captured sends of its stream's tasks that ran just before (lo) and
+ * just after (hi) it: when a step that was not recorded lies in (lo, hi),
+ * the task is the last such step's; else its start time, held inside
+ * [lo, hi], names the step.  A stream without any captured send (no driver
+ * probes) keeps the start-time step.  lastoff[s]: the last step index <= s
+ * that was not recorded, -1 if none.
+ */
+static int finish_unsent_steps(struct asc_corr *c)
+{
+	struct stream_pos *v;
+	int32_t *lastoff;
+	size_t i, j, g, n = c->nr_kernels;
+
+	if (!n || !c->nr_steps)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	lastoff = malloc(c->nr_steps * sizeof(*lastoff));
+	if (!v || !lastoff) {
+		free(v);
+		free(lastoff);
+		return -ENOMEM;
+	}
+	for (i = 0; i < c->nr_steps; i++)
+		lastoff[i] = asc_sched_recording(c->steps[i].state) ? (i ? lastoff[i - 1] : -1) :
+								      (int32_t)i;
+	for (i = 0; i < n; i++) {
+		v[i].stream = (uint64_t)c->kernels[i].device << 32 | c->kernels[i].stream;
+		v[i].start_ns = c->kernels[i].start_ns;
+		v[i].i = (uint32_t)i;
+	}
+	qsort(v, n, sizeof(*v), cmp_stream_pos);
+	for (g = 0; g < n; g = j) {
+		int64_t lo = INT64_MIN, hi;
+		size_t k, next = g;
+
+		for (j = g; j < n && v[j].stream == v[g].stream; j++)
+			;
+		for (k = g; k < j && !c->kernels[v[k].i].submit_ns; k++)
+			;
+		if (k == j)
+			continue; /* no captured send on this stream */
+		for (k = g; k < j; k++) {
+			struct asc_corr_kernel *t = &c->kernels[v[k].i];
+			int32_t slo, shi, off;
+
+			if (t->submit_ns) {
+				lo = t->submit_ns;
+				continue;
+			}
+			if (next <= k)
+				for (next = k + 1; next < j && !c->kernels[v[next].i].submit_ns;
+				     next++)
+					;
+			hi = next < j ? c->kernels[v[next].i].submit_ns : INT64_MAX;
+			slo = step_at(c, lo);
+			shi = step_at(c, hi);
+			off = shi >= 0 ? lastoff[shi] : -1;
+			if (off >= 0 && off >= slo)
+				t->step = (int32_t)c->steps[off].step;
+			else
+				t->step = step_id_at(c, t->start_ns < lo ? lo :
+							t->start_ns > hi ? hi :
+									   t->start_ns);
+		}
+	}
+	free(v);
+	free(lastoff);
+	return 0;
+}
+
 /* device durations of compute kernels onto their op (self) and its ancestors (total) */
 static void finish_device_times(struct asc_corr *c)
 {
@@ -610,8 +704,10 @@ int corr_finish(struct asc_corr *c, struct priv *p)
 		err = finish_calls_queues(c, p, &m);
 	if (!err)
 		err = finish_kernels(c, p, &m);
-	if (!err)
+	if (!err) {
 		finish_step_ids(c, &m);
+		err = finish_unsent_steps(c);
+	}
 	if (!err) {
 		finish_device_times(c);
 		resolve_stacks(c, p, m.op);
