@@ -132,6 +132,11 @@ class Truth:
         n = sum(1 for s in self.steps if s <= t)
         return n - 1 if n else None
 
+    def send_step_of(self, e, sends):
+        """Step of the last journaled halSqTaskSend naming the task before it ran."""
+        sent = [x for x in sends.get((e["stream"], e["task"]), []) if x <= int(e["t0"])]
+        return self.step_at(sent[-1]) if sent else self.step_of(e)
+
     def gaps_us(self):
         by = collections.defaultdict(list)
         for e in self.compute():
@@ -346,7 +351,12 @@ def test_cycles(tmp):
         journal = read_journal(m.journal_dir)
     pid = [f for f in os.listdir(out) if f.endswith(".cap")][0][len("ascbpf-"):-len(".cap")]
     truth = Truth(journal, pid)
-    per_step = collections.Counter(truth.step_of(e) for e in truth.compute())
+    # ascbpf files a task by its halSqTaskSend uprobe entry, which lies between the task's
+    # creation (the journal's task line) and the journaled send; a thread preempted between
+    # them can straddle a step boundary, so a run's count lies between the tasks that both
+    # times put in its steps and those that either time does
+    sends = truth.sends()
+    both = [(truth.step_of(e), truth.send_step_of(e, sends)) for e in truth.compute()]
     runs = sorted(d for d in os.listdir(out) if d.endswith("_ascend_pt"))
     check(len(runs) == 2, "cycles: runs %s" % runs)
     seen = []
@@ -358,11 +368,13 @@ def test_cycles(tmp):
         d = json.loads(p.stdout)
         steps = [s["step"] for s in d["steps"]]
         seen += steps
-        want = sum(per_step[s] for s in steps)
-        print("cycles: %s steps %s, %d kernels (card %d)" % (run, steps, d["counts"]["kernels"], want))
+        lo = sum(1 for a, b in both if a in steps and b in steps)
+        hi = sum(1 for a, b in both if a in steps or b in steps)
+        got = d["counts"]["kernels"]
+        print("cycles: %s steps %s, %d kernels (card %d..%d)" % (run, steps, got, lo, hi))
         check(steps == d["run_steps"] and len(steps) == 2, "cycles: %s steps %s" % (run, steps))
-        check(d["counts"]["kernels"] == want, "cycles: %s kernels %d, the card ran %d in steps %s"
-              % (run, d["counts"]["kernels"], want, steps))
+        check(lo <= got <= hi, "cycles: %s kernels %d, the card ran %d..%d in steps %s"
+              % (run, got, lo, hi, steps))
     check(seen == [2, 3, 6, 7], "cycles: steps recorded %s, the schedule's are [2, 3, 6, 7]" % seen)
 
 
