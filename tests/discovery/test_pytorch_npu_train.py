@@ -54,6 +54,14 @@ def encloses(op, t0, t1):
     return s <= t0 + TOL and e >= t1 - TOL
 
 
+def distance(op, t0, t1):
+    """How far op's span is from [t0, t1]: both ends, so that of two short calls of one op
+    within the tolerance of each other the one that also ends where the call ended wins (by
+    its start alone, a late uprobe entry under load picked the next call)."""
+    s = us_ns(op["ts"])
+    return abs(s - t0) + abs(s + int(round(op["dur"] * 1000)) - t1)
+
+
 def run(scenario, steps):
     d = tc.workdir()
     try:
@@ -109,7 +117,7 @@ def check_run(scenario, events, jl, off):
                 (e for e in by_tid.get(tid, ()) if e["name"] == name or
                  e["name"].startswith(name + "_")):
             if id(e) not in used and encloses(e, t0, t1) and \
-                    (best is None or abs(us_ns(e["ts"]) - t0) < abs(us_ns(best["ts"]) - t0)):
+                    (best is None or distance(e, t0, t1) < distance(best, t0, t1)):
                 best = e
         if best is not None:
             used.add(id(best))
