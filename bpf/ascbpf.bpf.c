@@ -542,6 +542,9 @@ static __always_inline void hold_for_chan(__u64 pid_tgid, __u32 dev_id)
 		hold_current(pid_tgid, ASC_HOLD_CHAN, dev_id);
 }
 
+/* the unwind guard holds through hold_current() */
+#include "unwind.bpf.h"
+
 /* a batched send was seen at Level0 and the consumer woken for it (once per trace) */
 __u32 level0_batch_woken = 0;
 

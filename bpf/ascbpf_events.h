@@ -97,8 +97,24 @@ enum asc_layer {
 	ASC_LAYER_DEVICE	= 5,	/* device task timing */
 	ASC_LAYER_PYTHON	= 6,	/* Python functions / step markers */
 	ASC_LAYER_HCCL		= 7,	/* HCCL API (Hccl*): communication */
+	ASC_LAYER_UNWIND	= 8,	/* C++ runtime's unwinder: the unwind guard, no records */
 };
 // clang-format on
+
+#ifndef __bpf__
+/* A layer's name, as `ascbpf probes` and `ascbpf dump` print it; "?" for one not known here. */
+static inline const char *asc_layer_label(unsigned int layer)
+{
+	static const char *const names[] = {
+		[ASC_LAYER_FRAMEWORK] = "framework", [ASC_LAYER_CANN] = "cann",
+		[ASC_LAYER_DRIVER] = "driver",	     [ASC_LAYER_MEMORY] = "memory",
+		[ASC_LAYER_DEVICE] = "device",	     [ASC_LAYER_PYTHON] = "python",
+		[ASC_LAYER_HCCL] = "hccl",	     [ASC_LAYER_UNWIND] = "unwind",
+	};
+
+	return layer < sizeof(names) / sizeof(names[0]) && names[layer] ? names[layer] : "?";
+}
+#endif
 
 /* Common header of every record: 24 bytes. */
 struct asc_hdr {
@@ -550,6 +566,13 @@ enum asc_probe_kind {
 	ASC_PK_HCCL_REPORT,
 	/* MsprofGetHashId: HCCL_HASH at return */
 	ASC_PK_HCCL_HASH,
+	/*
+	 * The unwind guard (bpf/unwind.bpf.h), entry only, no record: the
+	 * unwinder's entry points put the return addresses return probes took
+	 * back on the stack; __cxa_begin_catch re-arms the frames not unwound.
+	 */
+	ASC_PK_UNWIND_RAISE,
+	ASC_PK_UNWIND_CATCH,
 };
 
 #ifndef __bpf__
@@ -582,6 +605,8 @@ static inline const char *asc_probe_kind_name(unsigned int kind)
 		[ASC_PK_HCCL_COMM_INIT] = "hccl_comm_init",
 		[ASC_PK_HCCL_REPORT] = "hccl_report",
 		[ASC_PK_HCCL_HASH] = "hccl_hash",
+		[ASC_PK_UNWIND_RAISE] = "unwind_raise",
+		[ASC_PK_UNWIND_CATCH] = "unwind_catch",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "?";

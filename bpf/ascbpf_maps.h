@@ -48,9 +48,28 @@ struct asc_tgid_state {
 #define ASC_HOLD_FORK	2  /* a new child at its return from clone: until adopted */
 #define ASC_HOLD_EXEC	3  /* a --comm exec: until adopted */
 #define ASC_HOLD_CHAN	4  /* first task sent to card args[1], no channel yet */
+#define ASC_HOLD_UNWIND 5  /* thread args[1] unwinds: until unwind_fixes[args[1]] is done */
 #define ASC_HOLD_DEVS	64 /* cards chan_on[] covers (.bss, set by the loader) */
 /* or'ed to the kind: bpf_send_signal could not queue the stop (nobody is stopped) */
 #define ASC_HOLD_FAILED 0x100
+
+/*
+ * The unwind guard's work for one thread (bpf/unwind.bpf.h), in the
+ * unwind_fixes map by tid: the loader writes each slot[i] of mask of the
+ * process's stack through /proc/PID/mem -- val[i], the return address, over the
+ * trampoline when !rearm; the trampoline over val[i] when rearm -- only
+ * where the slot still holds what it replaces, then deletes the entry and
+ * releases the process.
+ */
+#define ASC_UNWIND_MAX_FRAMES 64 /* the kernel's MAX_URETPROBE_DEPTH */
+struct asc_unwind_fix {
+	__u64 mask; /* bit i: write slot[i] */
+	__u32 nr;   /* slot[], val[] filled */
+	__u32 rearm;
+	__u64 tramp;
+	__u64 slot[ASC_UNWIND_MAX_FRAMES];
+	__u64 val[ASC_UNWIND_MAX_FRAMES];
+};
 
 /* fdmod map: (tgid, fd) -> module (ASC_MOD_*), learned from the 'Z' bind or /proc/PID/fd. */
 struct asc_fd_key {

@@ -8,14 +8,14 @@
 #
 # Environment: OUTPUT (build dir), BENCH_RUNS (rounds per benchmark, 5),
 # BENCH_ONLY (space-separated subset: model rate trace attach convert pytorch
-# fuzzmem fuzz soak agent; fuzz and soak report the last `make fuzz` / `make soak`),
+# fuzzmem fuzz soak agent unwind; fuzz and soak report the last `make fuzz` / `make soak`),
 # BENCH_FILE (default BENCHMARKS.md at the top of the tree).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$top/build}
 export OUTPUT
 runs=${BENCH_RUNS:-5}
-only=${BENCH_ONLY:-model rate trace attach convert pytorch fuzzmem fuzz soak agent}
+only=${BENCH_ONLY:-model rate trace attach convert pytorch fuzzmem fuzz soak agent unwind}
 out=${BENCH_FILE:-$top/BENCHMARKS.md}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -140,6 +140,8 @@ want fuzz && section "Fuzzing: executions and coverage (last make fuzz)" \
 want soak && section "Soak (last make soak)" "sudo make soak" "cat \"\$OUTPUT/soak/summary.txt\""
 want agent && [ -x tools/bench_agent.sh ] && section "ascbpf agent: overhead, footprint, latency" \
 	"sudo tools/bench_agent.sh $runs"
+want unwind && [ -x tools/bench_unwind.sh ] && section "C++ exceptions under the unwind guard" \
+	"sudo tools/bench_unwind.sh $runs"
 
 {
 	echo "# Benchmarks"

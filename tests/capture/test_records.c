@@ -203,8 +203,9 @@ static void test_node_class(void **state)
 static void test_enum_names(void **state)
 {
 	(void)state;
-	assert_string_equal(asc_layer_name(ASC_LAYER_CANN), "cann");
-	assert_string_equal(asc_layer_name(99), "?");
+	assert_string_equal(asc_layer_label(ASC_LAYER_CANN), "cann");
+	assert_string_equal(asc_layer_label(ASC_LAYER_UNWIND), "unwind");
+	assert_string_equal(asc_layer_label(99), "?");
 	assert_string_equal(asc_probe_kind_name(ASC_PK_SQE_SEND), "sqe_send");
 	assert_string_equal(asc_probe_kind_name(0), "?");
 	assert_string_equal(asc_sched_state_name(3), "record_and_save");

@@ -254,11 +254,17 @@ static void test_builtin_table(void **state)
 		assert_non_null(s->sym);
 		assert_true(strlen(s->lib) > 3 && !strncmp(s->lib, "lib", 3));
 		assert_true((s->layer >= ASC_LAYER_FRAMEWORK && s->layer <= ASC_LAYER_MEMORY) ||
-			    s->layer == ASC_LAYER_HCCL);
-		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_HCCL_HASH);
+			    s->layer == ASC_LAYER_HCCL || s->layer == ASC_LAYER_UNWIND);
+		assert_true(s->kind >= ASC_PK_CALL && s->kind <= ASC_PK_UNWIND_CATCH);
 		/* HCCL's kinds are HCCL's layer, and only there */
 		assert_int_equal(s->layer == ASC_LAYER_HCCL,
-				 s->kind >= ASC_PK_HCCL_OP || !strncmp(s->sym, "Hccl", 4));
+				 (s->kind >= ASC_PK_HCCL_OP && s->kind <= ASC_PK_HCCL_HASH) ||
+					 !strncmp(s->sym, "Hccl", 4));
+		/* the unwind guard: its kinds are its layer's, entry only, every family */
+		assert_int_equal(s->layer == ASC_LAYER_UNWIND, s->kind >= ASC_PK_UNWIND_RAISE);
+		if (s->layer == ASC_LAYER_UNWIND)
+			assert_true((s->flags & ASC_SPEC_NO_RETPROBE) && s->family == ASC_FAM_ALL &&
+				    !asc_probe_spec_level(s));
 		/* launch marks are not any level's: only asc_probe_launch_marks[] has them */
 		assert_int_not_equal(s->kind, ASC_PK_LAUNCH_MARK);
 		/* a node launch has its stream argument (its entry program reads it) */
@@ -275,7 +281,7 @@ static void test_builtin_table(void **state)
 	/* every layer and every family has probes */
 	assert_int_equal(layers, (1U << ASC_LAYER_FRAMEWORK) | (1U << ASC_LAYER_CANN) |
 					 (1U << ASC_LAYER_DRIVER) | (1U << ASC_LAYER_MEMORY) |
-					 (1U << ASC_LAYER_HCCL));
+					 (1U << ASC_LAYER_HCCL) | (1U << ASC_LAYER_UNWIND));
 	assert_int_equal(fams, ASC_FAM_ALL);
 	/* the Level0 launch marks: entry only, level 0, each with its stream argument */
 	for (s = asc_probe_launch_marks, n = 0; s->lib; s++, n++) {

@@ -152,7 +152,11 @@ def main():
         # --families narrows the plan
         r = run(["probes", "-p", str(pid), "--json", "--families", "memory"])
         check(r.returncode == 0, r.stderr)
-        check({s["layer"] for s in json.loads(r.stdout)["sites"]} == {"memory"}, "families")
+        sites = json.loads(r.stdout)["sites"]
+        check({s["layer"] for s in sites} == {"memory", "unwind"}, "families")
+        # the unwind guard comes with any family: the unwinder's entry and the catch
+        check({s["symbol"] for s in sites if s["layer"] == "unwind"} >=
+              {"_Unwind_RaiseException", "__cxa_begin_catch"}, "unwind guard sites")
 
         # errors: exit status 2 and a clear message
         r = run(["probes", "-p", "1073741000"])

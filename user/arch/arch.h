@@ -32,6 +32,12 @@ struct asc_arch {
 	const char *tp_reg;   /* the thread pointer: "fs base", "tpidr_el0" */
 	int dtv_off;	      /* glibc's dtv at tp + dtv_off (ASC_ARCH_DTV_OFF in BPF) */
 	const char *prologue; /* one line: the uprobe placement rule (arch/prologue.h) */
+	/*
+	 * NULL where the unwind guard (bpf/unwind.bpf.h) works: the return
+	 * address a return probe took is in the stack slot the kernel records;
+	 * else why it does not, for the warning trace prints
+	 */
+	const char *no_unwind_guard;
 };
 
 extern const struct asc_arch asc_arch_x86_64;

@@ -162,4 +162,7 @@ const struct asc_arch asc_arch_aarch64 = {
 	.dtv_off = 0,
 	.prologue = "nothing skipped; simulated: hints (nop, bti, paciasp), b/bl/b.cond/cbz/tbz, "
 		    "adr/adrp, ldr literal",
+	/* the kernel replaces x30; where the callee saves it is its own business */
+	.no_unwind_guard = "on arm64 the kernel does not record where a return probe's "
+			   "return address is kept",
 };

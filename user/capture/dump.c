@@ -281,7 +281,7 @@ static const struct field devtask_fields[] = {
 static const struct field probe_fields[] = {
 	U(asc_probe, layer), U(asc_probe, kind), U(asc_probe, flags), X(asc_probe, offset),
 	U(asc_probe, lib_len), U(asc_probe, sym_len), FN("library", print_library),
-	FN("symbol", print_symbol), NAME("layer_name", asc_probe, layer, asc_layer_name),
+	FN("symbol", print_symbol), NAME("layer_name", asc_probe, layer, asc_layer_label),
 	NAME("kind_name", asc_probe, kind, asc_probe_kind_name),
 };
 static const struct field clock_fields[] = {

@@ -263,18 +263,6 @@ int asc_rec_check(const void *rec, size_t size, char *msg, size_t msglen)
 	return 0;
 }
 
-const char *asc_layer_name(unsigned int layer)
-{
-	static const char *const names[] = {
-		[ASC_LAYER_FRAMEWORK] = "framework", [ASC_LAYER_CANN] = "cann",
-		[ASC_LAYER_DRIVER] = "driver",	     [ASC_LAYER_MEMORY] = "memory",
-		[ASC_LAYER_DEVICE] = "device",	     [ASC_LAYER_PYTHON] = "python",
-		[ASC_LAYER_HCCL] = "hccl",
-	};
-
-	return layer < sizeof(names) / sizeof(names[0]) && names[layer] ? names[layer] : "?";
-}
-
 const char *asc_sched_state_name(unsigned int state)
 {
 	static const char *const names[] = {

@@ -57,8 +57,7 @@ size_t asc_node_class_rec_size(size_t len);
 /* Size of a process record for a cmdline of len bytes (incl. its final NUL). */
 size_t asc_process_rec_size(size_t cmdline_len);
 
-/* Names of enum values, "?" when unknown. */
-const char *asc_layer_name(unsigned int layer);
+/* Names of enum values, "?" when unknown (a layer's: asc_layer_label, ascbpf_events.h). */
 const char *asc_sched_state_name(unsigned int state);
 const char *asc_mem_component_name(unsigned int component);
 const char *asc_mem_data_type_name(unsigned int data_type);

@@ -32,15 +32,17 @@
 #include "arch/arch.h"
 #include "arch/prologue.h"
 
-#define FW   ASC_LAYER_FRAMEWORK
-#define CANN ASC_LAYER_CANN
-#define DRV  ASC_LAYER_DRIVER
-#define MEM  ASC_LAYER_MEMORY
-#define HCCL ASC_LAYER_HCCL
-#define OPT  ASC_SPEC_OPTIONAL
-#define L1   ASC_SPEC_LEVEL1
-#define L2   ASC_SPEC_LEVEL2
-#define AG   ASC_SPEC_AGENT
+#define FW    ASC_LAYER_FRAMEWORK
+#define CANN  ASC_LAYER_CANN
+#define DRV   ASC_LAYER_DRIVER
+#define MEM   ASC_LAYER_MEMORY
+#define HCCL  ASC_LAYER_HCCL
+#define OPT   ASC_SPEC_OPTIONAL
+#define L1    ASC_SPEC_LEVEL1
+#define L2    ASC_SPEC_LEVEL2
+#define AG    ASC_SPEC_AGENT
+#define UNW   ASC_LAYER_UNWIND
+#define GUARD (OPT | ASC_SPEC_NO_RETPROBE)
 
 /*
  * Order matters where entries overlap: a function matched by two entries is
@@ -226,6 +228,18 @@ const struct asc_probe_spec asc_probe_table[] = {
 	{ "libprofapi.so", "MsprofReportAdditionalInfo", HCCL, ASC_PK_HCCL_REPORT, ASC_FAM_CANN,
 	  OPT | ASC_SPEC_NO_RETPROBE },
 	{ "libprofapi.so", "MsprofGetHashId", HCCL, ASC_PK_HCCL_HASH, ASC_FAM_CANN, OPT },
+
+	/*
+	 * ---- the unwind guard (bpf/unwind.bpf.h): wherever return probes are,
+	 * every family and level (not the agent's tier: docs/known-issues.md);
+	 * entry only, no records ----
+	 */
+#define RAISE(sym) { "libgcc_s.so", #sym, UNW, ASC_PK_UNWIND_RAISE, ASC_FAM_ALL, GUARD }
+	RAISE(_Unwind_RaiseException),
+	RAISE(_Unwind_Resume_or_Rethrow),
+	RAISE(_Unwind_ForcedUnwind),
+#undef RAISE
+	{ "libstdc++.so", "__cxa_begin_catch", UNW, ASC_PK_UNWIND_CATCH, ASC_FAM_ALL, GUARD },
 	{ NULL, NULL, 0, 0, 0, 0 },
 };
 
@@ -1035,20 +1049,6 @@ static void libs_looked_for(const struct asc_probe_spec *table, uint32_t familie
 	}
 }
 
-static const char *layer_label(unsigned int layer)
-{
-	/* a lookup table: one layer a line */
-	// clang-format off
-	switch (layer) {
-	case ASC_LAYER_FRAMEWORK: return "framework";
-	case ASC_LAYER_CANN: return "cann";
-	case ASC_LAYER_DRIVER: return "driver";
-	case ASC_LAYER_MEMORY: return "memory";
-	default: return "?";
-	}
-	// clang-format on
-}
-
 struct loader_info {
 	int err;
 	char path[4096];
@@ -1327,7 +1327,7 @@ static void print_text(const struct asc_probe_plan *plan, const char *comm,
 			count += plan->sites[i].spec->layer == layers[l];
 		if (!count)
 			continue;
-		printf("\n%s (%zu)\n", layer_label(layers[l]), count);
+		printf("\n%s (%zu)\n", asc_layer_label(layers[l]), count);
 		for (i = 0; i < plan->nr_sites; i++) {
 			const struct asc_probe_site *s = &plan->sites[i];
 
@@ -1351,8 +1351,8 @@ static void print_text(const struct asc_probe_plan *plan, const char *comm,
 
 			if (!strcmp(m->reason, "library not mapped"))
 				continue;
-			printf("  %-9s %s %s: %s%s\n", layer_label(m->spec->layer), m->spec->lib,
-			       m->spec->sym, m->reason,
+			printf("  %-9s %s %s: %s%s\n", asc_layer_label(m->spec->layer),
+			       m->spec->lib, m->spec->sym, m->reason,
 			       m->spec->flags & ASC_SPEC_OPTIONAL ? " (optional)" : "");
 		}
 		for (i = 0; i < plan->nr_missing; i++) {
@@ -1377,7 +1377,7 @@ static void print_text(const struct asc_probe_plan *plan, const char *comm,
 				all_optional &= !!(o->spec->flags & ASC_SPEC_OPTIONAL);
 			}
 			printf("  %-9s %s: library not mapped (%zu %s)%s\n",
-			       layer_label(m->spec->layer), m->spec->lib, n,
+			       asc_layer_label(m->spec->layer), m->spec->lib, n,
 			       n == 1 ? "entry" : "entries",
 			       op_library(m->spec->lib) ?
 				       "; dlopened on the first aclnn op, traced when it loads" :
@@ -1428,7 +1428,7 @@ static int print_json(const struct asc_probe_plan *plan, const char *comm,
 		const struct asc_probe_site *s = &plan->sites[i];
 
 		asc_out_printf(&o, "%s\n{\"id\":%u,\"layer\":\"%s\",\"kind\":\"%s\",\"library\":",
-			       i ? "," : "", s->id, layer_label(s->spec->layer),
+			       i ? "," : "", s->id, asc_layer_label(s->spec->layer),
 			       asc_probe_kind_name(s->spec->kind));
 		asc_json_cstr(&o, s->path);
 		asc_out_puts(&o, ",\"symbol\":");
@@ -1454,7 +1454,7 @@ static int print_json(const struct asc_probe_plan *plan, const char *comm,
 		const struct asc_probe_missing *m = &plan->missing[i];
 
 		asc_out_printf(&o, "%s\n{\"layer\":\"%s\",\"library\":", i ? "," : "",
-			       layer_label(m->spec->layer));
+			       asc_layer_label(m->spec->layer));
 		asc_json_cstr(&o, m->spec->lib);
 		asc_out_puts(&o, ",\"symbol\":");
 		asc_json_cstr(&o, m->spec->sym);

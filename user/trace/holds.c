@@ -38,8 +38,12 @@ static void close_others(int keep1, int keep2)
 	closedir(d);
 }
 
-/* SIGCONT to every process in the map the BPF side may have stopped (ascbpf is gone). */
-static void release_map(int map_fd)
+/*
+ * SIGCONT to every process in the map the BPF side may have stopped (ascbpf
+ * is gone): all of them, or only forks and --comm execs.  A SIGCONT to a
+ * process that runs changes nothing.
+ */
+static void release_map(int map_fd, int all)
 {
 	struct asc_tgid_state st;
 	__u32 key, next, *prev = NULL;
@@ -48,12 +52,12 @@ static void release_map(int map_fd)
 		key = next;
 		prev = &key;
 		if (!bpf_map_lookup_elem(map_fd, &key, &st) &&
-		    (st.flags & (ASC_TGID_FROM_FORK | ASC_TGID_FROM_EXEC)))
+		    (all || (st.flags & (ASC_TGID_FROM_FORK | ASC_TGID_FROM_EXEC))))
 			kill((pid_t)key, SIGCONT);
 	}
 }
 
-static void __attribute__((noreturn)) watch_main(int rfd, int map_fd)
+static void __attribute__((noreturn)) watch_main(int rfd, int map_fd, int all)
 {
 	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP };
 	pid_t pid;
@@ -77,11 +81,11 @@ static void __attribute__((noreturn)) watch_main(int rfd, int map_fd)
 			continue;
 		break; /* EOF: ascbpf has exited */
 	}
-	release_map(map_fd);
+	release_map(map_fd, all);
 	_exit(0);
 }
 
-int asc_holdwatch_start(struct asc_holdwatch *w, int tgids_fd)
+int asc_holdwatch_start(struct asc_holdwatch *w, int tgids_fd, int all)
 {
 	int fds[2];
 	pid_t pid;
@@ -100,7 +104,7 @@ int asc_holdwatch_start(struct asc_holdwatch *w, int tgids_fd)
 	}
 	if (pid == 0) {
 		close(fds[1]);
-		watch_main(fds[0], tgids_fd);
+		watch_main(fds[0], tgids_fd, all);
 	}
 	close(fds[0]);
 	w->pid = pid;

@@ -24,8 +24,12 @@ struct asc_holdwatch {
 	int fd;	   /* write end of its pipe; -1: none */
 };
 
-/* 0, or -errno (no watchdog: w->pid 0). */
-int asc_holdwatch_start(struct asc_holdwatch *w, int tgids_fd);
+/*
+ * 0, or -errno (no watchdog: w->pid 0).  all: every process in the map may be
+ * stopped (the unwind guard holds any traced process), so all get SIGCONT
+ * when ascbpf is gone; else only forks and --comm execs.
+ */
+int asc_holdwatch_start(struct asc_holdwatch *w, int tgids_fd, int all);
 /* SIGCONT to pid, through the watchdog when there is one. */
 void asc_holdwatch_release(struct asc_holdwatch *w, pid_t pid);
 /* Ends the pipe and reaps the watchdog (it releases what is left in the map); idempotent. */

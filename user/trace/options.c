@@ -48,7 +48,9 @@ void trace_usage(FILE *f)
 "      --debug-dir DIR      also look for libraries' separate debug files in DIR (as gdb:\n"
 "                           DIR/.build-id/xx/rest.debug, DIR/<library dir>/NAME), before\n"
 "                           /usr/lib/debug; stripped libraries without one: .dynsym only\n"
-"      --no-hold            never stop a forked or --comm process until it is adopted\n"
+"      --no-hold            never stop a forked or --comm process until it is adopted,\n"
+"                           and no unwind guard (a C++ exception through a probed\n"
+"                           function then aborts the process)\n"
 "  -v, --verbose            debug messages\n");
 	// clang-format on
 }

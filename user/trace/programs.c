@@ -233,6 +233,14 @@ static int select_progs(const struct asc_probe_site *site, void *ctx, struct bpf
 		*entry = sk->progs.asc_hccl_hash_enter;
 		*ret = sk->progs.asc_hccl_hash_exit;
 		break;
+	case ASC_PK_UNWIND_RAISE:
+	case ASC_PK_UNWIND_CATCH:
+		if (!t->unwind_guard)
+			return 1;
+		*entry = kind == ASC_PK_UNWIND_RAISE ? sk->progs.asc_unwind_raise :
+						       sk->progs.asc_unwind_catch;
+		*ret = NULL;
+		break;
 	case ASC_PK_CALL:
 	default:
 		*entry = asc_probe_launch_name_arg(site->sym) == 1 ?

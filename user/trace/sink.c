@@ -5,8 +5,10 @@
  * and the per-card device readers processes join.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ascbpf_maps.h"
@@ -335,11 +337,77 @@ int ring_cb(void *ctx, void *data, size_t size)
 	return 0; /* a bad record never stops the drain */
 }
 
+/*
+ * The writes the unwind guard asked for thread tid of pid (ascbpf_maps.h
+ * struct asc_unwind_fix), through /proc/PID/mem (CAP_SYS_PTRACE, kept by
+ * privs.h), each only where the slot still holds what it replaces; then
+ * the process goes on.  Runs at once in the ring callback: the process is
+ * stopped meanwhile.
+ */
+static void unwind_fixup(struct trace *t, pid_t pid, uint32_t tid, int stopped)
+{
+	int map_fd = bpf_map__fd(t->skel->maps.unwind_fixes), mem = -1;
+	struct asc_unwind_fix f;
+	char path[64];
+	uint32_t i;
+
+	if (!bpf_map_lookup_elem(map_fd, &tid, &f)) {
+		snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+		mem = open(path, O_RDWR | O_CLOEXEC);
+		for (i = 0; i < f.nr && i < ASC_UNWIND_MAX_FRAMES; i++) {
+			uint64_t want = f.rearm ? f.val[i] : f.tramp;
+			uint64_t put = f.rearm ? f.tramp : f.val[i], cur = 0;
+
+			if (!(f.mask & (1ull << i)))
+				continue;
+			if (mem >= 0 && pread(mem, &cur, sizeof(cur), (off_t)f.slot[i]) == 8 &&
+			    cur == want && pwrite(mem, &put, sizeof(put), (off_t)f.slot[i]) == 8)
+				t->unwind_fixed++;
+			else if (cur != want || mem < 0)
+				t->unwind_failed++;
+		}
+		if (mem >= 0)
+			close(mem);
+		bpf_map_delete_elem(map_fd, &tid);
+	}
+	t->unwind_holds++;
+	if (stopped)
+		asc_holdwatch_release(&t->holds, pid);
+}
+
+void unwind_summary(struct trace *t)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	uint64_t *v = ncpu > 0 ? calloc(ncpu, sizeof(*v)) : NULL, missed = 0;
+	uint32_t key = 1; /* bpf/unwind.bpf.h unwind_stats: not held */
+
+	if (t->unwind_guard && v &&
+	    !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.unwind_stats), &key, v))
+		for (c = 0; c < ncpu; c++)
+			missed += v[c];
+	free(v);
+	if (missed)
+		asc_warn("trace: unwind guard: %llu C++ exception%s through probed functions could "
+			 "not be held (no release watchdog, or too many threads unwinding at "
+			 "once): the process may have aborted\n",
+			 (unsigned long long)missed, missed == 1 ? "" : "s");
+	if (t->unwind_holds)
+		asc_info("trace: unwind guard: %llu hold%s for C++ exceptions through probed "
+			 "functions, %llu return address%s rewritten, %llu not\n",
+			 (unsigned long long)t->unwind_holds, t->unwind_holds == 1 ? "" : "s",
+			 (unsigned long long)t->unwind_fixed, t->unwind_fixed == 1 ? "" : "es",
+			 (unsigned long long)t->unwind_failed);
+}
+
 void on_loader(void *ctx, uint32_t tgid, uint64_t hold, uint64_t arg)
 {
 	struct trace *t = ctx;
 	struct target *tg = target_of(t, tgid);
 
+	if ((hold & ~(uint64_t)ASC_HOLD_FAILED) == ASC_HOLD_UNWIND) {
+		unwind_fixup(t, (pid_t)tgid, (uint32_t)arg, !(hold & ASC_HOLD_FAILED));
+		return;
+	}
 	if (hold & ASC_HOLD_FAILED) {
 		t->holds_failed++; /* not stopped: adopted / read while it runs (summary) */
 		hold = ASC_HOLD_NONE;

@@ -200,6 +200,26 @@ static void open_gate(struct trace *t, pid_t pid)
 	set_gate(t, pid, 1);
 }
 
+/* Closes every gate, keeping the entries (trace_priv.h). */
+void close_tgids(struct trace *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.tgids);
+	struct asc_tgid_state st;
+	__u32 key, next, *prev = NULL;
+
+	__atomic_store_n(&t->skel->bss->fast_open, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->skel->bss->fast_tgid, 0, __ATOMIC_RELEASE);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st))
+			continue;
+		st.open = 0;
+		st.flags &= ~ASC_TGID_ARMED; /* no step boundary opens it again */
+		bpf_map_update_elem(fd, &key, &st, BPF_EXIST);
+	}
+}
+
 /* Forgets every process: each program returns at its first lookup from now on. */
 void clear_tgids(struct trace *t)
 {

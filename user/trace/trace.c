@@ -16,6 +16,7 @@
  * half-written) and return -errno; main maps the environment ones to exit 2.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "commands.h"
 #include "trace/devtime.h"
 #include "trace/features.h"
+#include "arch/arch.h"
 #include "discovery/pystack.h"
 #include "discovery/pytorch.h"
 #include "lib/hashmap.h"
@@ -51,6 +53,7 @@ static int open_and_load(struct trace *t)
 {
 	struct ascbpf_bpf *sk;
 	struct bpf_program *prog;
+	const char *why;
 	int err;
 
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
@@ -101,6 +104,16 @@ static int open_and_load(struct trace *t)
 	     bpf_map__set_max_entries(sk->maps.ret_sites, ASC_MAX_RET_SITES))) {
 		err = -EINVAL;
 		goto fail;
+	}
+	/* the unwind guard (bpf/unwind.bpf.h) holds processes: not with --no-hold */
+	why = t->o.no_hold ? "--no-hold" : asc_arch_target()->no_unwind_guard;
+	t->unwind_guard = !why;
+	if (why) {
+		bpf_program__set_autoload(sk->progs.asc_unwind_raise, false);
+		bpf_program__set_autoload(sk->progs.asc_unwind_catch, false);
+		asc_warn("trace: no unwind guard (%s): a C++ exception thrown through a function "
+			 "with a return probe aborts the traced process\n",
+			 why);
 	}
 	bpf_object__for_each_program(prog, sk->obj)
 	{
@@ -308,14 +321,18 @@ static int start_tracing(struct trace *t)
 	 * Forks and --comm execs are stopped until adopted only if a watchdog lets
 	 * them go on should we die (holds.h); forked now, before any thread.
 	 */
-	if ((t->have_child || t->o.comm) && !t->o.no_hold) {
-		err = asc_holdwatch_start(&t->holds, bpf_map__fd(t->skel->maps.tgids));
-		if (err)
+	if ((t->have_child || t->o.comm || t->unwind_guard) && !t->o.no_hold) {
+		err = asc_holdwatch_start(&t->holds, bpf_map__fd(t->skel->maps.tgids),
+					  t->unwind_guard);
+		if (err) {
 			asc_warn("trace: no release watchdog (%s): forked and --comm processes "
-				 "are adopted while they run\n",
+				 "are adopted while they run, and only our child is held while it "
+				 "unwinds\n",
 				 strerror(-err));
-		else
-			t->skel->bss->hold_others = 1;
+		} else {
+			t->skel->bss->hold_others = t->have_child || t->o.comm;
+			t->skel->bss->unwind_hold_any = t->unwind_guard;
+		}
 		err = 0;
 	}
 	for (i = 0; i < t->nr_targets && !err; i++) {
@@ -452,6 +469,22 @@ static int poll_loop(struct trace *t)
 	return err;
 }
 
+struct detach_drain {
+	struct trace *t;
+	pthread_t thread;
+	int on, done;
+};
+
+/* The ring consumer while the main thread detaches (which takes seconds with thousands). */
+static void *drain_while_detaching(void *arg)
+{
+	struct detach_drain *d = arg;
+
+	while (!__atomic_load_n(&d->done, __ATOMIC_ACQUIRE))
+		asc_ring_poll(&d->t->rb, 20);
+	return NULL;
+}
+
 /*
  * Closes every gate (no half-detached records), detaches, drains what is
  * left, stops the device readers and ends each capture; *drops: ring
@@ -461,15 +494,24 @@ static void stop_tracing(struct trace *t, uint64_t *drops)
 {
 	uint64_t ioctl_lost = 0, sqe_lost = 0, name_lost = 0, t0;
 	struct asc_attach_stats st = {};
+	struct detach_drain drain;
 	int i;
 
 	lazy_report(t);
-	clear_tgids(t);
+	close_tgids(t);
 	if (t->set)
 		asc_attach_set_stats(t->set, &st);
 	t0 = now_ns(CLOCK_MONOTONIC);
+	/* a thread unwinding meanwhile is held (bpf/unwind.bpf.h): its hold is served now */
+	drain.t = t;
+	drain.done = 0;
+	drain.on = !pthread_create(&drain.thread, NULL, drain_while_detaching, &drain);
 	asc_attach_set_free(t->set);
 	t->set = NULL;
+	if (drain.on) {
+		__atomic_store_n(&drain.done, 1, __ATOMIC_RELEASE);
+		pthread_join(drain.thread, NULL);
+	}
 	asc_info("trace: detached %zu probes (%zu uprobe_multi links, %zu perf-event uprobes) in "
 		 "%.3f s\n",
 		 st.sites, st.multi_links, st.single_links, (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
@@ -479,6 +521,7 @@ static void stop_tracing(struct trace *t, uint64_t *drops)
 	}
 	asc_ring_consume(&t->rb);
 	release_all(t); /* nothing we stopped stays stopped */
+	clear_tgids(t);
 	read_bpf_stats(t, drops, &ioctl_lost, &sqe_lost, &name_lost);
 	for (i = 0; i < t->nr_readers; i++)
 		asc_devtime_stop(t->readers[i]->dt); /* joins: their last records are in */
@@ -555,12 +598,16 @@ static void print_summary(struct trace *t, uint64_t drops, uint64_t bytes)
 			 "until its card's channel read (bpf_send_signal busy): what it did "
 			 "meanwhile may be missing (counted where it is a device record)\n",
 			 (unsigned long long)t->holds_failed, t->holds_failed == 1 ? "" : "s");
+	unwind_summary(t);
 	fflush(stdout);
 	if (t->have_child && t->child.exited) {
 		/* the command's own failure is not ours, but say so */
 		if (WIFEXITED(t->child.status) && WEXITSTATUS(t->child.status))
 			asc_warn("trace: %s exited with status %d\n", t->o.cmd[0],
 				 WEXITSTATUS(t->child.status));
+		else if (WIFSIGNALED(t->child.status))
+			asc_warn("trace: %s was killed by signal %d (%s)\n", t->o.cmd[0],
+				 WTERMSIG(t->child.status), strsignal(WTERMSIG(t->child.status)));
 	}
 }
 

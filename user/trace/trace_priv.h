@@ -212,6 +212,7 @@ struct trace {
 	struct asc_trace_opts o;
 	int step_py_active; /* the default Python step boundary is on in a target */
 	struct ascbpf_bpf *skel;
+	int unwind_guard; /* its programs are loaded (asc_unwind_guard_usable()) */
 	struct asc_attach_set *set;
 	struct bpf_link *tp_links[ASC_NR_TP_LINKS];
 	struct asc_ring rb; /* the events ring (user/trace/consumer.h) */
@@ -235,6 +236,8 @@ struct trace {
 	size_t nr_early;
 	struct asc_holdwatch holds; /* the release watchdog (holds.h) */
 	uint64_t holds_failed;	    /* stops bpf_send_signal could not queue */
+	/* the unwind guard (sink.c unwind_fixup): holds, slots written, slots not */
+	uint64_t unwind_holds, unwind_fixed, unwind_failed;
 	struct early_hold early_holds[MAX_TARGETS];
 	int nr_early_holds;
 	struct devreader *readers[ASC_MAX_DEVREADERS];
@@ -326,6 +329,14 @@ void finish_target(struct trace *t, struct target *tg, uint64_t drops, uint64_t 
 int add_target(struct trace *t, pid_t pid, int is_child);
 int find_comm(struct trace *t);
 int set_tgid(struct trace *t, pid_t pid, int open);
+/* The unwind guard's line of the summary, and its warning if a throw could not be held. */
+void unwind_summary(struct trace *t);
+/*
+ * Closes every process's gate (no record from here on) but keeps the
+ * entries: the unwind guard still holds them while their probes are
+ * detached, and the release watchdog still knows them.
+ */
+void close_tgids(struct trace *t);
 void clear_tgids(struct trace *t);
 void adopt_new_tgids(struct trace *t);
 void do_rescans(struct trace *t);

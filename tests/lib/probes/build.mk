@@ -6,6 +6,7 @@
 #                           debug file in debug/.build-id/xx/rest.debug
 #   libasctest-late.so      a copy, for dlopen-after-plan tests
 #   attach_counter.bpf.o    hit counter per cookie (test_attach)
+#   libunwtest.so, unwtest  C++ exceptions through return-probed frames
 # The unit tests find them through ASC_TEST_FIXTURES (compiled in).
 
 PROBES_FIX	:= $(OUTPUT)/tests/lib/probes
@@ -56,6 +57,19 @@ TEST_LIBS_test_elfsym	:= $(USER_LDLIBS) -ldl
 TEST_LIBS_test_attach	:= $(USER_LDLIBS) -ldl
 
 ALL_TARGETS	+= $(PROBES_FIXTURES)
+
+# C++ exceptions through return-probed frames (tests/trace/test_trace_cxx_exceptions.py):
+# libunwtest.so and its driver, noinline as a release build's -O2 leaves these calls
+UNW_CXXFLAGS	:= -O2 -g -Wall -Wextra -Werror -fno-inline $(PROBES_CF_$(ARCH))
+$(PROBES_FIX)/libunwtest.so: tests/lib/probes/unwtest.cpp | $(PROBES_FIX)
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(UNW_CXXFLAGS) -fPIC -shared -DUNW_LIB $< -o $@
+
+$(PROBES_FIX)/unwtest: tests/lib/probes/unwtest.cpp $(PROBES_FIX)/libunwtest.so | $(PROBES_FIX)
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(UNW_CXXFLAGS) $< -L$(PROBES_FIX) -lunwtest -Wl,-rpath,$(abspath $(PROBES_FIX)) -o $@
+
+ALL_TARGETS	+= $(PROBES_FIX)/libunwtest.so $(PROBES_FIX)/unwtest
 
 # The attach benchmark driver (tools/bench_attach.sh runs it; not a test).
 $(PROBES_FIX)/bench_attach: tests/lib/probes/bench_attach.c $(OUTPUT)/libascbpf.a $(PROBES_FIXTURES) | $(PROBES_FIX)
