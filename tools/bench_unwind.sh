@@ -28,8 +28,8 @@ one() {	# variant -> ns per iteration of the loop
 	case $1 in
 	none) out=$("$bin" $iters) ;;
 	through | catcher)
-		out=$("$OUTPUT/ascbpf" trace -o "$tmp/o" --no-convert --step "libunwtest.so:unw_$1" \
-			-- "$bin" $iters 2>/dev/null) ;;
+		out=$("$OUTPUT/ascbpf" trace -o "$tmp/o" --no-convert \
+			--step "libunwtest.so:unw_$1" -- "$bin" $iters 2>/dev/null) ;;
 	esac
 	rm -rf "$tmp/o"
 	echo "$out" | sed -n 's/^ns_per_iter //p'
@@ -44,7 +44,8 @@ for r in $(seq 0 $((runs - 1))); do
 done
 get() { awk -v v="$1" '$1 == v { print $2 }' "$tmp/runs" | median; }
 none=$(get none)
-echo "| variant | holds per iteration | ns per iteration (median of $runs) | cost per hold (us) |"
+echo "| variant | holds per iteration | ns per iteration (median of $runs) |" \
+	"cost per hold (us) |"
 echo "|---|---:|---:|---:|"
 echo "| untraced | 0 | $none | - |"
 for v in through catcher; do

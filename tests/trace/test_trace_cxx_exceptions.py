@@ -25,7 +25,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import trace_check as tc  # noqa: E402
@@ -44,10 +43,22 @@ for i in range(20):
     c = a * 2
 print("caught", n, float(c.sum()))
 """
-# the same in a process already running (-p): a loop of 30 exceptions 0.1 s apart
-PY_P = PY.replace("range(20)", "range(30)").replace("    c = a * 2\n",
-                                                    "    c = a * 2\n    time.sleep(0.1)\n")
-PY_P = "import time\n" + PY_P
+# the same in a process already running (-p): it says when torch is imported, then throws
+# every 50 ms until the file argv[1] exists
+PY_P = """import os, sys, time
+import torch
+a, b = torch.ones(2), torch.ones(3)
+print("ready", flush=True)
+n = 0
+while not os.path.exists(sys.argv[1]):
+    try:
+        a + b
+    except RuntimeError:
+        n += 1
+    c = a * 2
+    time.sleep(0.05)
+print("caught", n, float(c.sum()))
+"""
 
 
 def trace(d, name, opts, cmd):
@@ -117,16 +128,20 @@ try:
     # -p: not our child; the release watchdog lets it go on should ascbpf die
     with open(py, "w") as f:
         f.write(PY_P)
-    p = subprocess.Popen(["/usr/bin/python3", py], stdout=subprocess.PIPE, text=True)
-    time.sleep(1.0)     # not an assertion: lets it import torch and start throwing
-    r, recs = trace(d, "torch-p", ["--duration", "1.5", "-p", str(p.pid)], [])
+    flag = os.path.join(d, "stop")
+    p = subprocess.Popen(["/usr/bin/python3", py, flag], stdout=subprocess.PIPE, text=True)
+    ready = p.stdout.readline()
+    r, recs = trace(d, "torch-p", ["--duration", "2", "-p", str(p.pid)], [])
+    open(flag, "w").close()
     outp, _ = p.communicate(timeout=120)
-    tc.check(r.returncode == 0 and p.returncode == 0 and "caught 30 4.0" in outp,
+    m = re.search(r"caught (\d+) 4.0", outp)
+    tc.check(ready == "ready\n" and r.returncode == 0 and p.returncode == 0 and m,
              "torch -p: trace exit %d, the script's exit %d, output %r" %
-             (r.returncode, p.returncode, outp))
+             (r.returncode, p.returncode, ready + outp))
     g = holds(r)
     tc.check(g is not None and g[0] >= 1 and g[2] == 0, "torch -p: guard %s" % (g,))
-    print("torch -p: %d holds while the running script threw; it ran to the end" % g[0])
+    print("torch -p: %d holds while the running script threw (%s exceptions in all); it ran "
+          "to the end" % (g[0], m.group(1)))
 finally:
     shutil.rmtree(d, ignore_errors=True)
 print("PASS")
