@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -56,6 +57,24 @@ def fail(msg):
 def check(cond, msg):
     if not cond:
         fail(msg)
+
+
+def trace_records(d, name, opts, cmd):
+    """`ascbpf trace -o D/out.NAME --no-convert OPTS [-- CMD]`, its output printed: the
+    result and the records of its one capture ([] if not exactly one)."""
+    out = os.path.join(d, "out." + name)
+    r = run_ascbpf(["trace", "-o", out, "--no-convert"] + opts + (["--"] + cmd if cmd else []),
+                   timeout=240)
+    print("--- %s: exit %d\n%s%s" % (name, r.returncode, r.stdout, r.stderr), end="")
+    caps = [f for f in os.listdir(out) if f.endswith(".cap")] if os.path.isdir(out) else []
+    return r, records(os.path.join(out, caps[0])) if len(caps) == 1 else []
+
+
+def unwind_holds(stderr):
+    """(holds, slots rewritten, slots not) of trace's unwind guard line, or None."""
+    m = re.search(r"unwind guard: (\d+) holds? .*?, (\d+) return address(?:es)? rewritten, "
+                  r"(\d+) not", stderr)
+    return tuple(int(x) for x in m.groups()) if m else None
 
 
 def build(d):

@@ -8,7 +8,8 @@
 #   bullseye  5.10: no bpf_get_attach_cookie for uprobes, no task storage, no
 #                   bpf_get_current_task_btf in uprobes: the fallback paths
 #                   (user/trace/features.h): version, attach -p, npu_train
-#                   against the journal, signals
+#                   against the journal, signals, the unwind guard (CO-RE
+#                   reads of the kernel's return_instance)
 #   bookworm  6.1:  no uprobe_multi (perf-event uprobes), the full subset:
 #                   attach -p and -- CMD, every level on npu_train, drops,
 #                   signals (SIGKILL of ascbpf), convert of the capture
@@ -26,10 +27,10 @@ export OUTPUT
 cd "$top" || exit 2
 
 tests_bullseye="test_trace_kernel_floor.py test_trace_version.py test_trace_attach.py
-	test_trace_fallbacks.py test_trace_signals.py"
+	test_trace_fallbacks.py test_trace_signals.py test_trace_cxx_exceptions.py"
 tests_bookworm="test_trace_kernel_floor.py test_trace_version.py test_trace_attach.py
-	test_trace_npu_train.py test_trace_levels.py test_trace_drops.py test_trace_signals.py
-	test_convert_npu_train.py"
+	test_trace_cxx_exceptions.py test_trace_npu_train.py test_trace_levels.py
+	test_trace_drops.py test_trace_signals.py test_convert_npu_train.py"
 
 for tool in qemu-system-x86_64 cpio dpkg-deb apt-get; do
 	if ! command -v "$tool" >/dev/null; then

@@ -779,13 +779,15 @@ int asc_probe_plan_build_level(pid_t pid, const struct asc_probe_spec *table, ui
 				goto out;
 		}
 		if (found) {
-			nr_mapped_specs++;
+			/* the unwind guard alone does not make it an Ascend process */
+			nr_mapped_specs += spec->layer != ASC_LAYER_UNWIND;
 			continue;
 		}
 		err = add_missing(&b, spec, "library not mapped");
 		if (err)
 			goto out;
 	}
+	/* -ENOENT keeps the guard's sites: a --step LIB:SYMBOL site may still need them */
 	err = nr_mapped_specs ? 0 : -ENOENT;
 	mark_old_abi(plan);
 out:

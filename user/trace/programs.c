@@ -546,6 +546,10 @@ int plan_target(struct trace *t, struct target *tg, int quiet_enoent)
 	memset(&tg->plans[tg->nr_plans], 0, sizeof(*np));
 	err = asc_probe_plan_build_level(tg->pid, asc_probe_table, t->families, t->o.level,
 					 t->next_id, &tg->plans[tg->nr_plans]);
+	/* only the unwind guard's sites: kept for a --step LIB:SYMBOL site's return probe */
+	if (err == -ENOENT && tg->plans[tg->nr_plans].nr_sites && t->o.step &&
+	    strchr(t->o.step, ':'))
+		err = 0;
 	if (err == -ENOENT && !quiet_enoent) {
 		const struct asc_probe_plan *p = &tg->plans[tg->nr_plans];
 		char libs[512] = "";
